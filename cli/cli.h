@@ -1,0 +1,28 @@
+/* cli.h -- what the ljm subcommands share. */
+#ifndef LJM_CLI_H
+#define LJM_CLI_H
+
+#include "decoder/ljm_decoder.h"
+
+#define LJM_VERSION "0.1.0"
+
+/* Exit statuses of every subcommand. */
+enum { LJM_EXIT_OK = 0, LJM_EXIT_BAD_INPUT = 1, LJM_EXIT_USAGE = 2 };
+
+/* Prints "ljm <cmd>: <message> (see 'ljm <cmd> --help')" and returns 2. */
+int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Decodes 'path' into m, printing the one-line error or truncation warning
+** ("FILE: byte N: ..."). Returns 0 when the model is usable as a complete or
+** tolerated-truncated profile, 1 otherwise. *worth_output tells whether the
+** model holds anything worth writing out (the event section was reached). */
+int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output);
+
+/* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
+int ljm_cli_close_output(FILE *f, const char *name);
+
+int ljm_cmd_report(int argc, char **argv);
+int ljm_cmd_convert(int argc, char **argv);
+
+#endif

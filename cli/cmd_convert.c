@@ -1,0 +1,188 @@
+/* cmd_convert.c -- ljm convert: a profile into any registered format. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/opts.h"
+#include "exporters/ljm_exporter.h"
+
+static void usage(FILE *f)
+{
+  fputs("usage: ljm convert [-f FORMAT] [--value KIND] [options] -o OUT FILE\n"
+        "\n"
+        "Writes the ljm profile FILE ('-' for stdin, gzip allowed) as OUT\n"
+        "('-' for stdout where the format allows). Without -f the format\n"
+        "comes from OUT's name.\n"
+        "\nformats:\n", f);
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    char sfx[128] = "";
+    for (const char *const *s = (*e)->suffixes; s && *s; s++)
+      snprintf(sfx + strlen(sfx), sizeof(sfx) - strlen(sfx), "%s%s", *sfx ? " " : "", *s);
+    fprintf(f, "  %-10s %-34s %s\n", (*e)->name, sfx, (*e)->summary);
+  }
+  fputs("\noptions:\n"
+        "  -f, --format FORMAT  output format (see above)\n"
+        "  -o, --output OUT     output file, or '-' for stdout\n"
+        "  --value KIND         figure to show where a format shows one:\n"
+        "                       alloc_bytes, alloc_count, inuse_bytes,\n"
+        "                       inuse_count, peak_bytes\n"
+        "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
+        "  --top N              markdown: show the N largest rows only\n"
+        "  --leak-only          text: only the HEAP SUMMARY\n"
+        "  --human-readable     text: sizes in KiB/MiB/GiB\n"
+        "  --strict             a stream that stops early is an error\n"
+        "  -h, --help           show this help\n"
+        "\nExit status: 0 success, 1 bad profile or write error, 2 usage error.\n", f);
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+  char *end;
+  errno = 0;
+  if (!*s || *s == '-') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+typedef struct Run {
+  const LjmExporter *e;
+  void *st;
+} Run;
+
+static void forward_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  Run *r = ud;
+  r->e->on_event(r->st, m, ev);
+}
+
+int ljm_cmd_convert(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "format", required_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "value", required_argument, NULL, 'v' },
+    { "min-bytes", required_argument, NULL, 'm' },
+    { "top", required_argument, NULL, 't' },
+    { "leak-only", no_argument, NULL, 'l' },
+    { "human-readable", no_argument, NULL, 'H' },
+    { "strict", no_argument, NULL, 's' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+  };
+  LjmExportOptions o;
+  memset(&o, 0, sizeof(o));
+  const char *format = NULL;
+  int strict = 0, c;
+  uint64_t n;
+  optind = 1;
+  while ((c = ljm_getopt(argc, argv, "f:o:h", longopts, "convert")) != -1) {
+    switch (c) {
+    case 'f': format = optarg; break;
+    case 'o': o.out_path = optarg; break;
+    case 'v': {
+      int k = ljm_value_kind_parse(optarg);
+      if (k < 0)
+        return ljm_cli_usage_error("convert", "unknown --value '%s'", optarg);
+      o.value = (LjmValueKind)k;
+      break;
+    }
+    case 'm':
+      if (parse_count(optarg, &o.min_bytes))
+        return ljm_cli_usage_error("convert", "--min-bytes needs a number, not '%s'", optarg);
+      break;
+    case 't':
+      if (parse_count(optarg, &n) || n > 1000000000u)
+        return ljm_cli_usage_error("convert", "--top needs a number, not '%s'", optarg);
+      o.top = (unsigned)n;
+      break;
+    case 'l': o.leak_only = 1; break;
+    case 'H': o.human_readable = 1; break;
+    case 's': strict = 1; break;
+    case 'h':
+      usage(stdout);
+      return ljm_cli_close_output(stdout, "stdout");
+    default:
+      return LJM_EXIT_USAGE;
+    }
+  }
+  if (!o.out_path) return ljm_cli_usage_error("convert", "missing -o OUT");
+  if (optind >= argc) return ljm_cli_usage_error("convert", "missing profile FILE");
+  if (optind + 1 < argc)
+    return ljm_cli_usage_error("convert", "one profile at a time ('%s' is extra)", argv[optind + 1]);
+  o.in_path = argv[optind];
+
+  Run run = { NULL, NULL };
+  run.e = format ? ljm_exporter_by_name(format) : ljm_exporter_by_path(o.out_path);
+  if (!run.e) {
+    if (format) return ljm_cli_usage_error("convert", "unknown format '%s'", format);
+    return ljm_cli_usage_error("convert", "cannot tell the format from '%s'; name it with -f",
+                               o.out_path);
+  }
+  int to_stdout = strcmp(o.out_path, "-") == 0;
+  if (to_stdout && run.e->binary && isatty(1)) {
+    fprintf(stderr, "ljm convert: %s output is binary; not writing it to a terminal\n",
+            run.e->name);
+    return LJM_EXIT_USAGE;
+  }
+
+  LjmModel *m = ljm_model_new();
+  if (!m) {
+    fprintf(stderr, "ljm: out of memory\n");
+    return LJM_EXIT_BAD_INPUT;
+  }
+  FILE *out = NULL;
+  char err[256] = "";
+  int rc = 0, worth = 0;
+  /* Streaming formats write while decoding, the others once it is over. */
+  if (run.e->streaming) {
+    out = to_stdout ? stdout : fopen(o.out_path, "wb");
+    if (!out) {
+      fprintf(stderr, "ljm: %s: cannot create: %s\n", o.out_path, strerror(errno));
+      ljm_model_free(m);
+      return LJM_EXIT_BAD_INPUT;
+    }
+    if (!(run.st = run.e->begin(&o, out, err, sizeof(err)))) goto export_failed;
+    LjmListener l = { forward_event };
+    ljm_model_set_listener(m, &l, &run);
+  }
+  rc = ljm_cli_load(o.in_path, strict, m, &worth);
+  if (!worth) {  /* nothing was read: leave no output behind */
+    if (run.st) run.e->finish(run.st, m, err, sizeof(err));
+    if (out && out != stdout) {
+      fclose(out);
+      remove(o.out_path);
+    }
+    ljm_model_free(m);
+    return rc ? rc : LJM_EXIT_BAD_INPUT;
+  }
+  if (!run.e->streaming) {
+    out = to_stdout ? stdout : fopen(o.out_path, "wb");
+    if (!out) {
+      fprintf(stderr, "ljm: %s: cannot create: %s\n", o.out_path, strerror(errno));
+      ljm_model_free(m);
+      return LJM_EXIT_BAD_INPUT;
+    }
+    if (!(run.st = run.e->begin(&o, out, err, sizeof(err)))) goto export_failed;
+  }
+  if (run.e->finish(run.st, m, err, sizeof(err)) != 0) {
+    run.st = NULL;
+    goto export_failed;
+  }
+  if (ljm_cli_close_output(out, o.out_path)) rc = 1;
+  ljm_model_free(m);
+  return rc;
+
+export_failed:
+  fprintf(stderr, "ljm convert: %s: %s\n", o.out_path, err[0] ? err : "export failed");
+  if (out && out != stdout) {
+    fclose(out);
+    remove(o.out_path);
+  }
+  ljm_model_free(m);
+  return LJM_EXIT_BAD_INPUT;
+}

@@ -1,0 +1,63 @@
+/* load.c -- open, decode and explain: the one place diagnostics are printed. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "ljm%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'ljm%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "");
+  return LJM_EXIT_USAGE;
+}
+
+int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output)
+{
+  LjmDiag d;
+  *worth_output = 0;
+  LjmInput *in = ljm_input_open(path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
+    return 1;
+  }
+  LjmStatus st = ljm_model_load(m, in, path, &d);
+  ljm_input_close(in);
+  const LjmStreamInfo *info = ljm_model_stream(m);
+  *worth_output = info->ljm_version != 0;
+  if (st == LJM_ERROR) {
+    fprintf(stderr, "%s: byte %llu: %s\n", path, (unsigned long long)d.offset, d.msg);
+    return 1;
+  }
+  if (st == LJM_TRUNCATED) {
+    const LjmTotals *t = ljm_model_totals(m);
+    fprintf(stderr, "%s: byte %llu: %s%s (%llu events before it are reported)\n", path,
+            (unsigned long long)d.offset, strict ? "" : "warning: ", d.msg,
+            (unsigned long long)t->events);
+    if (strict) return 1;
+  }
+  if (info->trailing)
+    fprintf(stderr, "%s: byte %llu: warning: %llu bytes after the end marker ignored\n",
+            path, (unsigned long long)info->bytes, (unsigned long long)info->trailing);
+  return 0;
+}
+
+int ljm_cli_close_output(FILE *f, const char *name)
+{
+  int bad = fflush(f) != 0 || ferror(f);
+  int err = errno;
+  if (f != stdout && fclose(f) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  if (bad) {
+    fprintf(stderr, "ljm: %s: write error: %s\n", name, strerror(err));
+    return 1;
+  }
+  return 0;
+}

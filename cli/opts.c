@@ -1,0 +1,24 @@
+/* opts.c -- option parsing shared by the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/opts.h"
+
+int ljm_getopt(int argc, char **argv, const char *shortopts,
+               const struct option *longopts, const char *cmd)
+{
+  opterr = 0;
+  int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+  if (c != '?' && c != ':') return c;
+  const char *bad = argv[optind - 1];
+  if (optopt && strchr(shortopts, optopt) && optopt != ':')
+    ljm_cli_usage_error(cmd, "option '-%c' needs a value", optopt);
+  else if (optopt)
+    ljm_cli_usage_error(cmd, "unknown option '-%c'", optopt);
+  else if (bad && strchr(bad, '=') == NULL && longopts)
+    ljm_cli_usage_error(cmd, "unknown option or missing value: '%s'", bad);
+  else
+    ljm_cli_usage_error(cmd, "bad option '%s'", bad ? bad : "?");
+  return '?';
+}

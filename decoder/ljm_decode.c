@@ -1,0 +1,385 @@
+/* ljm_decode.c -- the stream grammar (see ljm_decoder.h) turned into callbacks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ljm_decoder.h"
+#include "ljm_input.h"
+#include "ljm_uleb.h"
+
+#define BUF_SIZE (256u << 10)
+#define EVENT_MAX 64  /* longest event without strings: 1 + 5 numbers of 10 */
+
+/* Outcome of one read step; anything but RD_OK ends decoding. */
+typedef enum { RD_OK, RD_EOF, RD_ERR } Rd;
+
+typedef struct Dec {
+  LjmInput *in;
+  uint8_t *buf;
+  const uint8_t *p, *end;
+  uint64_t base;          /* stream offset of buf[0] */
+  int eof;
+  LjmDiag *diag;
+  char *str;              /* last string read */
+  size_t strlen, strcap;
+  const LjmCallbacks *cb;
+  void *ud;
+  int ljs_ver, ljm_ver;
+  uint64_t item;          /* offset of the item being read */
+  const char *what;       /* its description, for truncation messages */
+} Dec;
+
+static uint64_t dec_off(const Dec *d) { return d->base + (uint64_t)(d->p - d->buf); }
+
+static Rd dec_error(Dec *d, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static Rd dec_error(Dec *d, uint64_t off, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  d->diag->offset = off;
+  vsnprintf(d->diag->msg, sizeof(d->diag->msg), fmt, ap);
+  va_end(ap);
+  return RD_ERR;
+}
+
+/* Makes at least n bytes available unless the input ends first. */
+static Rd dec_fill(Dec *d, size_t n)
+{
+  if ((size_t)(d->end - d->p) >= n || d->eof) return RD_OK;
+  size_t keep = (size_t)(d->end - d->p);
+  memmove(d->buf, d->p, keep);
+  d->base += (uint64_t)(d->p - d->buf);
+  d->p = d->buf;
+  d->end = d->buf + keep;
+  while ((size_t)(d->end - d->p) < n && !d->eof) {
+    ptrdiff_t got = ljm_input_read(d->in, d->buf + keep, BUF_SIZE - keep,
+                                   d->diag, d->base + keep);
+    if (got < 0) return RD_ERR;
+    if (got == 0) d->eof = 1;
+    keep += (size_t)got;
+    d->end = d->buf + keep;
+  }
+  return RD_OK;
+}
+
+static Rd dec_byte(Dec *d, uint8_t *b)
+{
+  if (d->p == d->end) {
+    Rd r = dec_fill(d, 1);
+    if (r != RD_OK) return r;
+    if (d->p == d->end) return RD_EOF;
+  }
+  *b = *d->p++;
+  return RD_OK;
+}
+
+/* Callers made EVENT_MAX bytes available, so hitting the end means EOF. */
+static Rd dec_uleb(Dec *d, uint64_t *v)
+{
+  int n = ljm_uleb_decode(d->p, d->end, v);
+  if (n > 0) {
+    d->p += n;
+    return RD_OK;
+  }
+  if (n == LJM_ULEB_SHORT) {
+    if (!d->eof) {  /* only when a string used up the guaranteed window */
+      Rd r = dec_fill(d, LJM_ULEB_MAX);
+      if (r != RD_OK) return r;
+      if ((n = ljm_uleb_decode(d->p, d->end, v)) > 0) {
+        d->p += n;
+        return RD_OK;
+      }
+    }
+    if (n == LJM_ULEB_SHORT) return RD_EOF;
+  }
+  return dec_error(d, dec_off(d), n == LJM_ULEB_TOOLONG
+                   ? "ULEB128 number longer than 10 bytes"
+                   : "ULEB128 number does not fit in 64 bits");
+}
+
+/* Reads a length-prefixed string into d->str (NUL-terminated). */
+static Rd dec_string(Dec *d)
+{
+  uint64_t len;
+  Rd r = dec_uleb(d, &len);
+  if (r != RD_OK) return r;
+  size_t got = 0;
+  while (got < len) {
+    if (d->p == d->end) {
+      if ((r = dec_fill(d, 1)) != RD_OK) return r;
+      if (d->p == d->end) return RD_EOF;
+    }
+    size_t take = (size_t)(d->end - d->p);
+    if (take > len - got) take = (size_t)(len - got);
+    if (got + take + 1 > d->strcap) {  /* grow with the data, not the claim */
+      size_t cap = d->strcap ? d->strcap : 256;
+      while (cap < got + take + 1) cap *= 2;
+      char *s = realloc(d->str, cap);
+      if (!s) return dec_error(d, dec_off(d), "out of memory for a %llu-byte string",
+                               (unsigned long long)len);
+      d->str = s;
+      d->strcap = cap;
+    }
+    memcpy(d->str + got, d->p, take);
+    d->p += take;
+    got += take;
+  }
+  if (!d->str) {
+    d->str = malloc(256);
+    if (!d->str) return dec_error(d, dec_off(d), "out of memory");
+    d->strcap = 256;
+  }
+  d->str[got] = '\0';
+  d->strlen = got;
+  return RD_OK;
+}
+
+#define TRY(x) do { Rd r_ = (x); if (r_ != RD_OK) return r_; } while (0)
+
+/* Prologue: 3 magic bytes, version, 3 reserved bytes. */
+static Rd dec_prologue(Dec *d, const char *magic, const char *section, int *ver)
+{
+  d->item = dec_off(d);
+  d->what = d->item == 0 ? "the symbol table prologue" : "the event section prologue";
+  TRY(dec_fill(d, 7));
+  size_t have = (size_t)(d->end - d->p);
+  size_t cmp = have < 3 ? have : 3;
+  if (memcmp(d->p, magic, cmp) != 0) {
+    char shown[16] = "";
+    for (size_t i = 0; i < cmp; i++)
+      snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown),
+               (d->p[i] >= 0x20 && d->p[i] < 0x7f) ? "%c" : "\\x%02x", d->p[i]);
+    return dec_error(d, dec_off(d), "bad %s magic '%s' (expected '%s')%s",
+                     section, shown, magic,
+                     d->item == 0 ? ": not an ljm profile" : "");
+  }
+  if (have < 7) return RD_EOF;
+  *ver = d->p[3];
+  if (*ver < 1 || *ver > 3)
+    return dec_error(d, dec_off(d) + 3, "unsupported %s version %d (this tool reads 1 to 3)",
+                     section, *ver);
+  d->p += 7;
+  return RD_OK;
+}
+
+static Rd dec_sym_proto(Dec *d, int in_events)
+{
+  uint64_t addr, line;
+  TRY(dec_uleb(d, &addr));
+  TRY(dec_string(d));
+  TRY(dec_fill(d, EVENT_MAX));
+  TRY(dec_uleb(d, &line));
+  if (d->cb->on_proto) d->cb->on_proto(d->ud, addr, d->str, d->strlen, line, in_events);
+  return RD_OK;
+}
+
+static Rd dec_sym_cfunc(Dec *d, int in_events)
+{
+  uint64_t addr;
+  TRY(dec_uleb(d, &addr));
+  TRY(dec_string(d));
+  if (d->cb->on_cfunc) d->cb->on_cfunc(d->ud, addr, d->str, d->strlen, in_events);
+  return RD_OK;
+}
+
+/* ljs v2 traces also carry the machine-code address, which we drop. */
+static Rd dec_sym_trace(Dec *d, int with_mcode, int in_events)
+{
+  uint64_t traceno, mcode, proto, line;
+  TRY(dec_uleb(d, &traceno));
+  if (with_mcode) TRY(dec_uleb(d, &mcode));
+  TRY(dec_uleb(d, &proto));
+  TRY(dec_uleb(d, &line));
+  if (d->cb->on_trace) d->cb->on_trace(d->ud, traceno, proto, line, in_events);
+  return RD_OK;
+}
+
+static Rd dec_symtab(Dec *d)
+{
+  for (;;) {
+    d->item = dec_off(d);
+    d->what = "a symbol table entry";
+    TRY(dec_fill(d, EVENT_MAX));
+    uint8_t h;
+    Rd r = dec_byte(d, &h);
+    if (r == RD_EOF) {
+      d->what = "the symbol table";
+      d->item = 7;
+    }
+    if (r != RD_OK) return r;
+    if (h & 0x80) return RD_OK;  /* the reference ends the table at any such byte */
+    switch (h & 3) {
+    case 0:
+      TRY(dec_sym_proto(d, 0));
+      break;
+    case 1:
+      if (d->ljs_ver == 3) TRY(dec_sym_cfunc(d, 0));
+      else if (d->ljs_ver == 2) TRY(dec_sym_trace(d, 1, 0));
+      else return dec_error(d, d->item, "unknown symbol table entry 0x%02x", h);
+      break;
+    case 2:
+      if (d->ljs_ver != 3)
+        return dec_error(d, d->item, "unknown symbol table entry 0x%02x", h);
+      TRY(dec_sym_trace(d, 0, 0));
+      break;
+    default:
+      if (d->ljs_ver != 3)
+        return dec_error(d, d->item, "unknown symbol table entry 0x%02x", h);
+      break;  /* v3: type 3 carries no payload (reference behaviour) */
+    }
+  }
+}
+
+static const char *const event_names[4] = {
+  "a symbol event", "an alloc event", "a free event", "a realloc event"
+};
+
+/* Checks a header byte against the event stream version; returns its
+** source bits (0 for the ignored header 0x00) or -1 (error already set). */
+static int dec_header_ok(Dec *d, uint8_t h)
+{
+  unsigned ev = h & 3, src = h & 0x1c;
+  unsigned max = d->ljm_ver == 1 ? 0x0f : 0x13;
+  if (h > max) {
+    dec_error(d, d->item, "unknown event header 0x%02x", h);
+    return -1;
+  }
+  if (ev == 0) {
+    if (d->ljm_ver == 3) return (int)src;  /* symtab event, or ignored 0x00/0x04 */
+    dec_error(d, d->item, "unknown event header 0x%02x (no symbol events before version 3)", h);
+    return -1;
+  }
+  if (src == 0) {
+    dec_error(d, d->item, "unknown allocation source 0 in event header 0x%02x", h);
+    return -1;
+  }
+  return (int)src;
+}
+
+static Rd dec_events(Dec *d)
+{
+  LjmRawEvent ev;
+  for (;;) {
+    d->item = dec_off(d);
+    d->what = "an event";
+    TRY(dec_fill(d, EVENT_MAX));
+    uint8_t h;
+    Rd r = dec_byte(d, &h);
+    if (r == RD_EOF) {
+      d->what = NULL;  /* clean cut between events: no epilogue */
+      return RD_EOF;
+    }
+    if (r != RD_OK) return r;
+    if (h == 0x80) return RD_OK;
+    int src = dec_header_ok(d, h);
+    if (src < 0) return RD_ERR;
+    d->what = event_names[h & 3];
+    if ((h & 3) == 0) {
+      if (src == LJM_SRC_LUA) TRY(dec_sym_proto(d, 1));
+      else if (src == LJM_SRC_C) TRY(dec_sym_cfunc(d, 1));
+      else if (src == LJM_SRC_TRACE) TRY(dec_sym_trace(d, 0, 1));
+      continue;  /* 0x00 and 0x04: ignored, as the reference does */
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = (LjmEventKind)(h & 3);
+    ev.offset = d->item;
+    ev.loc.source = (LjmSource)src;
+    switch (src) {
+    case LJM_SRC_LUA:
+      TRY(dec_uleb(d, &ev.loc.addr));
+      TRY(dec_uleb(d, &ev.loc.line));
+      break;
+    case LJM_SRC_C:
+      TRY(dec_uleb(d, &ev.loc.addr));
+      break;
+    case LJM_SRC_TRACE: {
+      TRY(dec_uleb(d, &ev.loc.traceno));
+      if (d->ljm_ver == 2) {
+        uint64_t mcode;
+        TRY(dec_uleb(d, &mcode));
+      }
+      break;
+    }
+    default:
+      break;
+    }
+    if (ev.kind != LJM_EV_ALLOC) {
+      TRY(dec_uleb(d, &ev.oaddr));
+      TRY(dec_uleb(d, &ev.osize));
+    }
+    if (ev.kind != LJM_EV_FREE) {
+      TRY(dec_uleb(d, &ev.naddr));
+      TRY(dec_uleb(d, &ev.nsize));
+    }
+    if (d->cb->on_event) d->cb->on_event(d->ud, &ev);
+  }
+}
+
+static uint64_t dec_count_rest(Dec *d)
+{
+  uint64_t n = 0;
+  for (;;) {
+    n += (uint64_t)(d->end - d->p);
+    d->p = d->end;
+    if (d->eof || dec_fill(d, 1) != RD_OK || d->p == d->end) return n;
+  }
+}
+
+LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
+                     LjmDiag *diag, uint64_t *bytes, uint64_t *trailing)
+{
+  static const LjmCallbacks none;
+  LjmDiag scratch;
+  Dec d;
+  memset(&d, 0, sizeof(d));
+  d.in = in;
+  d.cb = cb ? cb : &none;
+  d.ud = ud;
+  d.diag = diag ? diag : &scratch;
+  memset(d.diag, 0, sizeof(*d.diag));
+  d.buf = malloc(BUF_SIZE);
+  if (!d.buf) {
+    snprintf(d.diag->msg, sizeof(d.diag->msg), "out of memory");
+    return LJM_ERROR;
+  }
+  d.p = d.end = d.buf;
+  if (trailing) *trailing = 0;
+
+  Rd r = dec_prologue(&d, "ljs", "symbol table", &d.ljs_ver);
+  if (r == RD_EOF && d.end == d.buf) {
+    r = dec_error(&d, 0, "empty input: not an ljm profile");
+  }
+  if (r == RD_OK) r = dec_symtab(&d);
+  if (r == RD_OK) r = dec_prologue(&d, "ljm", "event section", &d.ljm_ver);
+  if (r == RD_OK && d.cb->on_versions) d.cb->on_versions(d.ud, d.ljs_ver, d.ljm_ver);
+  if (r == RD_OK) r = dec_events(&d);
+
+  LjmStatus st = LJM_OK;
+  uint64_t end = dec_off(&d);
+  if (r == RD_OK) {
+    if (trailing) *trailing = dec_count_rest(&d);
+  } else if (r == RD_EOF) {
+    end = d.base + (uint64_t)(d.end - d.buf);
+    d.diag->offset = end;
+    if (d.what)
+      snprintf(d.diag->msg, sizeof(d.diag->msg), "stream stops inside %s that starts at byte %llu",
+               d.what, (unsigned long long)d.item);
+    else
+      snprintf(d.diag->msg, sizeof(d.diag->msg), "stream stops without its 0x80 end marker");
+    st = LJM_TRUNCATED;
+  } else {
+    st = LJM_ERROR;
+  }
+  if (bytes) *bytes = end;
+  free(d.buf);
+  free(d.str);
+  return st;
+}
+
+void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s: byte %llu: %s", path, (unsigned long long)d->offset, d->msg);
+}

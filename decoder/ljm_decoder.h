@@ -1,0 +1,131 @@
+/* ljm_decoder.h -- streaming decoder of LuaJIT memprof (ljm) profiles.
+**
+** A profile is a symbol table section followed by an event section:
+**
+**   file      := symtab events
+**   symtab    := "ljs" ver 0 0 0  sym* final
+**   events    := "ljm" ver 0 0 0  event* 0x80
+**   sym       := 0x00 proto:U chunk:S firstline:U          (ljs v1-v3)
+**              | 0x01 addr:U name:S                         (ljs v3: C symbol)
+**              | 0x02 traceno:U proto:U line:U              (ljs v3: trace)
+**              | 0x01 traceno:U mcode:U proto:U line:U      (ljs v2: trace)
+**   final     := any byte with bit 0x80 set
+**   event     := hdr loc [oaddr:U osize:U] [naddr:U nsize:U]   alloc/free/realloc
+**              | 0x08 proto:U chunk:S firstline:U          (ljm v3: new prototype)
+**              | 0x0C addr:U name:S                        (ljm v3: C symbol)
+**              | 0x10 traceno:U proto:U line:U              (ljm v3: new trace)
+**   hdr       := bits F UU SSS EE: EE 1 alloc, 2 free, 3 realloc;
+**                SSS 0x04 internal, 0x08 Lua, 0x0C C, 0x10 trace (v2+)
+**   loc       := ε | proto:U line:U | addr:U | traceno:U [mcode:U (v2)]
+**   U         := ULEB128 (at most 10 bytes), S := U length + raw bytes
+**
+** Input comes from a file, stdin ("-") or a gzip file (recognised by its
+** magic bytes) through a fixed-size buffer: memory does not grow with the
+** stream. A stream that simply stops (a killed process) is not an error:
+** everything before the cut is delivered and the result says where it stops.
+*/
+#ifndef LJM_DECODER_H
+#define LJM_DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ljm_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result of decoding. */
+typedef enum LjmStatus {
+  LJM_OK = 0,        /* complete stream */
+  LJM_TRUNCATED = 1, /* stream stops early; all decoded data delivered */
+  LJM_ERROR = 2      /* bad input or I/O error; data before it delivered */
+} LjmStatus;
+
+/* What went wrong, or where a truncated stream stops. */
+typedef struct LjmDiag {
+  uint64_t offset;   /* byte offset in the (decompressed) stream */
+  char msg[256];     /* one line, no file name or offset: "unknown event header 0x14" */
+} LjmDiag;
+
+/* Location of an event as written in the stream. */
+typedef enum LjmSource {
+  LJM_SRC_INTERNAL = 0x04,
+  LJM_SRC_LUA = 0x08,
+  LJM_SRC_C = 0x0C,
+  LJM_SRC_TRACE = 0x10
+} LjmSource;
+
+typedef struct LjmLoc {
+  LjmSource source;
+  uint64_t addr;     /* Lua: prototype; C: function address; else 0 */
+  uint64_t line;     /* Lua: current line; else 0 */
+  uint64_t traceno;  /* TRACE: trace number; else 0 */
+} LjmLoc;
+
+/* One raw allocation event. Fields not used by the kind are 0. */
+typedef struct LjmRawEvent {
+  LjmEventKind kind;
+  LjmLoc loc;
+  uint64_t oaddr, osize, naddr, nsize;
+  uint64_t offset;   /* offset of the header byte */
+} LjmRawEvent;
+
+/* Callbacks of the low-level decoder; any may be NULL. Strings are valid
+** only during the call. 'in_events' is 1 for symtab events in the event
+** section (0x08/0x0C/0x10), 0 for entries of the leading symtab. */
+typedef struct LjmCallbacks {
+  void (*on_versions)(void *ud, int ljs_version, int ljm_version);
+  void (*on_proto)(void *ud, uint64_t addr, const char *chunk, size_t len,
+                   uint64_t firstline, int in_events);
+  void (*on_cfunc)(void *ud, uint64_t addr, const char *name, size_t len,
+                   int in_events);
+  void (*on_trace)(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
+                   int in_events);
+  void (*on_event)(void *ud, const LjmRawEvent *ev);
+} LjmCallbacks;
+
+typedef struct LjmInput LjmInput;
+
+/* Opens a profile for reading: a path, or "-" for stdin. gzip input is
+** detected by its magic bytes. On failure returns NULL and fills diag
+** (the message includes strerror). */
+LjmInput *ljm_input_open(const char *path, LjmDiag *diag);
+/* Wraps an already open file descriptor (not closed by ljm_input_close
+** unless own_fd is set). */
+LjmInput *ljm_input_fdopen(int fd, int own_fd, LjmDiag *diag);
+/* Wraps a memory buffer (not copied; must outlive the input). */
+LjmInput *ljm_input_mem(const void *data, size_t len);
+/* Whether the input turned out to be gzip-compressed (after the first read). */
+int ljm_input_is_gzip(const LjmInput *in);
+/* Closes the input; NULL is allowed. */
+void ljm_input_close(LjmInput *in);
+
+/* Decodes the whole stream, calling cb for every entry in stream order.
+** 'bytes' (may be NULL) receives the number of stream bytes consumed and
+** 'trailing' (may be NULL) the bytes seen after the epilogue. */
+LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
+                     LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
+
+/* -- Into a model ------------------------------------------------------- */
+
+/* Creates an empty model. */
+LjmModel *ljm_model_new(void);
+/* Frees a model; NULL is allowed. */
+void ljm_model_free(LjmModel *m);
+
+/* Decodes a profile into an empty model ('path' is recorded in its stream
+** info) and finishes it (sorted rows, summary). Returns the decode status;
+** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */
+LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path,
+                         LjmDiag *diag);
+
+/* Formats "<path>: byte <offset>: <msg>" into buf. */
+void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

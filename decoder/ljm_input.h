@@ -1,0 +1,15 @@
+/* ljm_input.h -- internal: raw reads from an LjmInput. */
+#ifndef LJM_INPUT_H
+#define LJM_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ljm_decoder.h"
+
+/* Reads up to len bytes. Returns the count, 0 at end of input (including
+** a gzip stream cut short), or -1 with diag filled (at 'offset'). */
+ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                         uint64_t offset);
+
+#endif

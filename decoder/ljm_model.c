@@ -1,0 +1,350 @@
+/* ljm_model.c -- decoder callbacks into the model: locations, sites, the
+** live-heap replay and its peak, and the public accessors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ljm_model_int.h"
+
+#define MAX_IDS (1u << 31)  /* locs and groups are packed into 31 bits */
+
+void *ljm_model_grow(LjmModel *m, void *arr, uint32_t *cap, size_t elem)
+{
+  uint32_t n = *cap ? *cap * 2 : 64;
+  if (*cap >= MAX_IDS / 2) {
+    m->oom = 1;
+    return NULL;
+  }
+  void *p = realloc(arr, (size_t)n * elem);
+  if (!p) {
+    m->oom = 1;
+    return NULL;
+  }
+  *cap = n;
+  return p;
+}
+
+uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len)
+{
+  uint32_t id = ljm_strtab_intern(&m->str, s, len);
+  if (id == NONE) m->oom = 1;
+  return id;
+}
+
+LjmModel *ljm_model_new(void)
+{
+  LjmModel *m = calloc(1, sizeof(*m));
+  if (!m) return NULL;
+  int bad = ljm_strtab_init(&m->str);
+  bad |= ljm_hmap_init(&m->proto_by_addr) | ljm_hmap_init(&m->trace_by_no);
+  bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
+  bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
+  bad |= ljm_addrmap_init(&m->blocks);
+  ljm_addrset_init(&m->caddrs);
+  m->loc_mask = 255;
+  m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
+  if (bad || !m->loc_slots) {
+    ljm_model_free(m);
+    return NULL;
+  }
+  memset(m->loc_slots, 0xff, (m->loc_mask + 1) * sizeof(uint32_t));
+  m->gen = 1;
+  return m;
+}
+
+void ljm_model_free(LjmModel *m)
+{
+  if (!m) return;
+  ljm_strtab_free(&m->str);
+  ljm_hmap_free(&m->proto_by_addr);
+  ljm_hmap_free(&m->trace_by_no);
+  ljm_hmap_free(&m->cname_by_addr);
+  ljm_hmap_free(&m->alias_by_chunk);
+  ljm_hmap_free(&m->site_by_key);
+  ljm_hmap_free(&m->prim_by_key);
+  ljm_addrmap_free(&m->blocks);
+  ljm_addrset_free(&m->caddrs);
+  free(m->protos);
+  free(m->traces);
+  free(m->aliases);
+  free(m->locs);
+  free(m->loc_slots);
+  free(m->sites);
+  free(m->sitex);
+  for (int s = 0; s < 3; s++) {
+    free(m->groups[s]);
+    free(m->rows[s]);
+  }
+  free(m->prims);
+  free(m->override_names);
+  free(m->heap);
+  free((char *)m->info.path);
+  free(m);
+}
+
+/* -- Locations ---------------------------------------------------------- */
+
+static uint64_t loc_hash(uint64_t addr, uint64_t line, uint64_t traceno)
+{
+  return ljm_hash64(addr ^ ljm_hash64(line ^ (traceno * 0x9e3779b97f4a7c15ull)));
+}
+
+static int loc_rehash(LjmModel *m)
+{
+  uint32_t mask = m->loc_mask * 2 + 1;
+  uint32_t *slots = malloc(((size_t)mask + 1) * sizeof(uint32_t));
+  if (!slots) return -1;
+  memset(slots, 0xff, ((size_t)mask + 1) * sizeof(uint32_t));
+  for (uint32_t i = 0; i < m->nlocs; i++) {
+    const Loc *L = &m->locs[i];
+    uint32_t j = (uint32_t)loc_hash(L->addr, L->line, L->traceno) & mask;
+    while (slots[j] != NONE) j = (j + 1) & mask;
+    slots[j] = i;
+  }
+  free(m->loc_slots);
+  m->loc_slots = slots;
+  m->loc_mask = mask;
+  return 0;
+}
+
+uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
+{
+  uint32_t j = (uint32_t)loc_hash(addr, line, traceno) & m->loc_mask;
+  for (uint32_t i; (i = m->loc_slots[j]) != NONE; j = (j + 1) & m->loc_mask) {
+    const Loc *L = &m->locs[i];
+    if (L->addr == addr && L->line == line && L->traceno == traceno) return i;
+  }
+  if (m->nlocs == m->caplocs) {
+    Loc *l = ljm_model_grow(m, m->locs, &m->caplocs, sizeof(*l));
+    if (!l) return NONE;
+    m->locs = l;
+  }
+  uint32_t i = m->nlocs++;
+  m->locs[i] = (Loc){ addr, line, traceno, 0, NONE, NONE, { NONE, NONE, NONE } };
+  m->loc_slots[j] = i;
+  if ((uint64_t)m->nlocs * 2 > m->loc_mask && loc_rehash(m) != 0) {
+    m->oom = 1;
+    return NONE;
+  }
+  return i;
+}
+
+/* -- Live heap ------------------------------------------------------------ */
+
+/* Before a site's live figures change, keep what they were at the last peak. */
+static void site_touch(LjmModel *m, uint32_t si)
+{
+  SiteX *x = &m->sitex[si];
+  if (x->epoch != m->epoch) {
+    x->epoch = m->epoch;
+    x->snap_count = m->sites[si].fig.inuse_count;
+    x->snap_bytes = m->sites[si].fig.inuse_bytes;
+  }
+}
+
+static void live_add(LjmModel *m, uint32_t si, uint64_t size)
+{
+  site_touch(m, si);
+  m->sites[si].fig.inuse_count++;
+  m->sites[si].fig.inuse_bytes += size;
+  m->live_count++;
+  m->live_bytes += size;
+}
+
+static void live_sub(LjmModel *m, uint32_t si, uint64_t size)
+{
+  site_touch(m, si);
+  m->sites[si].fig.inuse_count--;
+  m->sites[si].fig.inuse_bytes -= size;
+  m->live_count--;
+  m->live_bytes -= size;
+}
+
+static void on_event(void *ud, const LjmRawEvent *ev)
+{
+  LjmModel *m = ud;
+  if (m->oom) return;
+  uint32_t li = ljm_model_loc(m, ev->loc.addr, ev->loc.line, ev->loc.traceno);
+  if (li == NONE) return;
+  uint32_t si = m->locs[li].name_gen == m->gen ? m->locs[li].site
+                                                : ljm_names_site_of(m, li);
+  if (si == NONE) return;
+  LjmFigures *f = &m->sites[si].fig;
+  LjmLiveEvent le;
+  memset(&le, 0, sizeof(le));
+  le.kind = ev->kind;
+  le.index = m->totals.events;
+  le.offset = ev->offset;
+  le.site = si;
+  le.old_site = le.dropped_site = LJM_NO_SITE;
+  LjmBlock old = { 0, 0, NONE };
+  int had_old = 0;
+
+  if (ev->kind != LJM_EV_ALLOC) {  /* the freed half */
+    le.old_addr = ev->oaddr;
+    le.old_size = ev->osize;
+    if ((had_old = ljm_addrmap_take(&m->blocks, ev->oaddr, &old))) {
+      le.old_site = old.site;
+      le.old_size = old.size;
+      live_sub(m, old.site, old.size);
+    } else {
+      m->totals.unattributed_frees++;
+    }
+  }
+  if (ev->kind == LJM_EV_FREE) {
+    f->free_count++;
+    f->free_bytes += ev->osize;
+    m->totals.frees++;
+  } else {  /* the allocated half */
+    f->alloc_count++;
+    f->alloc_bytes += ev->nsize;
+    if (ev->kind == LJM_EV_ALLOC) m->totals.allocs++;
+    else m->totals.reallocs++;
+    le.new_addr = ev->naddr;
+    le.new_size = ev->nsize;
+    LjmBlock dropped;
+    int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, si, &dropped);
+    if (r < 0) {
+      m->oom = 1;
+      return;
+    }
+    if (r == 1) {  /* the stream never freed the block that lived here */
+      le.dropped_site = dropped.site;
+      le.dropped_size = dropped.size;
+      live_sub(m, dropped.site, dropped.size);
+    }
+    live_add(m, si, ev->nsize);
+  }
+  ljm_refagg_event(m, ev, li, &old, had_old);
+  if (m->live_bytes > m->totals.fig.peak_bytes) {
+    m->totals.fig.peak_bytes = m->live_bytes;
+    m->totals.fig.peak_count = m->live_count;
+    m->totals.peak_event = m->totals.events;
+    m->epoch++;
+  }
+  m->totals.events++;
+  if (m->listener) m->listener->on_event(m->listener_ud, m, &le);
+}
+
+/* -- Decoder wiring ------------------------------------------------------- */
+
+static void on_versions(void *ud, int ljs, int ljm)
+{
+  LjmModel *m = ud;
+  m->info.ljs_version = ljs;
+  m->info.ljm_version = ljm;
+}
+
+static void on_proto(void *ud, uint64_t addr, const char *chunk, size_t len,
+                     uint64_t firstline, int in_events)
+{
+  LjmModel *m = ud;
+  if (in_events) m->totals.symtab_events++;
+  if (!m->oom) ljm_sym_proto(m, addr, chunk, len, firstline);
+}
+
+static void on_cfunc(void *ud, uint64_t addr, const char *name, size_t len, int in_events)
+{
+  LjmModel *m = ud;
+  if (in_events) m->totals.symtab_events++;
+  if (!m->oom) ljm_sym_cfunc(m, addr, name, len);
+}
+
+static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
+                     int in_events)
+{
+  LjmModel *m = ud;
+  if (in_events) m->totals.symtab_events++;
+  if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
+}
+
+static const LjmCallbacks model_callbacks = {
+  on_versions, on_proto, on_cfunc, on_trace, on_event
+};
+
+/* Peak figures per site and whole-profile sums, once decoding is over. */
+static void finish_figures(LjmModel *m)
+{
+  LjmFigures *t = &m->totals.fig;
+  uint64_t peak_bytes = t->peak_bytes, peak_count = t->peak_count;
+  memset(t, 0, sizeof(*t));
+  t->peak_bytes = peak_bytes;
+  t->peak_count = peak_count;
+  for (uint32_t i = 0; i < m->nsites; i++) {
+    LjmFigures *f = &m->sites[i].fig;
+    const SiteX *x = &m->sitex[i];
+    if (m->epoch == 0) {
+      f->peak_count = f->peak_bytes = 0;
+    } else if (x->epoch == m->epoch) {
+      f->peak_count = x->snap_count;
+      f->peak_bytes = x->snap_bytes;
+    } else {
+      f->peak_count = f->inuse_count;
+      f->peak_bytes = f->inuse_bytes;
+    }
+    t->alloc_count += f->alloc_count;
+    t->alloc_bytes += f->alloc_bytes;
+    t->free_count += f->free_count;
+    t->free_bytes += f->free_bytes;
+    t->inuse_count += f->inuse_count;
+    t->inuse_bytes += f->inuse_bytes;
+  }
+}
+
+LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *diag)
+{
+  LjmDiag scratch;
+  if (!diag) diag = &scratch;
+  free((char *)m->info.path);
+  m->info.path = strdup(path ? path : "");
+  LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes,
+                            &m->info.trailing);
+  m->info.gzip = ljm_input_is_gzip(in);
+  if (st == LJM_TRUNCATED) {
+    m->info.truncated = 1;
+    m->info.truncated_at = diag->offset;
+  }
+  finish_figures(m);
+  if (ljm_refagg_finish(m) != 0) m->oom = 1;
+  if (m->oom || !m->info.path) {
+    diag->offset = m->info.bytes;
+    snprintf(diag->msg, sizeof(diag->msg), "out of memory while building the model");
+    return LJM_ERROR;
+  }
+  return st;
+}
+
+/* -- Accessors ------------------------------------------------------------ */
+
+size_t ljm_model_nsites(const LjmModel *m) { return m->nsites; }
+
+const LjmSite *ljm_model_site(const LjmModel *m, uint32_t id) { return &m->sites[id]; }
+
+const LjmTotals *ljm_model_totals(const LjmModel *m) { return &m->totals; }
+
+const LjmStreamInfo *ljm_model_stream(const LjmModel *m) { return &m->info; }
+
+void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud)
+{
+  if (l) m->listener_copy = *l;
+  m->listener = l && l->on_event ? &m->listener_copy : NULL;
+  m->listener_ud = ud;
+}
+
+size_t ljm_model_rows(const LjmModel *m, LjmSection sec, const LjmRow **rows)
+{
+  *rows = m->rows[sec];
+  return m->ngroups[sec];
+}
+
+size_t ljm_model_heap_summary(const LjmModel *m, const LjmHeapLine **lines)
+{
+  *lines = m->heap;
+  return m->nheap;
+}
+
+size_t ljm_model_aliases(const LjmModel *m, const LjmAlias **aliases)
+{
+  *aliases = m->aliases;
+  return m->naliases;
+}

@@ -1,0 +1,198 @@
+/* ljm_model.h -- the event model of one ljm profile: what exporters read.
+**
+** A model is filled by the decoder (ljm_decoder.h) and then only read.
+** Exporters include this header and nothing else from decoder/.
+**
+** Three views of the same stream:
+**
+**   sites        every distinct resolved location (a Lua line, a C function,
+**                a JIT trace, INTERNAL) with one set of figures (LjmFigures),
+**                defined once here and used by every exporter;
+**   live heap    a true live-heap replay: in-use objects at the end, the peak
+**                of live bytes and which sites held it, and, for streaming
+**                exporters, every allocation event with its resolved site;
+**   reference    the per-section aggregation ("Overrides") and HEAP SUMMARY of
+**                Tarantool's memprof report, quirks included, for the text
+**                report (ljm-format.md section 3.4-3.7).
+*/
+#ifndef LJM_MODEL_H
+#define LJM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LjmModel LjmModel;
+
+#define LJM_NO_SITE UINT32_MAX
+
+/* -- Sites ------------------------------------------------------------- */
+
+typedef enum LjmSiteKind {
+  LJM_SITE_INTERNAL = 0, /* VM-internal work: GC, JIT compiler, stack growth */
+  LJM_SITE_LUA,          /* a line of a known Lua prototype */
+  LJM_SITE_C,            /* a C function, named by symbol or unnamed */
+  LJM_SITE_TRACE         /* a JIT-compiled trace */
+} LjmSiteKind;
+
+/* Figures of one site, or of the whole profile (LjmTotals.fig).
+** alloc_*: ALLOC and REALLOC events made at the site and their new sizes
+**   (the '+' totals of the text report's ALLOCATIONS and REALLOCATIONS).
+** free_*: FREE events made at the site and their old sizes.
+** inuse_*: objects allocated during the profile and live at its end,
+**   charged to the site that last (re)allocated them.
+** peak_*: objects the site held at the moment the live total first reached
+**   its maximum (LjmTotals.peak_event).
+** Frees and reallocs of objects allocated before the profile started cannot
+** be attributed: they take nothing away from any live figure. */
+typedef struct LjmFigures {
+  uint64_t alloc_count, alloc_bytes;
+  uint64_t free_count, free_bytes;
+  uint64_t inuse_count, inuse_bytes;
+  uint64_t peak_count, peak_bytes;
+} LjmFigures;
+
+/* One resolved location. All strings are NUL-terminated and owned by the
+** model; 'name' may in theory hold NUL bytes, so name_len is its length. */
+typedef struct LjmSite {
+  LjmSiteKind kind;
+  const char *name;      /* text report name: "@test.lua:14", "INTERNAL",
+                            "TRACE [3] started at @x.lua:7", "io_file_iter:0x56..",
+                            "CFUNC 0x10", "function_alias_1:4" */
+  size_t name_len;
+  const char *func;      /* function for viewers: "test.lua:5" (file:line defined),
+                            "test.lua (main chunk)", a C symbol, "TRACE [3]",
+                            "INTERNAL", "CFUNC 0x10" */
+  const char *file;      /* Lua: chunk name without its '@'/'=' prefix, or the
+                            alias of a multi-line chunk; "" when none */
+  const char *chunk;     /* Lua: chunk name verbatim, or alias; "" when none */
+  uint64_t func_line;    /* Lua: line the function is defined on (0: main chunk) */
+  int64_t line;          /* Lua: current line; 0 when none */
+  uint64_t addr;         /* prototype or C function address of the event */
+  uint64_t symbol_addr;  /* C: address of the symbol that names it, else 0 */
+  uint64_t traceno;      /* TRACE: trace number */
+  uint32_t trace_start;  /* TRACE: site of the trace's start location (a Lua
+                            line or C symbol), or LJM_NO_SITE when unknown */
+  LjmFigures fig;
+} LjmSite;
+
+/* Number of sites; site ids are 0 .. n-1 in order of first use. */
+size_t ljm_model_nsites(const LjmModel *m);
+/* Site by id (id < ljm_model_nsites). */
+const LjmSite *ljm_model_site(const LjmModel *m, uint32_t id);
+
+/* -- Whole-profile figures and stream facts ---------------------------- */
+
+typedef struct LjmTotals {
+  LjmFigures fig;         /* sums over all sites; peak_* at the peak moment */
+  uint64_t events;        /* allocation events (ALLOC + REALLOC + FREE) */
+  uint64_t allocs, reallocs, frees;
+  uint64_t peak_event;    /* 0-based index (among allocation events) of the
+                             event after which live bytes first hit the peak */
+  uint64_t unattributed_frees;  /* frees/reallocs of unknown blocks */
+  uint64_t protos, cfuncs, traces;  /* symbol entries seen (incl. re-dumps) */
+  uint64_t symtab_events;  /* 0x08/0x0C/0x10 events in the event stream */
+} LjmTotals;
+
+typedef struct LjmStreamInfo {
+  const char *path;       /* as given ("-" for stdin) */
+  int gzip;               /* input was gzip-compressed */
+  int ljs_version;        /* 1..3, 0 if not read */
+  int ljm_version;        /* 1..3, 0 if not read */
+  uint64_t bytes;         /* stream bytes consumed (after decompression) */
+  int truncated;          /* the stream stops before its 0x80 epilogue */
+  uint64_t truncated_at;  /* byte offset where it stops */
+  uint64_t trailing;      /* bytes after the epilogue (ignored) */
+} LjmStreamInfo;
+
+const LjmTotals *ljm_model_totals(const LjmModel *m);
+const LjmStreamInfo *ljm_model_stream(const LjmModel *m);
+
+/* -- Streaming: every allocation event, resolved -------------------------
+** A listener set before decoding sees each event in stream order, after
+** the model applied it (sites and figures are up to date). A realloc
+** carries both halves: the freed block (old_site) and the new one (site). */
+
+typedef enum LjmEventKind {
+  LJM_EV_ALLOC = 1,
+  LJM_EV_FREE = 2,
+  LJM_EV_REALLOC = 3
+} LjmEventKind;
+
+typedef struct LjmLiveEvent {
+  LjmEventKind kind;
+  uint64_t index;        /* 0-based among allocation events */
+  uint64_t offset;       /* byte offset of the event header */
+  uint32_t site;         /* where the event happened */
+  uint32_t old_site;     /* FREE/REALLOC: owner of the freed block, or
+                            LJM_NO_SITE (allocated before the profile) */
+  uint64_t old_addr, old_size;  /* FREE/REALLOC: block given back; old_size
+                            is the size the model remembered when known */
+  uint64_t new_addr, new_size;  /* ALLOC/REALLOC: block handed out */
+  uint32_t dropped_site; /* ALLOC/REALLOC over an address still live in the
+                            model (a free the stream never showed): that
+                            block's owner, else LJM_NO_SITE */
+  uint64_t dropped_size;
+} LjmLiveEvent;
+
+typedef struct LjmListener {
+  void (*on_event)(void *ud, const LjmModel *m, const LjmLiveEvent *ev);
+} LjmListener;
+
+/* Registers a listener (at most one; NULL removes it). Call before decoding. */
+void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud);
+
+/* -- Reference report data (Tarantool memprof semantics) ---------------- */
+
+typedef enum LjmSection {
+  LJM_SEC_ALLOC = 0,   /* ALLOCATIONS */
+  LJM_SEC_REALLOC = 1, /* REALLOCATIONS */
+  LJM_SEC_FREE = 2     /* DEALLOCATIONS */
+} LjmSection;
+
+typedef struct LjmStr {
+  const char *s;
+  size_t len;
+} LjmStr;
+
+/* One row of a section: all events of one location id. Byte sums are
+** doubles because the reference sums Lua numbers (exact below 2^53). */
+typedef struct LjmRow {
+  LjmStr name;            /* name computed at the id's first event here */
+  uint64_t num;           /* events */
+  double alloc, free;     /* sum of new sizes, sum of old sizes */
+  size_t noverrides;
+  const LjmStr *overrides; /* owners of blocks it freed or moved, sorted
+                              bytewise, duplicates kept */
+  uint64_t first_seen;    /* event index of the id's first event here */
+} LjmRow;
+
+typedef struct LjmHeapLine {
+  LjmStr name;
+  double dbytes;          /* > 0 */
+  uint64_t nalloc, nfree;
+} LjmHeapLine;
+
+/* Rows of a section, sorted: events descending, then name bytewise
+** ascending, then first appearance. The reference leaves ties unordered. */
+size_t ljm_model_rows(const LjmModel *m, LjmSection sec, const LjmRow **rows);
+/* HEAP SUMMARY lines (dbytes > 0), sorted: bytes descending, then name
+** bytewise ascending. */
+size_t ljm_model_heap_summary(const LjmModel *m, const LjmHeapLine **lines);
+
+/* Aliases of multi-line chunk names ("function_alias_<number>"), in
+** creation order; 'text' is the chunk text. */
+typedef struct LjmAlias {
+  unsigned number;
+  LjmStr text;
+} LjmAlias;
+size_t ljm_model_aliases(const LjmModel *m, const LjmAlias **aliases);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

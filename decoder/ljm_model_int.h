@@ -1,0 +1,119 @@
+/* ljm_model_int.h -- internal: the model's state, shared by its parts. */
+#ifndef LJM_MODEL_INT_H
+#define LJM_MODEL_INT_H
+
+#include <stdint.h>
+
+#include "ljm_addrmap.h"
+#include "ljm_addrset.h"
+#include "ljm_decoder.h"
+#include "ljm_hmap.h"
+#include "ljm_model.h"
+#include "ljm_strtab.h"
+
+#define NONE UINT32_MAX
+
+/* A Lua prototype as last defined at its address. */
+typedef struct Proto {
+  uint32_t chunk;     /* chunk name (strtab id) */
+  uint32_t shown;     /* what names show: the chunk or its alias */
+  uint64_t firstline;
+} Proto;
+
+typedef struct Trace {
+  uint64_t proto, line;  /* start location */
+} Trace;
+
+/* A location id as the reference defines it: (addr, line, traceno). */
+typedef struct Loc {
+  uint64_t addr, line, traceno;
+  uint32_t name_gen;   /* symbol generation the cached name belongs to */
+  uint32_t name;       /* cached name (strtab id) */
+  uint32_t site;       /* site of (this loc, cached name) */
+  uint32_t group[3];   /* reference row per section, or NONE */
+} Loc;
+
+/* Reference row: events of one loc in one section. */
+typedef struct Group {
+  uint32_t loc, name;
+  uint64_t num, first_seen;
+  double alloc, free;
+  uint32_t prim_first;   /* first primary (Overrides) entry, chained */
+  uint32_t nprim;
+} Group;
+
+/* An "Overrides" entry: blocks of owner 'loc' freed or moved by a group. */
+typedef struct Prim {
+  uint32_t name;
+  uint32_t next;        /* next entry of the same group, or NONE */
+  uint64_t count;
+  double allocated, freed;
+} Prim;
+
+/* Site bookkeeping beside the public LjmSite. */
+typedef struct SiteX {
+  uint32_t loc, name;
+  uint64_t epoch;        /* peak epoch when the snapshot below was taken */
+  uint64_t snap_count, snap_bytes;  /* live figures at the last peak */
+} SiteX;
+
+
+struct LjmModel {
+  LjmStrtab str;
+  /* symbols */
+  LjmHmap proto_by_addr;  Proto *protos;  uint32_t nprotos, capprotos;
+  LjmHmap trace_by_no;    Trace *traces;  uint32_t ntraces, captraces;
+  LjmHmap cname_by_addr;  LjmAddrset caddrs;
+  LjmHmap alias_by_chunk; LjmAlias *aliases; uint32_t naliases, capaliases;
+  uint32_t gen;           /* bumped whenever a symbol change may rename a loc */
+  /* locations and sites */
+  Loc *locs;  uint32_t nlocs, caplocs;
+  uint32_t *loc_slots;  uint32_t loc_mask;
+  LjmSite *sites;  SiteX *sitex;  uint32_t nsites, capsites;
+  LjmHmap site_by_key;    /* (loc << 32 | name) -> site */
+  /* live heap */
+  LjmAddrmap blocks;
+  uint64_t live_count, live_bytes, epoch;
+  /* reference aggregation */
+  Group *groups[3];  uint32_t ngroups[3], capgroups[3];
+  Prim *prims;  uint32_t nprims, capprims;
+  LjmHmap prim_by_key;
+  /* results */
+  LjmTotals totals;
+  LjmStreamInfo info;
+  const LjmListener *listener;
+  LjmListener listener_copy;
+  void *listener_ud;
+  int oom;                /* an allocation failed: decoding stops */
+  /* finished views */
+  LjmRow *rows[3];
+  LjmStr *override_names;
+  LjmHeapLine *heap;  size_t nheap;
+  uint32_t id_internal, id_trace, id_cfunc;  /* interned constants */
+};
+
+/* ljm_symbols.c: symbol table updates from the decoder. */
+void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
+                   uint64_t firstline);
+void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len);
+void ljm_sym_trace(LjmModel *m, uint64_t traceno, uint64_t proto, uint64_t line);
+/* Prototype at addr, or NULL. */
+const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr);
+
+/* ljm_names.c: the name of a location under the current symbols, and the
+** site that (loc, name) stands for (created on first use). */
+uint32_t ljm_names_site_of(LjmModel *m, uint32_t loc);
+/* Formats a double the way LuaJIT's "%d" does (used for names and reports). */
+int ljm_fmt_lua_int(char *buf, size_t len, double n);
+
+/* ljm_refagg.c: the reference aggregation. */
+void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t loc,
+                      const LjmBlock *old_block, int had_old);
+int ljm_refagg_finish(LjmModel *m);
+
+/* ljm_model.c */
+uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);
+uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len);
+void *ljm_model_grow(LjmModel *m, void *arr, uint32_t *cap, size_t elem);
+
+#endif

@@ -1,0 +1,96 @@
+/* ljm_symbols.c -- Lua prototypes, traces, C symbols and chunk aliases.
+**
+** Later entries for the same key replace earlier ones (reference §3.3). Any
+** change bumps the generation so cached location names are recomputed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ljm_model_int.h"
+
+const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr)
+{
+  uint32_t i = ljm_hmap_get(&m->proto_by_addr, addr);
+  return i == NONE ? NULL : &m->protos[i];
+}
+
+/* A chunk with a newline is shown as "function_alias_<k>", one per text. */
+static uint32_t shown_chunk(LjmModel *m, uint32_t chunk)
+{
+  const LjmStrEntry *e = ljm_strtab_get(&m->str, chunk);
+  if (!memchr(e->s, '\n', e->len)) return chunk;
+  uint32_t a = ljm_hmap_get(&m->alias_by_chunk, chunk);
+  if (a == NONE) {
+    LjmAlias *al = ljm_model_grow(m, m->aliases, &m->capaliases, sizeof(*al));
+    if (!al) return chunk;
+    m->aliases = al;
+    a = m->naliases++;
+    /* Re-fetch: interning may have moved the entry array. */
+    e = ljm_strtab_get(&m->str, chunk);
+    m->aliases[a].number = a + 1;
+    m->aliases[a].text = (LjmStr){ e->s, e->len };
+    if (ljm_hmap_put(&m->alias_by_chunk, chunk, a) != 0) m->oom = 1;
+  }
+  char name[40];
+  int n = snprintf(name, sizeof(name), "function_alias_%u", a + 1);
+  return ljm_model_intern(m, name, (size_t)n);
+}
+
+void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
+                   uint64_t firstline)
+{
+  uint32_t cid = ljm_model_intern(m, chunk, len);
+  if (cid == NONE) return;
+  uint32_t shown = shown_chunk(m, cid);
+  m->totals.protos++;
+  uint32_t i = ljm_hmap_get(&m->proto_by_addr, addr);
+  if (i != NONE) {
+    Proto *p = &m->protos[i];
+    if (p->chunk != cid || p->firstline != firstline) {
+      *p = (Proto){ cid, shown, firstline };
+      m->gen++;
+    }
+    return;
+  }
+  Proto *ps = ljm_model_grow(m, m->protos, &m->capprotos, sizeof(*ps));
+  if (!ps) return;
+  m->protos = ps;
+  ps[m->nprotos] = (Proto){ cid, shown, firstline };
+  if (ljm_hmap_put(&m->proto_by_addr, addr, m->nprotos++) != 0) m->oom = 1;
+  m->gen++;
+}
+
+void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len)
+{
+  m->totals.cfuncs++;
+  uint32_t old = ljm_hmap_get(&m->cname_by_addr, addr);
+  if (old != NONE) {  /* re-dumps repeat names: compare before interning */
+    const LjmStrEntry *e = ljm_strtab_get(&m->str, old);
+    if (e->len == len && memcmp(e->s, name, len) == 0) return;
+  }
+  uint32_t id = ljm_model_intern(m, name, len);
+  if (id == NONE) return;
+  if (ljm_hmap_put(&m->cname_by_addr, addr, id) != 0 ||
+      ljm_addrset_insert(&m->caddrs, addr) < 0)
+    m->oom = 1;
+  m->gen++;
+}
+
+void ljm_sym_trace(LjmModel *m, uint64_t traceno, uint64_t proto, uint64_t line)
+{
+  m->totals.traces++;
+  uint32_t i = ljm_hmap_get(&m->trace_by_no, traceno);
+  if (i != NONE) {
+    Trace *t = &m->traces[i];
+    if (t->proto != proto || t->line != line) {
+      *t = (Trace){ proto, line };
+      m->gen++;
+    }
+    return;
+  }
+  Trace *ts = ljm_model_grow(m, m->traces, &m->captraces, sizeof(*ts));
+  if (!ts) return;
+  m->traces = ts;
+  ts[m->ntraces] = (Trace){ proto, line };
+  if (ljm_hmap_put(&m->trace_by_no, traceno, m->ntraces++) != 0) m->oom = 1;
+  m->gen++;
+}

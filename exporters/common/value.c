@@ -1,0 +1,46 @@
+/* value.c -- the one figure a format shows (--value), and number formatting. */
+#include "exporters/common/value.h"
+
+LjmValueKind ljm_value_resolve(LjmValueKind k)
+{
+  return k == LJM_VALUE_DEFAULT ? LJM_VALUE_ALLOC_BYTES : k;
+}
+
+uint64_t ljm_value_get(const LjmFigures *f, LjmValueKind k)
+{
+  switch (ljm_value_resolve(k)) {
+  case LJM_VALUE_ALLOC_COUNT: return f->alloc_count;
+  case LJM_VALUE_INUSE_BYTES: return f->inuse_bytes;
+  case LJM_VALUE_INUSE_COUNT: return f->inuse_count;
+  case LJM_VALUE_PEAK_BYTES: return f->peak_bytes;
+  default: return f->alloc_bytes;
+  }
+}
+
+int ljm_value_is_bytes(LjmValueKind k)
+{
+  k = ljm_value_resolve(k);
+  return k != LJM_VALUE_ALLOC_COUNT && k != LJM_VALUE_INUSE_COUNT;
+}
+
+const char *ljm_value_unit(LjmValueKind k)
+{
+  k = ljm_value_resolve(k);
+  if (k == LJM_VALUE_ALLOC_COUNT) return "allocations";
+  if (k == LJM_VALUE_INUSE_COUNT) return "objects";
+  return "bytes";
+}
+
+char *ljm_fmt_thousands(char *buf, uint64_t v)
+{
+  char tmp[LJM_THOUSANDS_MAX];
+  int n = 0;
+  do {
+    if (n && n % 4 == 3) tmp[n++] = ',';
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+  return buf;
+}

@@ -1,0 +1,25 @@
+/* value.h -- the one figure a format shows (--value), and number formatting. */
+#ifndef LJM_EXPORTERS_VALUE_H
+#define LJM_EXPORTERS_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exporters/ljm_exporter.h"
+
+/* The kind to use: LJM_VALUE_DEFAULT means alloc_bytes. */
+LjmValueKind ljm_value_resolve(LjmValueKind k);
+/* The figure of kind k (resolved) in f. */
+uint64_t ljm_value_get(const LjmFigures *f, LjmValueKind k);
+/* 1 when kind k counts bytes, 0 when it counts objects or events. */
+int ljm_value_is_bytes(LjmValueKind k);
+/* Unit word for totals: "bytes", "allocations" or "objects". */
+const char *ljm_value_unit(LjmValueKind k);
+
+#define LJM_THOUSANDS_MAX 28  /* buffer size for any uint64_t with commas */
+
+/* Writes v with ',' every three digits ("1,234,567") into buf
+** (LJM_THOUSANDS_MAX bytes); returns buf. */
+char *ljm_fmt_thousands(char *buf, uint64_t v);
+
+#endif

@@ -1,0 +1,412 @@
+/* heaptrack.c -- the Heaptrack exporter: a heaptrack data file, format 3.
+**
+** Streaming: every event is written as it is decoded, in stream order:
+**   ALLOC    [- dropped]  + new      ('dropped': a block the stream overwrote
+**   FREE     - old                    without freeing it)
+**   REALLOC  - old [- dropped] + new
+** A '-' is written only for blocks whose owner is known, so heaptrack's
+** calls, peak and leaked figures equal the model's alloc_count, peak_bytes
+** and inuse_bytes. Time stamps ('c', ms) are derived from the event index:
+** one millisecond per EVENTS_PER_MS events.
+**
+** Each site is one frame ('i'): Lua "file:linedefined" at file:line, a C
+** symbol, "TRACE [n]" (called from the trace's start site) or INTERNAL, with
+** a module telling these kinds apart. Strings, frames, trace nodes and
+** allocation infos are written just before their first use. Rules from
+** heaptrack_print's pitfalls: lowercase hex only, sizes of sized strings in
+** bytes, no newline in strings, no angle brackets (template shortening), no
+** function named like a program entry point, and a dummy first 'a' record
+** (the index-0 temporary quirk).
+**
+** The output is compressed by the output name: ".gz" zlib, ".zst" zstd,
+** anything else plain text (which heaptrack also reads).
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exporters/heaptrack/ht_sink.h"
+#include "exporters/ljm_exporter.h"
+
+#define EVENTS_PER_MS 100
+#define TEXT_BUF HT_SINK_CHUNK
+#define MAX_NAME 1024  /* longer names (one-line chunks) are cut */
+
+/* -- Hash maps ---------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+/* Allocation infos: (size, trace) -> index + 1. */
+typedef struct AInfo {
+  uint64_t size;
+  uint32_t trace;
+  uint32_t idx1;  /* 0: empty slot */
+} AInfo;
+
+/* Strings: cleaned text -> index. */
+typedef struct SEntry {
+  uint64_t h;
+  char *s;        /* NULL: empty slot */
+  uint64_t idx;
+} SEntry;
+
+/* -- State -------------------------------------------------------------- */
+
+typedef struct Ht {
+  HtSink *sink;
+  char *buf;              /* text waiting for the sink */
+  size_t len;
+  uint32_t *site_trace;   /* trace node of each site, 0: not written yet */
+  size_t capsite;
+  AInfo *ai;              /* open addressing, power-of-two capacity */
+  size_t capai, nai;      /* nai counts records written, dummy included */
+  SEntry *se;
+  size_t capse, nse;
+  uint64_t nstr, nip, ntrace;
+  uint64_t last_ms;
+  int have_c;
+  int oom;
+} Ht;
+
+/* -- Text output -------------------------------------------------------- */
+
+static void flush_text(Ht *h)
+{
+  if (h->len) ht_sink_write(h->sink, h->buf, h->len);
+  h->len = 0;
+}
+
+/* Room for n more bytes of text. */
+static inline char *room(Ht *h, size_t n)
+{
+  if (h->len + n > TEXT_BUF) flush_text(h);
+  return h->buf + h->len;
+}
+
+/* Writes v in lowercase hex (heaptrack rejects uppercase); returns the end. */
+static inline char *put_hex(char *p, uint64_t v)
+{
+  char tmp[16];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+/* One record: mode char and up to 5 hex fields. */
+static void rec(Ht *h, char mode, int n, const uint64_t *f)
+{
+  char *p = room(h, 2 + (size_t)n * 17 + 1), *s = p;
+  *p++ = mode;
+  for (int i = 0; i < n; i++) {
+    *p++ = ' ';
+    p = put_hex(p, f[i]);
+  }
+  *p++ = '\n';
+  h->len += (size_t)(p - s);
+}
+
+static void rec1(Ht *h, char mode, uint64_t a) { rec(h, mode, 1, &a); }
+
+/* -- Strings ------------------------------------------------------------ */
+
+/* Copies s[0..n) made safe for heaptrack: valid UTF-8 (bad bytes become
+** U+FFFD), no control characters, '<' '>' as '(' ')'. */
+static char *clean_name(const char *s, size_t n)
+{
+  char *o = malloc(n * 3 + 8), *p = o;
+  if (!o) return NULL;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+      *p++ = c < 0x20 || c == 0x7f ? ' ' : c == '<' ? '(' : c == '>' ? ')' : (char)c;
+      i++;
+      continue;
+    }
+    size_t k = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    int ok = k && i + k <= n;
+    for (size_t j = 1; ok && j < k; j++)
+      ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
+    if (ok && k == 3) {  /* no overlongs, no surrogates */
+      unsigned char d = (unsigned char)s[i + 1];
+      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
+    } else if (ok && k == 4) {
+      unsigned char d = (unsigned char)s[i + 1];
+      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+    }
+    if (ok) {
+      memcpy(p, s + i, k);
+      p += k;
+      i += k;
+    } else {
+      memcpy(p, "\xef\xbf\xbd", 3);
+      p += 3;
+      i++;
+    }
+  }
+  *p = '\0';
+  return o;
+}
+
+/* heaptrack ends a backtrace at these names and drops "operator new" at
+** the leaf; a C symbol spelled so gets a suffix. */
+static int special_name(const char *s)
+{
+  return strcmp(s, "main") == 0 || strcmp(s, "__libc_start_main") == 0 ||
+         strcmp(s, "__static_initialization_and_destruction_0") == 0 ||
+         strncmp(s, "operator new", 12) == 0;
+}
+
+static uint64_t hash_str(const char *s)
+{
+  uint64_t x = 1469598103934665603ull;  /* FNV-1a */
+  for (; *s; s++) x = (x ^ (unsigned char)*s) * 1099511628211ull;
+  return x;
+}
+
+/* Index of string s (written as an 's' record on first use); 0 on OOM. */
+static uint64_t string_id(Ht *h, const char *raw, int is_func)
+{
+  size_t rl = strlen(raw);
+  char *c = clean_name(raw, rl < MAX_NAME ? rl : MAX_NAME);
+  if (!c) return h->oom = 1, 0;
+  if (!*c) strcpy(c, "?");
+  if (is_func && special_name(c)) strcat(c, " [C]");
+  if (h->nse * 2 >= h->capse) {
+    size_t nc = h->capse ? h->capse * 2 : 256;
+    SEntry *n = calloc(nc, sizeof *n);
+    if (!n) return free(c), h->oom = 1, 0;
+    for (size_t i = 0; i < h->capse; i++) {
+      if (!h->se[i].s) continue;
+      size_t j = h->se[i].h & (nc - 1);
+      while (n[j].s) j = (j + 1) & (nc - 1);
+      n[j] = h->se[i];
+    }
+    free(h->se);
+    h->se = n;
+    h->capse = nc;
+  }
+  uint64_t hv = hash_str(c);
+  size_t j = hv & (h->capse - 1);
+  for (; h->se[j].s; j = (j + 1) & (h->capse - 1))
+    if (h->se[j].h == hv && strcmp(h->se[j].s, c) == 0) return free(c), h->se[j].idx;
+  size_t len = strlen(c);
+  char *p = room(h, len + 24), *s = p;
+  *p++ = 's';
+  *p++ = ' ';
+  p = put_hex(p, len);  /* sized string: length in bytes */
+  *p++ = ' ';
+  memcpy(p, c, len);
+  p += len;
+  *p++ = '\n';
+  h->len += (size_t)(p - s);
+  h->se[j] = (SEntry){hv, c, ++h->nstr};
+  h->nse++;
+  return h->nstr;
+}
+
+/* -- Frames and trace nodes --------------------------------------------- */
+
+static const char *module_of(LjmSiteKind k)
+{
+  switch (k) {
+  case LJM_SITE_LUA: return "[lua]";
+  case LJM_SITE_C: return "[C]";
+  case LJM_SITE_TRACE: return "[jit trace]";
+  default: return "[vm internal]";
+  }
+}
+
+/* Trace node of a site, writing its strings, frame and node on first use. */
+static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
+{
+  if (id >= ljm_model_nsites(m)) return 0;
+  if (id >= h->capsite) {
+    size_t nc = h->capsite ? h->capsite : 256;
+    while (nc <= id) nc *= 2;
+    uint32_t *n = realloc(h->site_trace, nc * sizeof *n);
+    if (!n) return h->oom = 1, 0;
+    memset(n + h->capsite, 0, (nc - h->capsite) * sizeof *n);
+    h->site_trace = n;
+    h->capsite = nc;
+  }
+  if (h->site_trace[id]) return h->site_trace[id];
+  const LjmSite *s = ljm_model_site(m, id);
+  uint32_t parent = 0;
+  if (s->kind == LJM_SITE_TRACE && depth == 0 && s->trace_start != LJM_NO_SITE &&
+      s->trace_start < ljm_model_nsites(m) &&
+      ljm_model_site(m, s->trace_start)->kind != LJM_SITE_TRACE)
+    parent = site_trace(h, m, s->trace_start, 1);
+  uint64_t f[6];
+  int n = 0;
+  f[n++] = h->nip + 1;  /* the ip: any unique number */
+  f[n++] = string_id(h, module_of(s->kind), 0);
+  f[n++] = string_id(h, s->func, s->kind == LJM_SITE_C);
+  if (s->kind == LJM_SITE_LUA) {
+    f[n++] = string_id(h, *s->file ? s->file : *s->chunk ? s->chunk : "?", 0);
+    f[n++] = s->line > 0 ? (uint64_t)s->line : 0;
+  }
+  if (h->oom) return 0;
+  rec(h, 'i', n, f);
+  h->nip++;
+  uint64_t t[2] = {h->nip, parent};
+  rec(h, 't', 2, t);
+  h->ntrace++;
+  return h->site_trace[id] = (uint32_t)h->ntrace;
+}
+
+/* Index of the allocation info (size, trace), written on first use. */
+static uint64_t alloc_info(Ht *h, uint64_t size, uint32_t trace)
+{
+  if (h->nai * 2 + 2 >= h->capai) {
+    size_t nc = h->capai ? h->capai * 2 : 4096;
+    AInfo *n = calloc(nc, sizeof *n);
+    if (!n) return h->oom = 1, 0;
+    for (size_t i = 0; i < h->capai; i++) {
+      if (!h->ai[i].idx1) continue;
+      size_t j = mix(h->ai[i].size ^ (uint64_t)h->ai[i].trace << 40) & (nc - 1);
+      while (n[j].idx1) j = (j + 1) & (nc - 1);
+      n[j] = h->ai[i];
+    }
+    free(h->ai);
+    h->ai = n;
+    h->capai = nc;
+  }
+  size_t j = mix(size ^ (uint64_t)trace << 40) & (h->capai - 1);
+  for (; h->ai[j].idx1; j = (j + 1) & (h->capai - 1))
+    if (h->ai[j].size == size && h->ai[j].trace == trace) return h->ai[j].idx1 - 1;
+  if (h->nai == 0) {  /* dummy index 0, never used by an event */
+    uint64_t d[2] = {1, trace};
+    rec(h, 'a', 2, d);
+    h->nai = 1;
+  }
+  uint64_t a[2] = {size, trace};
+  rec(h, 'a', 2, a);
+  h->ai[j] = (AInfo){size, trace, (uint32_t)(h->nai + 1)};
+  return h->nai++;
+}
+
+static void event(Ht *h, const LjmModel *m, char mode, uint32_t site, uint64_t size)
+{
+  uint32_t t = site_trace(h, m, site, 0);
+  if (!t) return;  /* out of memory: the error is reported at the end */
+  uint64_t idx = alloc_info(h, size, t);
+  if (!h->oom) rec1(h, mode, idx);
+}
+
+/* -- The exporter ------------------------------------------------------- */
+
+static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
+{
+  const char *path = o->out_path ? o->out_path : "-";
+  if (strcmp(path, "-") == 0) {
+    snprintf(err, errlen, "heaptrack cannot read a pipe: give -o NAME.heaptrack.gz "
+             "or NAME.heaptrack.zst");
+    return NULL;
+  }
+  Ht *h = calloc(1, sizeof *h);
+  if (!h || !(h->buf = malloc(TEXT_BUF))) {
+    free(h);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  size_t n = strlen(path);
+  HtCodec codec = n >= 3 && strcmp(path + n - 3, ".gz") == 0    ? HT_GZIP
+                  : n >= 4 && strcmp(path + n - 4, ".zst") == 0 ? HT_ZSTD
+                                                                : HT_PLAIN;
+  h->sink = ht_sink_open(out, codec, err, errlen);
+  if (!h->sink) {
+    free(h->buf);
+    free(h);
+    return NULL;
+  }
+  room(h, 32);
+  h->len += (size_t)sprintf(h->buf + h->len, "v 10400 3\n");
+  /* 'X' is the rest of the line, not a sized string. */
+  const char *in = o->in_path ? o->in_path : "-";
+  size_t il = strlen(in);
+  char *src = clean_name(in, il < MAX_NAME ? il : MAX_NAME);
+  if (src) {
+    char *p = room(h, strlen(src) + 48);
+    h->len += (size_t)sprintf(p, "X %s (LuaJIT memprof, via ljm convert)\n", src);
+    free(src);
+  }
+  long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+  uint64_t si[2] = {pg > 0 ? (uint64_t)pg : 4096, np > 0 ? (uint64_t)np : 0};
+  rec(h, 'I', 2, si);
+  return h;
+}
+
+static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  Ht *h = st;
+  if (h->oom) return;
+  uint64_t ms = ev->index / EVENTS_PER_MS;
+  if (!h->have_c || ms != h->last_ms) {
+    rec1(h, 'c', ms);
+    h->last_ms = ms;
+    h->have_c = 1;
+  }
+  if (ev->kind != LJM_EV_ALLOC && ev->old_site != LJM_NO_SITE)
+    event(h, m, '-', ev->old_site, ev->old_size);
+  if (ev->kind != LJM_EV_FREE) {
+    if (ev->dropped_site != LJM_NO_SITE)
+      event(h, m, '-', ev->dropped_site, ev->dropped_size);
+    event(h, m, '+', ev->site, ev->new_size);
+  }
+}
+
+static void ht_free(Ht *h)
+{
+  for (size_t i = 0; i < h->capse; i++) free(h->se[i].s);
+  free(h->se);
+  free(h->ai);
+  free(h->site_trace);
+  free(h->buf);
+  free(h);
+}
+
+static int ht_finish(void *st, const LjmModel *m, char *err, size_t errlen)
+{
+  Ht *h = st;
+  /* Total runtime is the last time stamp plus 1 ms. */
+  rec1(h, 'c', h->have_c ? h->last_ms + 1 : 0);
+  char *p = room(h, 64);
+  h->len += (size_t)sprintf(p, "# strings: %" PRIx64 "\n# ips: %" PRIx64 "\n",
+                            h->nstr, h->nip);
+  flush_text(h);
+  int rc = ht_sink_close(h->sink, err, errlen);
+  if (h->oom && rc == 0) {
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+  }
+  ht_free(h);
+  return rc;
+}
+
+static const char *const ht_suffixes[] = {".heaptrack.gz", ".heaptrack.zst", NULL};
+
+const LjmExporter ljm_exporter_heaptrack = {
+  .name = "heaptrack",
+  .summary = "heaptrack data file (.gz or .zst) for heaptrack_print/heaptrack_gui",
+  .suffixes = ht_suffixes,
+  .binary = 1,
+  .streaming = 1,
+  .begin = ht_begin,
+  .on_event = ht_on_event,
+  .finish = ht_finish,
+};

@@ -1,0 +1,26 @@
+/* ht_sink.h -- compressed output of the Heaptrack exporter.
+**
+** Text goes in by whole buffers; the sink compresses it (zlib gzip or zstd,
+** both at a fast level) on a second thread and writes it to a FILE, so
+** decoding and compression overlap.
+*/
+#ifndef HT_SINK_H
+#define HT_SINK_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum HtCodec { HT_PLAIN = 0, HT_GZIP, HT_ZSTD } HtCodec;
+
+typedef struct HtSink HtSink;
+
+/* Opens a sink writing to out (not closed by the sink). NULL + err on failure. */
+HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen);
+/* Queues len bytes (at most HT_SINK_CHUNK); the data is copied. */
+void ht_sink_write(HtSink *s, const void *data, size_t len);
+/* Ends the stream, waits for the writer and frees the sink. 0 or -1 + err. */
+int ht_sink_close(HtSink *s, char *err, size_t errlen);
+
+#define HT_SINK_CHUNK (1u << 20)
+
+#endif

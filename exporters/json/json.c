@@ -1,0 +1,180 @@
+/* json.c -- the model as one JSON document (schema: exporters/json/SCHEMA.md).
+**
+** Written by hand with fprintf: the document is flat and its field names
+** are the model's own. Strings are made valid UTF-8 (bad bytes become
+** U+FFFD) and escaped per RFC 8259.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "exporters/common/utf8.h"
+#include "exporters/ljm_exporter.h"
+
+typedef struct JsonState {
+  FILE *out;
+} JsonState;
+
+static void *json_begin(const LjmExportOptions *o, FILE *out, char *err,
+                        size_t errlen)
+{
+  JsonState *st = calloc(1, sizeof(*st));
+  if (!st) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  st->out = out;
+  return st;
+}
+
+/* Writes s[0..len) as a JSON string. */
+static void json_str(FILE *f, const char *s, size_t len)
+{
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  if (!s) len = 0;
+  putc('"', f);
+  for (size_t i = 0; i < len;) {
+    uint32_t cp;
+    size_t n = ljm_utf8_decode(p + i, len - i, &cp);
+    if (cp == LJM_UTF8_BAD) fputs("\\ufffd", f);
+    else if (cp == '"') fputs("\\\"", f);
+    else if (cp == '\\') fputs("\\\\", f);
+    else if (cp == '\n') fputs("\\n", f);
+    else if (cp == '\r') fputs("\\r", f);
+    else if (cp == '\t') fputs("\\t", f);
+    else if (cp < 0x20 || cp == 0x7F) fprintf(f, "\\u%04x", (unsigned)cp);
+    else fwrite(p + i, 1, n, f);
+    i += n;
+  }
+  putc('"', f);
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+  size_t n = 0;
+  if (s) while (s[n]) n++;
+  json_str(f, s, n);
+}
+
+static const char *kind_name(LjmSiteKind k)
+{
+  switch (k) {
+  case LJM_SITE_LUA: return "lua";
+  case LJM_SITE_C: return "c";
+  case LJM_SITE_TRACE: return "trace";
+  default: return "internal";
+  }
+}
+
+/* The eight figures, as members of an object already opened. */
+static void json_figures(FILE *f, const LjmFigures *g)
+{
+  fprintf(f,
+          "\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64
+          ",\"free_count\":%" PRIu64 ",\"free_bytes\":%" PRIu64
+          ",\"inuse_count\":%" PRIu64 ",\"inuse_bytes\":%" PRIu64
+          ",\"peak_count\":%" PRIu64 ",\"peak_bytes\":%" PRIu64,
+          g->alloc_count, g->alloc_bytes, g->free_count, g->free_bytes,
+          g->inuse_count, g->inuse_bytes, g->peak_count, g->peak_bytes);
+}
+
+static void json_stream(FILE *f, const LjmStreamInfo *si)
+{
+  fputs("\"stream\":{\"path\":", f);
+  json_cstr(f, si->path);
+  fprintf(f,
+          ",\"gzip\":%s,\"ljs_version\":%d,\"ljm_version\":%d"
+          ",\"bytes\":%" PRIu64 ",\"truncated\":%s",
+          si->gzip ? "true" : "false", si->ljs_version, si->ljm_version,
+          si->bytes, si->truncated ? "true" : "false");
+  if (si->truncated) fprintf(f, ",\"truncated_at\":%" PRIu64, si->truncated_at);
+  else fputs(",\"truncated_at\":null", f);
+  fprintf(f, ",\"trailing\":%" PRIu64 "}", si->trailing);
+}
+
+static void json_totals(FILE *f, const LjmTotals *t)
+{
+  fputs("\"totals\":{", f);
+  json_figures(f, &t->fig);
+  fprintf(f,
+          ",\"events\":%" PRIu64 ",\"allocs\":%" PRIu64 ",\"reallocs\":%" PRIu64
+          ",\"frees\":%" PRIu64 ",\"peak_event\":%" PRIu64
+          ",\"unattributed_frees\":%" PRIu64 "}",
+          t->events, t->allocs, t->reallocs, t->frees, t->peak_event,
+          t->unattributed_frees);
+  fprintf(f,
+          ",\"symbols\":{\"protos\":%" PRIu64 ",\"cfuncs\":%" PRIu64
+          ",\"traces\":%" PRIu64 ",\"symtab_events\":%" PRIu64 "}",
+          t->protos, t->cfuncs, t->traces, t->symtab_events);
+}
+
+static void json_site(FILE *f, uint32_t id, const LjmSite *s)
+{
+  fprintf(f, "{\"id\":%" PRIu32 ",\"kind\":\"%s\",\"name\":", id,
+          kind_name(s->kind));
+  json_str(f, s->name, s->name_len);
+  fputs(",\"func\":", f);
+  json_cstr(f, s->func);
+  fputs(",\"file\":", f);
+  json_cstr(f, s->file);
+  fputs(",\"chunk\":", f);
+  json_cstr(f, s->chunk);
+  fprintf(f,
+          ",\"line\":%" PRId64 ",\"func_line\":%" PRIu64
+          ",\"addr\":\"0x%" PRIx64 "\",\"symbol_addr\":\"0x%" PRIx64
+          "\",\"traceno\":%" PRIu64 ",\"trace_start\":",
+          s->line, s->func_line, s->addr, s->symbol_addr, s->traceno);
+  if (s->trace_start == LJM_NO_SITE) fputs("null", f);
+  else fprintf(f, "%" PRIu32, s->trace_start);
+  fputc(',', f);
+  json_figures(f, &s->fig);
+  fputc('}', f);
+}
+
+static void json_aliases(FILE *f, const LjmModel *m)
+{
+  const LjmAlias *a;
+  size_t n = ljm_model_aliases(m, &a);
+  fputs("\"aliases\":[", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s{\"name\":\"function_alias_%u\",\"text\":", i ? "," : "",
+            a[i].number);
+    json_str(f, a[i].text.s, a[i].text.len);
+    fputc('}', f);
+  }
+  fputc(']', f);
+}
+
+static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
+{
+  JsonState *st = p;
+  FILE *f = st->out;
+  size_t n = ljm_model_nsites(m);
+  fputs("{\"format\":\"ljmkit-json\",\"version\":1,\n", f);
+  json_stream(f, ljm_model_stream(m));
+  fputs(",\n", f);
+  json_totals(f, ljm_model_totals(m));
+  fputs(",\n", f);
+  json_aliases(f, m);
+  fputs(",\n\"sites\":[", f);
+  for (uint32_t id = 0; id < n; id++) {
+    fputs(id ? ",\n" : "\n", f);
+    json_site(f, id, ljm_model_site(m, id));
+  }
+  fputs("\n]}\n", f);
+  free(st);
+  return 0;
+}
+
+static const char *const json_suffixes[] = {".json", NULL};
+
+const LjmExporter ljm_exporter_json = {
+  .name = "json",
+  .summary = "JSON: stream facts, totals and per-site figures (exporters/json/SCHEMA.md)",
+  .suffixes = json_suffixes,
+  .binary = 0,
+  .streaming = 0,
+  .begin = json_begin,
+  .on_event = NULL,
+  .finish = json_finish,
+};

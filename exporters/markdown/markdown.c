@@ -1,0 +1,213 @@
+/* markdown.c -- a Markdown table of sites, largest first (like Crystal's MemProf).
+**
+**   | Allocations | Total size | Context |
+**   |---:|---:|:---|
+**   | 1,200 | 76,800 | `@test.lua:14` |
+**
+** The pair of columns follows --value: alloc_* (default) shows allocations,
+** inuse_* live objects, peak_bytes objects held at the peak. Rows are sorted
+** by the chosen figure, then the other one, descending, then by name.
+** --min-bytes hides rows below a size, --top keeps the first N; a footer
+** says what was hidden. Names go in code spans, so only '|' needs escaping.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporters/common/buf.h"
+#include "exporters/common/utf8.h"
+#include "exporters/common/value.h"
+#include "exporters/ljm_exporter.h"
+
+typedef struct MdState {
+  FILE *out;
+  LjmExportOptions o;
+  LjmValueKind value;
+} MdState;
+
+typedef struct MdRow {
+  const LjmSite *s;
+  uint32_t id;
+  uint64_t count, bytes;
+  uint64_t key, key2;  /* chosen figure, the other one */
+} MdRow;
+
+static void *md_begin(const LjmExportOptions *o, FILE *out, char *err,
+                      size_t errlen)
+{
+  MdState *st = calloc(1, sizeof(*st));
+  if (!st) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  st->out = out;
+  st->o = *o;
+  st->value = ljm_value_resolve(o->value);
+  return st;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+  const MdRow *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? 1 : -1;
+  if (x->key2 != y->key2) return x->key2 < y->key2 ? 1 : -1;
+  size_t n = x->s->name_len < y->s->name_len ? x->s->name_len : y->s->name_len;
+  int c = memcmp(x->s->name, y->s->name, n);
+  if (c) return c;
+  if (x->s->name_len != y->s->name_len)
+    return x->s->name_len < y->s->name_len ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Count and bytes shown for kind k. */
+static void row_pair(const LjmFigures *f, LjmValueKind k, uint64_t *count,
+                     uint64_t *bytes)
+{
+  if (k == LJM_VALUE_INUSE_BYTES || k == LJM_VALUE_INUSE_COUNT) {
+    *count = f->inuse_count;
+    *bytes = f->inuse_bytes;
+  } else if (k == LJM_VALUE_PEAK_BYTES) {
+    *count = f->peak_count;
+    *bytes = f->peak_bytes;
+  } else {
+    *count = f->alloc_count;
+    *bytes = f->alloc_bytes;
+  }
+}
+
+/* What the count column counts, for the footer. */
+static const char *count_word(LjmValueKind k)
+{
+  if (k == LJM_VALUE_INUSE_BYTES || k == LJM_VALUE_INUSE_COUNT)
+    return "live objects";
+  if (k == LJM_VALUE_PEAK_BYTES) return "objects at peak";
+  return "allocations";
+}
+
+static const char *header_of(LjmValueKind k)
+{
+  if (k == LJM_VALUE_INUSE_BYTES || k == LJM_VALUE_INUSE_COUNT)
+    return "| Live objects | Live size | Context |";
+  if (k == LJM_VALUE_PEAK_BYTES)
+    return "| Objects at peak | Size at peak | Context |";
+  return "| Allocations | Total size | Context |";
+}
+
+/* Longest run of backticks in s. */
+static size_t max_ticks(const char *s, size_t len)
+{
+  size_t best = 0, run = 0;
+  for (size_t i = 0; i < len; i++) {
+    run = s[i] == '`' ? run + 1 : 0;
+    if (run > best) best = run;
+  }
+  return best;
+}
+
+/* Appends s[0..len) as a code span that survives inside a table cell:
+** cleaned text, '|' escaped, a fence longer than any backtick run in it,
+** and padding when the text starts or ends with a backtick or a space. */
+static void md_code(LjmBuf *b, const char *s, size_t len)
+{
+  LjmBuf t = {0};
+  ljm_text_clean(&t, s, len, 0);
+  if (t.oom) { b->oom = 1; ljm_buf_free(&t); return; }
+  const char *p = t.p ? t.p : "";
+  size_t fence = max_ticks(p, t.len) + 1;
+  int pad = t.len && (p[0] == '`' || p[0] == ' ' || p[t.len - 1] == '`' ||
+                      p[t.len - 1] == ' ');
+  for (size_t i = 0; i < fence; i++) ljm_buf_putc(b, '`');
+  if (pad) ljm_buf_putc(b, ' ');
+  for (size_t i = 0; i < t.len; i++) {
+    if (p[i] == '|') ljm_buf_putc(b, '\\');
+    ljm_buf_putc(b, p[i]);
+  }
+  if (pad) ljm_buf_putc(b, ' ');
+  for (size_t i = 0; i < fence; i++) ljm_buf_putc(b, '`');
+  ljm_buf_free(&t);
+}
+
+static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
+{
+  size_t n = ljm_model_nsites(m), nr = 0, shown = 0;
+  MdRow *rows = n ? calloc(n, sizeof(*rows)) : NULL;
+  LjmBuf b = {0};
+  char c1[LJM_THOUSANDS_MAX], c2[LJM_THOUSANDS_MAX];
+  uint64_t hid_count = 0, hid_bytes = 0, all_count = 0, all_bytes = 0;
+  int by_count = !ljm_value_is_bytes(st->value);
+  if (n && !rows) goto oom;
+  for (uint32_t id = 0; id < n; id++) {
+    MdRow *r = &rows[nr];
+    r->s = ljm_model_site(m, id);
+    r->id = id;
+    row_pair(&r->s->fig, st->value, &r->count, &r->bytes);
+    if (r->count == 0 && r->bytes == 0) continue;
+    r->key = by_count ? r->count : r->bytes;
+    r->key2 = by_count ? r->bytes : r->count;
+    all_count += r->count;
+    all_bytes += r->bytes;
+    nr++;
+  }
+  if (nr) qsort(rows, nr, sizeof(*rows), row_cmp);
+
+  ljm_buf_puts(&b, "# LuaJIT memory profile ");
+  md_code(&b, st->o.in_path ? st->o.in_path : "-",
+          strlen(st->o.in_path ? st->o.in_path : "-"));
+  ljm_buf_printf(&b, "\n\nSites by %s, largest first.\n\n",
+                 ljm_value_kind_name(st->value));
+  ljm_buf_printf(&b, "%s\n|---:|---:|:---|\n", header_of(st->value));
+  for (size_t i = 0; i < nr; i++) {
+    const MdRow *r = &rows[i];
+    if (r->bytes < st->o.min_bytes || (st->o.top && shown >= st->o.top)) {
+      hid_count += r->count;
+      hid_bytes += r->bytes;
+      continue;
+    }
+    ljm_buf_printf(&b, "| %s | %s | ", ljm_fmt_thousands(c1, r->count),
+                   ljm_fmt_thousands(c2, r->bytes));
+    md_code(&b, r->s->name, r->s->name_len);
+    ljm_buf_puts(&b, " |\n");
+    shown++;
+  }
+  ljm_buf_printf(&b, "\nTotal: %s %s, %s bytes in %zu sites",
+                 ljm_fmt_thousands(c1, all_count), count_word(st->value),
+                 ljm_fmt_thousands(c2, all_bytes), nr);
+  if (shown < nr) {
+    ljm_buf_printf(&b, "; %zu hidden by --min-bytes/--top (%s %s, ",
+                   nr - shown, ljm_fmt_thousands(c1, hid_count),
+                   count_word(st->value));
+    ljm_buf_printf(&b, "%s bytes)", ljm_fmt_thousands(c2, hid_bytes));
+  }
+  ljm_buf_puts(&b, ".\n");
+  if (b.oom) goto oom;
+  fwrite(b.p, 1, b.len, st->out);
+  free(rows);
+  ljm_buf_free(&b);
+  return 0;
+oom:
+  snprintf(err, errlen, "out of memory");
+  free(rows);
+  ljm_buf_free(&b);
+  return -1;
+}
+
+static int md_finish(void *p, const LjmModel *m, char *err, size_t errlen)
+{
+  MdState *st = p;
+  int rc = md_write(st, m, err, errlen);
+  free(st);
+  return rc;
+}
+
+static const char *const md_suffixes[] = {".md", ".markdown", NULL};
+
+const LjmExporter ljm_exporter_markdown = {
+  .name = "markdown",
+  .summary = "Markdown table of sites by size (--min-bytes, --top)",
+  .suffixes = md_suffixes,
+  .binary = 0,
+  .streaming = 0,
+  .begin = md_begin,
+  .on_event = NULL,
+  .finish = md_finish,
+};

@@ -1,0 +1,546 @@
+/* pprof.c -- the pprof exporter: a gzip-compressed perftools Profile.
+**
+** ljm has no call stacks, so each site becomes a short synthetic stack
+** (innermost first):
+**
+**   Lua site       [function:line, file]      file = a frame named after the
+**                                             chunk's file, so -top's cum column
+**                                             and flame graphs group by file
+**   C site         [C function]
+**   INTERNAL       [INTERNAL]
+**   TRACE site     [TRACE [n], <stack of the trace's start site>] when the
+**                  start is known, else [TRACE [n]]
+**
+** One Function per Lua prototype (system_name "chunk:linedefined"), one per
+** file frame, C symbol, trace number and INTERNAL; one Location per
+** distinct (function, line). Each site with a non-zero figure gives one
+** Sample [alloc_objects, alloc_space, inuse_objects, inuse_space]; their
+** sums are the model's totals. All Locations point at one pseudo Mapping so
+** that pprof does not ask for the main binary.
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "exporters/ljm_exporter.h"
+#include "exporters/pprof/profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+#define NVALUES 4
+#define MAXFRAMES 4
+
+/* -- Growable arrays and a string/number index --------------------------- */
+
+/* Grows *p (elements of size sz) so that index n fits; 0 or -1. */
+static int grow(void *p, size_t *cap, size_t n, size_t sz)
+{
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 64;
+  while (nc <= n) nc *= 2;
+  void *q = realloc(*(void **)p, nc * sz);
+  if (!q) return -1;
+  *(void **)p = q;
+  *cap = nc;
+  return 0;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+  uint64_t h = 1469598103934665603ull;  /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+/* Open-addressing map from a 64-bit hash + key check to a value > 0. */
+typedef struct Slot {
+  uint64_t h;
+  uint64_t key;   /* strings: index into the owner's table; else the key */
+  uint64_t val;   /* 0: empty */
+} Slot;
+
+typedef struct Map {
+  Slot *slot;
+  size_t cap, n;  /* cap is a power of two */
+} Map;
+
+static int map_grow(Map *m)
+{
+  size_t nc = m->cap ? m->cap * 2 : 256;
+  Slot *ns = calloc(nc, sizeof(Slot));
+  if (!ns) return -1;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->slot[i].val) continue;
+    size_t j = m->slot[i].h & (nc - 1);
+    while (ns[j].val) j = (j + 1) & (nc - 1);
+    ns[j] = m->slot[i];
+  }
+  free(m->slot);
+  m->slot = ns;
+  m->cap = nc;
+  return 0;
+}
+
+/* -- Builder state ------------------------------------------------------ */
+
+typedef struct Builder {
+  char **str;             /* string table; str[0] = "" */
+  size_t nstr, capstr;
+  Map strmap;             /* string -> index + 1 */
+  PbFunction *fn;         /* fn[i].id == i + 1 */
+  size_t nfn, capfn;
+  Map fnmap;              /* system_name string index -> function id */
+  PbLocation *loc;        /* loc[i].id == i + 1 */
+  PbLine *line;           /* one Line per Location */
+  size_t nloc, caploc, capline;
+  Map locmap;             /* (function id, line) -> location id */
+  PbSample *smp;
+  uint64_t *ids;          /* location ids, MAXFRAMES per sample */
+  int64_t *vals;          /* NVALUES per sample */
+  size_t nsmp, capsmp, capids, capvals;
+  int oom;
+} Builder;
+
+/* Copies s[0..n) with names made safe for every viewer: valid UTF-8 (bad
+** bytes become U+FFFD), no control characters, no angle brackets. */
+static char *clean_name(const char *s, size_t n)
+{
+  char *o = malloc(n * 3 + 1), *p = o;
+  if (!o) return NULL;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+      *p++ = c < 0x20 || c == 0x7f ? ' ' : c == '<' ? '(' : c == '>' ? ')' : (char)c;
+      i++;
+      continue;
+    }
+    size_t k = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (c >= 0xf5) k = 0;
+    int ok = k && i + k <= n;
+    for (size_t j = 1; ok && j < k; j++)
+      ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
+    if (ok && k == 3) {  /* no overlongs, no surrogates */
+      unsigned char d = (unsigned char)s[i + 1];
+      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
+    } else if (ok && k == 4) {
+      unsigned char d = (unsigned char)s[i + 1];
+      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+    }
+    if (ok) {
+      memcpy(p, s + i, k);
+      p += k;
+      i += k;
+    } else {
+      memcpy(p, "\xef\xbf\xbd", 3);
+      p += 3;
+      i++;
+    }
+  }
+  *p = '\0';
+  return o;
+}
+
+/* Index of the cleaned string s[0..n) in the string table. */
+static int64_t str_n(Builder *b, const char *s, size_t n)
+{
+  if (b->oom) return 0;
+  char *c = clean_name(s, n);
+  if (!c) return b->oom = 1, 0;
+  size_t len = strlen(c);
+  if (len == 0) return free(c), 0;
+  if (b->strmap.n * 2 >= b->strmap.cap && map_grow(&b->strmap))
+    return free(c), b->oom = 1, 0;
+  uint64_t h = hash_bytes(c, len);
+  size_t j = h & (b->strmap.cap - 1);
+  for (Slot *sl; (sl = &b->strmap.slot[j])->val; j = (j + 1) & (b->strmap.cap - 1))
+    if (sl->h == h && strcmp(b->str[sl->key], c) == 0) return free(c), (int64_t)sl->key;
+  if (grow(&b->str, &b->capstr, b->nstr, sizeof(char *))) return free(c), b->oom = 1, 0;
+  b->str[b->nstr] = c;
+  b->strmap.slot[j] = (Slot){h, b->nstr, 1};
+  b->strmap.n++;
+  return (int64_t)b->nstr++;
+}
+
+/* Same for a C string; very long names (one-line chunks) are cut. */
+static int64_t str(Builder *b, const char *s)
+{
+  size_t n = strlen(s);
+  return str_n(b, s, n < 1024 ? n : 1024);
+}
+
+/* Frame kinds keep equal names of different kinds apart (a C symbol "move"
+** and the bytecode built-in chunk "move"). */
+enum { FK_PROTO = 1, FK_FILE, FK_OTHER };
+
+/* Function id for (kind, system_name string index); created with the other
+** fields on first use. */
+static uint64_t function(Builder *b, int kind, int64_t sys, int64_t name,
+                         int64_t file, int64_t start)
+{
+  if (b->oom) return 0;
+  if (b->fnmap.n * 2 >= b->fnmap.cap && map_grow(&b->fnmap)) return b->oom = 1, 0;
+  uint64_t key = (uint64_t)sys << 2 | (uint64_t)kind;
+  uint64_t h = hash_u64(key);
+  size_t j = h & (b->fnmap.cap - 1);
+  for (Slot *sl; (sl = &b->fnmap.slot[j])->val; j = (j + 1) & (b->fnmap.cap - 1))
+    if (sl->key == key) return sl->val;
+  if (grow(&b->fn, &b->capfn, b->nfn, sizeof(PbFunction))) return b->oom = 1, 0;
+  PbFunction *f = &b->fn[b->nfn];
+  perftools__profiles__function__init(f);
+  f->id = b->nfn + 1;
+  f->name = name;
+  f->system_name = sys;
+  f->filename = file;
+  f->start_line = start;
+  b->fnmap.slot[j] = (Slot){h, key, f->id};
+  b->fnmap.n++;
+  return b->nfn++ + 1;
+}
+
+/* Location id for (function, line). */
+static uint64_t location(Builder *b, uint64_t fid, int64_t line)
+{
+  if (b->oom || !fid) return 0;
+  if (b->locmap.n * 2 >= b->locmap.cap && map_grow(&b->locmap)) return b->oom = 1, 0;
+  uint64_t key = fid << 32 ^ (uint64_t)line;
+  uint64_t h = hash_u64(key);
+  size_t j = h & (b->locmap.cap - 1);
+  for (Slot *sl; (sl = &b->locmap.slot[j])->val; j = (j + 1) & (b->locmap.cap - 1))
+    if (sl->key == key && b->line[sl->val - 1].function_id == fid &&
+        b->line[sl->val - 1].line == line)
+      return sl->val;
+  if (grow(&b->loc, &b->caploc, b->nloc, sizeof(PbLocation)) ||
+      grow(&b->line, &b->capline, b->nloc, sizeof(PbLine)))
+    return b->oom = 1, 0;
+  PbLine *ln = &b->line[b->nloc];
+  perftools__profiles__line__init(ln);
+  ln->function_id = fid;
+  ln->line = line;
+  PbLocation *l = &b->loc[b->nloc];
+  perftools__profiles__location__init(l);
+  l->id = b->nloc + 1;
+  l->mapping_id = 1;
+  b->locmap.slot[j] = (Slot){h, key, l->id};
+  b->locmap.n++;
+  return b->nloc++ + 1;
+}
+
+/* -- Sites to stacks ---------------------------------------------------- */
+
+/* Appends the frames of site s (innermost first) to ids; returns the count. */
+static size_t site_frames(Builder *b, const LjmModel *m, const LjmSite *s,
+                          uint64_t *ids, int depth)
+{
+  size_t n = 0;
+  switch (s->kind) {
+  case LJM_SITE_LUA: {
+    const char *file = *s->file ? s->file : *s->chunk ? s->chunk : "?";
+    /* Unique names: a prototype is its chunk plus the line it is defined
+    ** on; a file frame is the chunk itself. */
+    size_t cl = strlen(s->chunk);
+    int keep = cl < 1000 ? (int)cl : 1000;
+    char *sys = malloc((size_t)keep + 24);
+    if (!sys) return b->oom = 1, 0;
+    snprintf(sys, (size_t)keep + 24, "%.*s:%" PRIu64, keep, s->chunk, s->func_line);
+    int64_t fs = str(b, file);
+    uint64_t f = function(b, FK_PROTO, str(b, sys), str(b, s->func), fs,
+                          (int64_t)s->func_line);
+    free(sys);
+    ids[n++] = location(b, f, s->line);
+    int64_t cs = *s->chunk ? str(b, s->chunk) : fs;
+    ids[n++] = location(b, function(b, FK_FILE, cs, fs, fs, 0), 0);
+    break;
+  }
+  case LJM_SITE_TRACE: {
+    int64_t nm = str(b, s->func);
+    ids[n++] = location(b, function(b, FK_OTHER, nm, nm, 0, 0), 0);
+    if (depth == 0 && s->trace_start != LJM_NO_SITE &&
+        s->trace_start < ljm_model_nsites(m)) {
+      const LjmSite *st = ljm_model_site(m, s->trace_start);
+      if (st->kind != LJM_SITE_TRACE) n += site_frames(b, m, st, ids + n, 1);
+    }
+    break;
+  }
+  default: {  /* C and INTERNAL: one frame named by the function */
+    int64_t nm = str(b, s->func);
+    ids[n++] = location(b, function(b, FK_OTHER, nm, nm, 0, 0), 0);
+    break;
+  }
+  }
+  return n;
+}
+
+static int64_t clamp(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+static void add_sample(Builder *b, const LjmModel *m, const LjmSite *s)
+{
+  const LjmFigures *f = &s->fig;
+  if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
+    return;
+  size_t i = b->nsmp;
+  if (grow(&b->smp, &b->capsmp, i, sizeof(PbSample)) ||
+      grow(&b->ids, &b->capids, (i + 1) * MAXFRAMES, sizeof(uint64_t)) ||
+      grow(&b->vals, &b->capvals, (i + 1) * NVALUES, sizeof(int64_t))) {
+    b->oom = 1;
+    return;
+  }
+  uint64_t *ids = b->ids + i * MAXFRAMES;
+  int64_t *v = b->vals + i * NVALUES;
+  size_t n = site_frames(b, m, s, ids, 0);
+  v[0] = clamp(f->alloc_count);
+  v[1] = clamp(f->alloc_bytes);
+  v[2] = clamp(f->inuse_count);
+  v[3] = clamp(f->inuse_bytes);
+  perftools__profiles__sample__init(&b->smp[i]);
+  b->smp[i].n_location_id = n;
+  b->smp[i].n_value = NVALUES;
+  b->nsmp++;
+}
+
+/* -- Output ------------------------------------------------------------- */
+
+/* Writes buf gzip-compressed to out; 0 or -1. */
+static int write_gzip(FILE *out, const uint8_t *buf, size_t len, char *err,
+                      size_t errlen)
+{
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    snprintf(err, errlen, "pprof: zlib initialisation failed");
+    return -1;
+  }
+  uint8_t chunk[65536];
+  int rc = Z_OK;
+  z.next_in = (uint8_t *)buf;
+  z.avail_in = (uInt)len;  /* profiles of sites stay far below 4 GiB */
+  while (rc != Z_STREAM_END) {
+    z.next_out = chunk;
+    z.avail_out = sizeof chunk;
+    rc = deflate(&z, Z_FINISH);
+    if (rc == Z_STREAM_ERROR) break;
+    size_t have = sizeof chunk - z.avail_out;
+    if (have && fwrite(chunk, 1, have, out) != have) {
+      rc = Z_ERRNO;
+      break;
+    }
+  }
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) {
+    snprintf(err, errlen, "pprof: writing failed: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* -- The exporter ------------------------------------------------------- */
+
+typedef struct State {
+  LjmExportOptions o;
+  FILE *out;
+} State;
+
+static const char *default_type(LjmValueKind k)
+{
+  switch (k) {
+  case LJM_VALUE_ALLOC_COUNT: return "alloc_objects";
+  case LJM_VALUE_INUSE_BYTES: return "inuse_space";
+  case LJM_VALUE_INUSE_COUNT: return "inuse_objects";
+  default: return "alloc_space";
+  }
+}
+
+static void *pprof_begin(const LjmExportOptions *o, FILE *out, char *err,
+                         size_t errlen)
+{
+  if (o->value == LJM_VALUE_PEAK_BYTES) {
+    snprintf(err, errlen, "pprof has no peak column; use --value alloc_bytes, "
+             "alloc_count, inuse_bytes or inuse_count");
+    return NULL;
+  }
+  State *st = calloc(1, sizeof *st);
+  if (!st) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  st->o = *o;
+  st->out = out;
+  return st;
+}
+
+static void builder_free(Builder *b)
+{
+  for (size_t i = 0; i < b->nstr; i++) free(b->str[i]);
+  free(b->str);
+  free(b->strmap.slot);
+  free(b->fn);
+  free(b->fnmap.slot);
+  free(b->loc);
+  free(b->line);
+  free(b->locmap.slot);
+  free(b->smp);
+  free(b->ids);
+  free(b->vals);
+}
+
+/* Adds the comment lines: source, stream versions, peak, truncation. */
+static size_t comments(Builder *b, const LjmModel *m, const State *st,
+                       int64_t *c)
+{
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  const LjmTotals *t = ljm_model_totals(m);
+  const char *src = st->o.in_path ? st->o.in_path : si->path ? si->path : "?";
+  char line[512];
+  size_t n = 0;
+  snprintf(line, sizeof line, "LuaJIT memprof profile %s", src);
+  c[n++] = str(b, line);
+  snprintf(line, sizeof line, "stream: ljs v%d, ljm v%d%s, %" PRIu64 " events",
+           si->ljs_version, si->ljm_version, si->gzip ? ", gzip" : "", t->events);
+  c[n++] = str(b, line);
+  snprintf(line, sizeof line, "peak live: %" PRIu64 " bytes in %" PRIu64 " objects",
+           t->fig.peak_bytes, t->fig.peak_count);
+  c[n++] = str(b, line);
+  if (si->truncated) {
+    snprintf(line, sizeof line, "stream cut at byte %" PRIu64, si->truncated_at);
+    c[n++] = str(b, line);
+  }
+  return n;
+}
+
+static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
+{
+  State *st = vst;
+  Builder b;
+  memset(&b, 0, sizeof b);
+  int rc = -1;
+  uint8_t *buf = NULL;
+  if (grow(&b.str, &b.capstr, 0, sizeof(char *)) || !(b.str[0] = calloc(1, 1))) {
+    snprintf(err, errlen, "out of memory");
+    goto done;
+  }
+  b.nstr = 1;
+
+  static const char *const types[NVALUES][2] = {
+    {"alloc_objects", "count"}, {"alloc_space", "bytes"},
+    {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+  PbValueType vt[NVALUES], period_type;
+  PbValueType *vtp[NVALUES];
+  for (int i = 0; i < NVALUES; i++) {
+    perftools__profiles__value_type__init(&vt[i]);
+    vt[i].type = str(&b, types[i][0]);
+    vt[i].unit = str(&b, types[i][1]);
+    vtp[i] = &vt[i];
+  }
+  perftools__profiles__value_type__init(&period_type);
+  period_type.type = str(&b, "space");
+  period_type.unit = str(&b, "bytes");
+
+  PbMapping map;
+  PbMapping *mapp = &map;
+  perftools__profiles__mapping__init(&map);
+  map.id = 1;
+  map.filename = str(&b, "luajit");
+  map.has_functions = map.has_filenames = map.has_line_numbers = 1;
+
+  size_t ns = ljm_model_nsites(m);
+  for (uint32_t i = 0; i < ns; i++) add_sample(&b, m, ljm_model_site(m, i));
+
+  int64_t cm[4];
+  size_t ncm = comments(&b, m, st, cm);
+  int64_t dst = str(&b, default_type(st->o.value));
+  if (b.oom) {
+    snprintf(err, errlen, "out of memory");
+    goto done;
+  }
+
+  /* Pointer arrays only now: the element arrays no longer move. */
+  PbSample **sp = malloc((b.nsmp + 1) * sizeof *sp);
+  PbLocation **lp = malloc((b.nloc + 1) * sizeof *lp);
+  PbLine **lnp = malloc((b.nloc + 1) * sizeof *lnp);
+  PbFunction **fp = malloc((b.nfn + 1) * sizeof *fp);
+  if (!sp || !lp || !lnp || !fp) {
+    snprintf(err, errlen, "out of memory");
+    goto out_ptrs;
+  }
+  for (size_t i = 0; i < b.nsmp; i++) {
+    b.smp[i].location_id = b.ids + i * MAXFRAMES;
+    b.smp[i].value = b.vals + i * NVALUES;
+    sp[i] = &b.smp[i];
+  }
+  for (size_t i = 0; i < b.nloc; i++) {
+    lnp[i] = &b.line[i];
+    b.loc[i].n_line = 1;
+    b.loc[i].line = &lnp[i];
+    lp[i] = &b.loc[i];
+  }
+  for (size_t i = 0; i < b.nfn; i++) fp[i] = &b.fn[i];
+
+  PbProfile p;
+  perftools__profiles__profile__init(&p);
+  p.n_sample_type = NVALUES;
+  p.sample_type = vtp;
+  p.n_sample = b.nsmp;
+  p.sample = sp;
+  p.n_mapping = 1;
+  p.mapping = &mapp;
+  p.n_location = b.nloc;
+  p.location = lp;
+  p.n_function = b.nfn;
+  p.function = fp;
+  p.n_string_table = b.nstr;
+  p.string_table = b.str;
+  p.period_type = &period_type;
+  p.period = 1;
+  p.n_comment = ncm;
+  p.comment = cm;
+  p.default_sample_type = dst;
+
+  size_t len = perftools__profiles__profile__get_packed_size(&p);
+  buf = malloc(len ? len : 1);
+  if (!buf) {
+    snprintf(err, errlen, "out of memory");
+    goto out_ptrs;
+  }
+  perftools__profiles__profile__pack(&p, buf);
+  rc = write_gzip(st->out, buf, len, err, errlen);
+
+out_ptrs:
+  free(sp);
+  free(lp);
+  free(lnp);
+  free(fp);
+done:
+  free(buf);
+  builder_free(&b);
+  free(st);
+  return rc;
+}
+
+static const char *const pprof_suffixes[] = {".pb.gz", ".pprof", NULL};
+
+const LjmExporter ljm_exporter_pprof = {
+  .name = "pprof",
+  .summary = "pprof profile (gzip protobuf) for go tool pprof",
+  .suffixes = pprof_suffixes,
+  .binary = 1,
+  .streaming = 0,
+  .begin = pprof_begin,
+  .on_event = NULL,
+  .finish = pprof_finish,
+};

@@ -1,0 +1,298 @@
+/* svg.c -- a self-contained interactive flame graph, written with libxml2.
+**
+** Frames come from svg_tree (paths of common/frames.h, merged, children
+** sorted by name); the root "all" is at the bottom. Every frame is a
+**   <g class="lua|c|jit|internal" ljm:x ljm:v ljm:depth>
+**     <title>NAME (N unit, P%)</title><rect/><text>label</text></g>
+** where ljm:x and ljm:v are exact integers in the graph's unit, so a
+** parent's ljm:v is its own value plus its children's. CSS and script are
+** embedded (svg_assets.c); nothing outside the file is needed.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/xmlwriter.h>
+
+#include "exporters/common/utf8.h"
+#include "exporters/common/value.h"
+#include "exporters/ljm_exporter.h"
+#include "exporters/svg/svg_assets.h"
+#include "exporters/svg/svg_tree.h"
+
+#define SVG_WIDTH 1200
+#define SVG_XPAD 10
+#define SVG_FRAME_H 16
+#define SVG_TOP 72     /* title, subtitle, legend */
+#define SVG_BOTTOM 34  /* details line */
+#define SVG_FONT_W 7.0 /* average glyph width at 12px, for labels */
+
+typedef struct SvgState {
+  FILE *out;
+  LjmExportOptions o;
+  LjmValueKind value;
+} SvgState;
+
+static void *svg_begin(const LjmExportOptions *o, FILE *out, char *err,
+                       size_t errlen)
+{
+  SvgState *st = calloc(1, sizeof(*st));
+  if (!st) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  st->out = out;
+  st->o = *o;
+  st->value = ljm_value_resolve(o->value);
+  return st;
+}
+
+static int out_write(void *ctx, const char *buf, int len)
+{
+  return fwrite(buf, 1, (size_t)len, ctx) == (size_t)len ? len : -1;
+}
+
+static int out_close(void *ctx) { return 0; }
+
+/* -- Colours ------------------------------------------------------------- */
+
+static const char *kind_class(LjmSiteKind k)
+{
+  switch (k) {
+  case LJM_SITE_LUA: return "lua";
+  case LJM_SITE_C: return "c";
+  case LJM_SITE_TRACE: return "jit";
+  default: return "internal";
+  }
+}
+
+/* Base colour and spread per kind: Lua green, C blue, JIT orange, internal
+** grey. A hash of the name picks the shade, so a frame keeps its colour. */
+static void frame_fill(char *buf, size_t len, LjmSiteKind k, const char *name,
+                       size_t nlen, int root)
+{
+  static const int base[4][3] = {
+    {150, 150, 150}, {60, 170, 60}, {70, 130, 210}, {235, 130, 30}};
+  static const int spread[4][3] = {
+    {50, 50, 50}, {60, 60, 40}, {50, 50, 40}, {20, 80, 40}};
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < nlen; i++) h = (h ^ (unsigned char)name[i]) * 16777619u;
+  int ki = root ? 0 : (int)k;
+  if (ki < 0 || ki > 3) ki = 0;
+  double v = (h % 1000) / 1000.0;
+  snprintf(buf, len, "rgb(%d,%d,%d)", base[ki][0] + (int)(v * spread[ki][0]),
+           base[ki][1] + (int)(v * spread[ki][1]),
+           base[ki][2] + (int)(v * spread[ki][2]));
+}
+
+/* -- Writing --------------------------------------------------------------- */
+
+/* Label that fits w pixels: the name, cut to whole code points + "..". */
+static void label_of(LjmBuf *b, const char *s, size_t len, double w)
+{
+  long fit = (long)((w - 6) / SVG_FONT_W);
+  size_t cps = 0, i = 0, cut = 0;
+  if (fit < 3) return;
+  while (i < len) {
+    uint32_t cp;
+    i += ljm_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+    cps++;
+    if ((long)cps == fit - 2) cut = i;
+  }
+  if ((long)cps <= fit) {
+    ljm_buf_put(b, s, len);
+  } else {
+    ljm_buf_put(b, s, cut);
+    ljm_buf_puts(b, "..");
+  }
+}
+
+typedef struct SvgCtx {
+  xmlTextWriterPtr w;
+  int bad;            /* a writer call failed */
+  LjmBuf tmp;
+} SvgCtx;
+
+#define W(call) do { if ((call) < 0) c->bad = 1; } while (0)
+#define X(s) ((const xmlChar *)(s))
+
+static void el_text(SvgCtx *c, const char *id, double x, double y,
+                    const char *cls, const char *text)
+{
+  W(xmlTextWriterStartElement(c->w, X("text")));
+  if (id) W(xmlTextWriterWriteAttribute(c->w, X("id"), X(id)));
+  if (cls) W(xmlTextWriterWriteAttribute(c->w, X("class"), X(cls)));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("x"), "%.2f", x));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("y"), "%.2f", y));
+  W(xmlTextWriterWriteString(c->w, X(text)));
+  W(xmlTextWriterEndElement(c->w));
+}
+
+static void el_rect(SvgCtx *c, double x, double y, double w, double h,
+                    const char *fill)
+{
+  W(xmlTextWriterStartElement(c->w, X("rect")));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("x"), "%.2f", x));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("y"), "%.2f", y));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("width"), "%.2f", w));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("height"), "%.2f", h));
+  W(xmlTextWriterWriteAttribute(c->w, X("fill"), X(fill)));
+  W(xmlTextWriterWriteAttribute(c->w, X("rx"), X("2")));
+  W(xmlTextWriterWriteAttribute(c->w, X("ry"), X("2")));
+  W(xmlTextWriterEndElement(c->w));
+}
+
+static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
+                       int height)
+{
+  char num[LJM_THOUSANDS_MAX];
+  const char *unit = ljm_value_unit(st->value);
+  const char *in = st->o.in_path ? st->o.in_path : "-";
+  W(xmlTextWriterStartDocument(c->w, "1.0", "UTF-8", "no"));
+  W(xmlTextWriterWriteDTD(c->w, X("svg"), X("-//W3C//DTD SVG 1.1//EN"),
+                          X("http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd"),
+                          NULL));
+  W(xmlTextWriterStartElement(c->w, X("svg")));
+  W(xmlTextWriterWriteAttribute(c->w, X("version"), X("1.1")));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("width"), "%d", SVG_WIDTH));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("height"), "%d", height));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("viewBox"), "0 0 %d %d",
+                                      SVG_WIDTH, height));
+  W(xmlTextWriterWriteAttribute(c->w, X("onload"), X("init(evt)")));
+  W(xmlTextWriterWriteAttribute(c->w, X("xmlns"), X("http://www.w3.org/2000/svg")));
+  W(xmlTextWriterWriteAttribute(c->w, X("xmlns:ljm"), X(SVG_LJM_NS)));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:total"), "%" PRIu64,
+                                      t->nodes[0].total));
+  W(xmlTextWriterWriteAttribute(c->w, X("ljm:value"),
+                                X(ljm_value_kind_name(st->value))));
+  W(xmlTextWriterWriteAttribute(c->w, X("ljm:unit"), X(unit)));
+
+  W(xmlTextWriterStartElement(c->w, X("style")));
+  W(xmlTextWriterWriteAttribute(c->w, X("type"), X("text/css")));
+  W(xmlTextWriterWriteCDATA(c->w, X(svg_css)));
+  W(xmlTextWriterEndElement(c->w));
+  W(xmlTextWriterStartElement(c->w, X("script")));
+  W(xmlTextWriterWriteAttribute(c->w, X("type"), X("text/ecmascript")));
+  W(xmlTextWriterWriteCDATA(c->w, X(svg_script)));
+  W(xmlTextWriterEndElement(c->w));
+
+  el_rect(c, 0, 0, SVG_WIDTH, height, "rgb(248,248,240)");
+  ljm_buf_reset(&c->tmp);
+  ljm_buf_printf(&c->tmp, "LuaJIT memory flame graph: %s",
+                 ljm_value_kind_name(st->value));
+  el_text(c, "title", SVG_WIDTH / 2.0, 24, NULL, ljm_buf_str(&c->tmp));
+  ljm_buf_reset(&c->tmp);
+  ljm_text_clean(&c->tmp, in, strlen(in), 0);
+  ljm_buf_printf(&c->tmp, ": %s %s in total", ljm_fmt_thousands(num, t->nodes[0].total), unit);
+  el_text(c, "subtitle", SVG_WIDTH / 2.0, 44, NULL, ljm_buf_str(&c->tmp));
+  el_text(c, "unzoom", SVG_XPAD, 24, "hide", "Reset Zoom");
+  el_text(c, "search", SVG_WIDTH - SVG_XPAD, 24, NULL, "Search");
+  el_text(c, "details", SVG_XPAD, height - 12, NULL, " ");
+  el_text(c, "matched", SVG_WIDTH - SVG_XPAD, height - 12, NULL, " ");
+  /* Legend: one swatch per kind. */
+  static const char *const names[4] = {"internal", "Lua", "C", "JIT"};
+  static const LjmSiteKind kinds[4] = {LJM_SITE_INTERNAL, LJM_SITE_LUA,
+                                       LJM_SITE_C, LJM_SITE_TRACE};
+  for (int i = 0; i < 4; i++) {
+    char fill[32];
+    double x = SVG_XPAD + i * 90;
+    frame_fill(fill, sizeof(fill), kinds[i], "", 0, 0);
+    el_rect(c, x, 50, 12, 12, fill);
+    el_text(c, NULL, x + 16, 60, NULL, names[i]);
+  }
+}
+
+static void write_frame(SvgCtx *c, const SvgTree *t, size_t i, double scale,
+                        int height, const char *unit)
+{
+  const SvgNode *nd = &t->nodes[i];
+  const char *name = t->names.p + nd->name_off;
+  uint64_t total = t->nodes[0].total;
+  double x = SVG_XPAD + nd->x * scale;
+  double w = i == 0 ? SVG_WIDTH - 2 * SVG_XPAD : nd->total * scale;
+  double y = height - SVG_BOTTOM - (nd->depth + 1.0) * SVG_FRAME_H;
+  char num[LJM_THOUSANDS_MAX], fill[32];
+
+  W(xmlTextWriterStartElement(c->w, X("g")));
+  W(xmlTextWriterWriteAttribute(c->w, X("class"),
+                                X(i == 0 ? "internal" : kind_class(nd->kind))));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:x"), "%" PRIu64, nd->x));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:v"), "%" PRIu64, nd->total));
+  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:depth"), "%" PRIu32, nd->depth));
+  ljm_buf_reset(&c->tmp);
+  ljm_buf_put(&c->tmp, name, nd->name_len);
+  ljm_buf_printf(&c->tmp, " (%s %s, %.2f%%)", ljm_fmt_thousands(num, nd->total),
+                 unit, total ? 100.0 * nd->total / total : 100.0);
+  W(xmlTextWriterStartElement(c->w, X("title")));
+  W(xmlTextWriterWriteString(c->w, X(ljm_buf_str(&c->tmp))));
+  W(xmlTextWriterEndElement(c->w));
+  frame_fill(fill, sizeof(fill), nd->kind, name, nd->name_len, i == 0);
+  el_rect(c, x, y, w, SVG_FRAME_H - 1, fill);
+  ljm_buf_reset(&c->tmp);
+  label_of(&c->tmp, name, nd->name_len, w);
+  el_text(c, NULL, x + 3, y + 11.5, NULL, ljm_buf_str(&c->tmp));
+  W(xmlTextWriterEndElement(c->w));
+}
+
+static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
+{
+  SvgTree t;
+  SvgCtx ctx = {0}, *c = &ctx;
+  if (svg_tree_build(&t, m, st->value) < 0) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  int height = SVG_TOP + (int)(t.maxdepth + 1) * SVG_FRAME_H + SVG_BOTTOM;
+  double scale = t.nodes[0].total
+                     ? (double)(SVG_WIDTH - 2 * SVG_XPAD) / t.nodes[0].total
+                     : 0;
+  xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(out_write, out_close,
+                                                  st->out, NULL);
+  c->w = ob ? xmlNewTextWriter(ob) : NULL;
+  if (!c->w) {
+    if (ob) xmlOutputBufferClose(ob);
+    svg_tree_free(&t);
+    snprintf(err, errlen, "cannot create the XML writer");
+    return -1;
+  }
+  xmlTextWriterSetIndent(c->w, 0);
+  write_head(c, st, &t, height);
+  W(xmlTextWriterStartElement(c->w, X("g")));
+  W(xmlTextWriterWriteAttribute(c->w, X("id"), X("frames")));
+  for (size_t i = 0; i < t.n; i++) {
+    write_frame(c, &t, i, scale, height, ljm_value_unit(st->value));
+    W(xmlTextWriterWriteString(c->w, X("\n")));
+  }
+  W(xmlTextWriterEndDocument(c->w));  /* closes every open element */
+  xmlFreeTextWriter(c->w);           /* flushes and frees ob */
+  int bad = c->bad || c->tmp.oom;
+  ljm_buf_free(&c->tmp);
+  svg_tree_free(&t);
+  if (bad) {
+    snprintf(err, errlen, "writing the SVG failed");
+    return -1;
+  }
+  return 0;
+}
+
+static int svg_finish(void *p, const LjmModel *m, char *err, size_t errlen)
+{
+  SvgState *st = p;
+  int rc = svg_write(st, m, err, errlen);
+  free(st);
+  return rc;
+}
+
+static const char *const svg_suffixes[] = {".svg", NULL};
+
+const LjmExporter ljm_exporter_svg = {
+  .name = "svg",
+  .summary = "interactive flame graph (SVG with tooltips, zoom and search)",
+  .suffixes = svg_suffixes,
+  .binary = 0,
+  .streaming = 0,
+  .begin = svg_begin,
+  .on_event = NULL,
+  .finish = svg_finish,
+};

@@ -1,0 +1,123 @@
+/* text.c -- the Tarantool memprof report (ljm-format.md §3.5-3.7), byte for
+** byte; rows with equal keys come in the model's documented order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporters/ljm_exporter.h"
+#include "exporters/text/bytes_fmt.h"
+
+typedef struct TextState {
+  FILE *out;
+  int human, leak_only;
+} TextState;
+
+static void put_str(FILE *out, LjmStr s) { fwrite(s.s, 1, s.len, out); }
+
+static void put_bytes(const TextState *t, double n)
+{
+  char buf[64];
+  ljm_fmt_bytes(buf, sizeof(buf), n, t->human);
+  fputs(buf, t->out);
+}
+
+static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
+                        const char *title)
+{
+  const LjmRow *rows;
+  size_t n = ljm_model_rows(m, sec, &rows);
+  fprintf(t->out, "%s\n", title);
+  for (size_t i = 0; i < n; i++) {
+    const LjmRow *r = &rows[i];
+    put_str(t->out, r->name);
+    fprintf(t->out, ": %llu events\t+", (unsigned long long)r->num);
+    put_bytes(t, r->alloc);
+    fputs("\t-", t->out);
+    put_bytes(t, r->free);
+    fputc('\n', t->out);
+    if (r->noverrides) {
+      fputs("\tOverrides:\n", t->out);
+      for (size_t k = 0; k < r->noverrides; k++) {
+        fputs("\t\t", t->out);
+        put_str(t->out, r->overrides[k]);
+        fputc('\n', t->out);
+      }
+      fputc('\n', t->out);
+    }
+  }
+  fputc('\n', t->out);
+}
+
+static void put_summary(const TextState *t, const LjmModel *m)
+{
+  const LjmHeapLine *lines;
+  size_t n = ljm_model_heap_summary(m, &lines);
+  fputs("HEAP SUMMARY:\n", t->out);
+  for (size_t i = 0; i < n; i++) {
+    put_str(t->out, lines[i].name);
+    fputs(" holds ", t->out);
+    put_bytes(t, lines[i].dbytes);
+    fprintf(t->out, ": %llu allocs, %llu frees\n", (unsigned long long)lines[i].nalloc,
+            (unsigned long long)lines[i].nfree);
+  }
+  fputc('\n', t->out);
+}
+
+/* Non-empty lines of each aliased chunk, numbered from 1 (§3.7). */
+static void put_aliases(const TextState *t, const LjmModel *m)
+{
+  const LjmAlias *a;
+  size_t n = ljm_model_aliases(m, &a);
+  if (!n) return;
+  fputs("ALIASES:\n", t->out);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(t->out, "function_alias_%u:\n", a[i].number);
+    const char *p = a[i].text.s, *end = p + a[i].text.len;
+    unsigned k = 0;
+    while (p < end) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      const char *stop = nl ? nl : end;
+      if (stop > p) {
+        fprintf(t->out, "%u\t| ", ++k);
+        fwrite(p, 1, (size_t)(stop - p), t->out);
+        fputc('\n', t->out);
+      }
+      p = nl ? nl + 1 : end;
+    }
+    fputs("\n\n", t->out);
+  }
+}
+
+static void *text_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
+{
+  TextState *t = calloc(1, sizeof(*t));
+  if (!t) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  t->out = out;
+  t->human = o->human_readable;
+  t->leak_only = o->leak_only;
+  return t;
+}
+
+static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
+{
+  TextState *t = st;
+  if (!t->leak_only) {
+    put_section(t, m, LJM_SEC_ALLOC, "ALLOCATIONS");
+    put_section(t, m, LJM_SEC_REALLOC, "REALLOCATIONS");
+    put_section(t, m, LJM_SEC_FREE, "DEALLOCATIONS");
+  }
+  put_summary(t, m);
+  put_aliases(t, m);
+  free(t);
+  return 0;
+}
+
+static const char *const text_suffixes[] = { ".txt", NULL };
+
+const LjmExporter ljm_exporter_text = {
+  "text", "the Tarantool memprof text report (ljm report)", text_suffixes, 0, 0,
+  text_begin, NULL, text_finish
+};

@@ -1,0 +1,15 @@
+/* lib_recorder.h -- the Lua binding: require "ljm.recorder", misc.memprof. */
+#ifndef LIB_RECORDER_H
+#define LIB_RECORDER_H
+
+#include <lua.h>
+
+/* Pushes the module table {start, stop, is_running}. */
+int ljm_recorder_open(lua_State *L);
+/* Sets the global misc.memprof to that table (misc created if absent),
+** so scripts written for Tarantool run unchanged. */
+void ljm_recorder_open_misc(lua_State *L);
+/* Entry point for require "ljm.recorder" (ljm/recorder.so). */
+int luaopen_ljm_recorder(lua_State *L);
+
+#endif

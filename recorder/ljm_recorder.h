@@ -1,0 +1,79 @@
+/* ljm_recorder.h -- record ljm memory profiles of a stock LuaJIT 2.1 VM.
+**
+** The recorder wraps the VM's allocator (lua_setallocf) and writes the
+** standard stream ("ljs" v3 symbol table, then "ljm" v3 events) that
+** Tarantool's misc.memprof writes, with each allocation charged to the
+** Lua line, C function, trace or VM-internal work that caused it. See
+** recorder/README section "Recording" for the rules.
+**
+** Usage from a host program:
+**
+**   LjmRecError err;
+**   LjmRecorder *r = ljm_recorder_start_path(L, "out.ljm", &err);
+**   if (!r) fprintf(stderr, "%s\n", err.msg);
+**   ... run Lua code ...
+**   if (ljm_recorder_stop(r, &err)) fprintf(stderr, "%s\n", err.msg);
+**
+** Several recordings may run at once on the same VM (each stream gets
+** every event); only one VM per process can be recorded at a time. Not
+** thread safe: call from the thread that runs the VM. lua_close() and
+** exit() end every running recording with a complete stream; the handle
+** must still be passed to ljm_recorder_stop() to free it.
+*/
+#ifndef LJM_RECORDER_H
+#define LJM_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LjmRecorder LjmRecorder;
+
+/* Error report: an errno value and a one-line message. */
+typedef struct LjmRecError {
+  int code;          /* errno value (EINVAL for misuse, ENOTSUP for a
+                        LuaJIT build the recorder does not match) */
+  char msg[256];     /* e.g. "out.ljm: Permission denied" */
+} LjmRecError;
+
+/* Caller-supplied sink: must take all of data[0..len) and return 0, or
+** return an errno value, which stops the recording. Called with whole
+** buffers (8 MiB) and at stop. */
+typedef int (*LjmRecWriteFn)(void *ud, const void *data, size_t len);
+
+/* Starts recording L's VM into a file (created with mode 0644). The file
+** is truncated only once the start has succeeded. NULL on failure. */
+LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
+                                     LjmRecError *err);
+/* Starts recording into an open file descriptor (not closed at stop). */
+LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err);
+/* Starts recording into a writer callback. */
+LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
+                                       void *ud, LjmRecError *err);
+
+/* Ends the stream (final 0x80 byte), flushes, closes an owned file and
+** frees r. Returns 0, or an errno value when a write failed at any time
+** (the stream then stops where the failure happened). NULL r: EINVAL. */
+int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err);
+
+/* 1 while events are being recorded; 0 after a write error, lua_close()
+** or exit() ended the stream. */
+int ljm_recorder_is_running(const LjmRecorder *r);
+
+/* Bytes handed to the sink so far. */
+uint64_t ljm_recorder_bytes(const LjmRecorder *r);
+
+/* Checks that the VM of L matches the LuaJIT internals the recorder was
+** compiled against; 0 if it does, else ENOTSUP with the reason. */
+int ljm_recorder_check(lua_State *L, LjmRecError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,84 @@
+/* rec_check.c -- refuse to run on a LuaJIT that does not match our headers.
+**
+** The recorder reads global_State, lua_State, frames and traces through
+** the internal headers of one LuaJIT build. Each check below compares a
+** value read through those layouts with the same value obtained through
+** the public API; any difference means another build (other version,
+** GC64 vs. not, other options) and recording would read garbage.
+*/
+#include "rec_check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "luajit.h"
+#include "rec_lj.h"
+
+#ifndef LJM_LUAJIT_SOURCE_VERSION
+#define LJM_LUAJIT_SOURCE_VERSION "unknown"
+#endif
+
+static int fail(LjmRecError *err, const char *what)
+{
+  if (err) {
+    err->code = ENOTSUP;
+    snprintf(err->msg, sizeof(err->msg),
+             "this LuaJIT does not match the build the recorder was compiled "
+             "for (Debian luajit %s, " LUAJIT_VERSION "%s): %s",
+             LJM_LUAJIT_SOURCE_VERSION, LJ_GC64 ? ", GC64" : "", what);
+  }
+  return ENOTSUP;
+}
+
+int rec_check(lua_State *L, LjmRecError *err)
+{
+  global_State *g;
+  void *ud = NULL;
+  lua_Alloc f;
+  const char *s;
+  int top = lua_gettop(L), ok;
+
+  /* lua_State first: only its own fields are read until it passes. */
+  if ((ptrdiff_t)top != L->top - L->base) return fail(err, "lua_State layout");
+  lua_pushnil(L);
+  ok = L->top - L->base == top + 1 && tvisnil(L->top - 1);
+  lua_pop(L, 1);
+  if (!ok) return fail(err, "stack slot layout");
+
+  g = G(L);
+  f = lua_getallocf(L, &ud);
+  if (g->allocf != f || g->allocd != ud) return fail(err, "global_State layout");
+  if (&G2GG(g)->L != mainthread(g) || G(mainthread(g)) != g)
+    return fail(err, "GG_State layout");
+  lua_pushvalue(L, LUA_REGISTRYINDEX);
+  ok = lua_topointer(L, -1) == (const void *)tabV(&g->registrytv);
+  lua_pop(L, 1);
+  if (!ok) return fail(err, "registry anchor");
+  lua_pushlstring(L, "", 0);
+  s = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (s != strdata(&g->strempty)) return fail(err, "string layout");
+  if (g->vmstate < ~(int32_t)(LJ_VMST__MAX - 1) && g->vmstate < 0)
+    return fail(err, "VM state");
+  if ((GCSize)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (GCSize)lua_gc(L, LUA_GCCOUNTB, 0) !=
+      g->gc.total)
+    return fail(err, "GC state layout");
+  {
+    jit_State *J = G2J(g);
+    if (J->sizetrace && (!J->trace || J->freetrace > J->sizetrace))
+      return fail(err, "jit_State layout");
+  }
+  /* The version string as compiled vs. as running (when jit is loaded). */
+  lua_getglobal(L, "jit");
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "version");
+    s = lua_tostring(L, -1);
+    ok = !s || !strcmp(s, LUAJIT_VERSION);
+    lua_pop(L, 2);
+    if (!ok) return fail(err, "version");
+  } else {
+    lua_pop(L, 1);
+  }
+  return 0;
+}

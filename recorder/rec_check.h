@@ -1,0 +1,11 @@
+/* rec_check.h -- build-match check of the running LuaJIT. */
+#ifndef REC_CHECK_H
+#define REC_CHECK_H
+
+#include "ljm_recorder.h"
+
+/* 0 if L's VM matches the internal headers we were built with, else
+** ENOTSUP with err filled in. */
+int rec_check(lua_State *L, LjmRecError *err);
+
+#endif

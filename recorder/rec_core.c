@@ -1,0 +1,373 @@
+/* rec_core.c -- recording sessions and the allocator wrapper.
+**
+** One VM at a time is recorded (its global_State is remembered); any
+** number of sessions may write streams of it. The wrapper computes the
+** location once per allocator call, before the real allocator runs (so
+** the frames it reads are all still valid), and appends the event to
+** every live stream. A stream whose sink fails stops receiving events;
+** the wrapper is removed when the last session stops. lua_close() is
+** noticed through a finalizer anchored in the registry, exit() through
+** atexit(): both end every live stream with its epilogue.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "ljm_recorder.h"
+#include "rec_attr.h"
+#include "rec_check.h"
+#include "rec_stream.h"
+
+struct LjmRecorder {
+  RecStream st;          /* the stream */
+  int live;              /* events go to this stream */
+  int ended;             /* epilogue written (or the stream abandoned) */
+  int fd;                /* file sink, or -1 */
+  int own_fd;            /* close fd at stop */
+  LjmRecWriteFn write;   /* callback sink */
+  void *wud;             /* its argument */
+  char *name;            /* path or "<fd N>" for messages */
+  LjmRecorder *next;     /* next session of the VM */
+};
+
+static struct {
+  global_State *g;       /* the recorded VM, NULL if none */
+  lua_Alloc orig;        /* its allocator before wrapping */
+  void *orig_ud;
+  int wrapped;           /* our wrapper is installed */
+  LjmRecorder *list;     /* sessions of g (live or ended) */
+  int nlive;             /* live sessions */
+  int atexit_done;       /* atexit handler registered */
+} R;
+
+static const char SENTINEL_KEY[] = "ljm.recorder.closer";
+
+/* -- Errors -------------------------------------------------------------- */
+
+static int set_err(LjmRecError *err, int code, const char *fmt, const char *arg)
+{
+  if (err) {
+    err->code = code;
+    snprintf(err->msg, sizeof(err->msg), fmt, arg);
+  }
+  return code;
+}
+
+/* -- Allocator wrapper --------------------------------------------------- */
+
+static void session_kill(LjmRecorder *r)
+{
+  if (r->live) {
+    r->live = 0;
+    R.nlive--;
+  }
+}
+
+static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  RecLoc loc;
+  LjmRecorder *r;
+  void *res;
+  int ev;
+  (void)ud;
+  if (!R.nlive) return R.orig(R.orig_ud, ptr, osize, nsize);
+  rec_attr(R.g, ptr, &loc);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) ev = REC_EV_FREE;
+  else if (!res) return res;  /* failed allocation: nothing happened */
+  else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  for (r = R.list; r; r = r->next) {
+    if (!r->live) continue;
+    rec_stream_event(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    if (r->st.out.err) session_kill(r);
+  }
+  return res;
+}
+
+/* Ends every live stream; the wrapper stays but passes through. */
+static void end_all(void)
+{
+  LjmRecorder *r;
+  for (r = R.list; r; r = r->next) {
+    if (r->live) {
+      session_kill(r);
+      rec_stream_end(&r->st);
+      r->ended = 1;
+      if (r->own_fd && r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+      }
+    }
+  }
+}
+
+static void unwrap(lua_State *L)
+{
+  void *ud;
+  if (R.wrapped && lua_getallocf(L, &ud) == rec_alloc) {
+    lua_setallocf(L, R.orig, R.orig_ud);
+    R.wrapped = 0;
+  }
+  /* Else someone wrapped our wrapper: it must stay, as a pass-through. */
+}
+
+static void rec_atexit(void)
+{
+  end_all();
+}
+
+/* __gc of the registry sentinel: only lua_close() collects it. */
+static int sentinel_gc(lua_State *L)
+{
+  if (R.g == G(L)) {  /* the VM goes away: so does any wrapper chain */
+    end_all();
+    unwrap(L);
+    R.wrapped = 0;
+    R.g = NULL;
+  }
+  return 0;
+}
+
+static void sentinel_ensure(lua_State *L)
+{
+  lua_getfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newuserdata(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, sentinel_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+/* -- Sinks --------------------------------------------------------------- */
+
+static int fd_sink(void *ud, const void *data, size_t len)
+{
+  LjmRecorder *r = ud;
+  const char *p = data;
+  while (len) {
+    ssize_t n = write(r->fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno ? errno : EIO;
+    }
+    if (n == 0) return EIO;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int cb_sink(void *ud, const void *data, size_t len)
+{
+  LjmRecorder *r = ud;
+  int e = r->write(r->wud, data, len);
+  return e;
+}
+
+/* -- Life cycle ---------------------------------------------------------- */
+
+static LjmRecorder *session_new(const char *name)
+{
+  LjmRecorder *r = calloc(1, sizeof(*r));
+  if (!r) return NULL;
+  r->fd = -1;
+  r->name = strdup(name);
+  if (!r->name) {
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void session_free(LjmRecorder *r)
+{
+  rec_stream_free(&r->st);
+  free(r->name);
+  free(r);
+}
+
+/* Checks that come before touching the sink. */
+static int pre_start(lua_State *L, LjmRecError *err)
+{
+  if (!L) return set_err(err, EINVAL, "%s", "no lua_State");
+  if (rec_check(L, err)) return ENOTSUP;
+  if (R.g && R.g != G(L))
+    return set_err(err, EBUSY, "%s", "another Lua VM is being recorded");
+  return 0;
+}
+
+/* Common part once the sink exists: buffer, symtab, wrapper. */
+static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err)
+{
+  global_State *g = G(L);
+  if (rec_stream_init(&r->st, REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r)) {
+    set_err(err, ENOMEM, "%s", "out of memory");
+    return NULL;
+  }
+  if (r->own_fd) {  /* truncate only now that nothing can fail any more */
+    struct stat stt;
+    if (!fstat(r->fd, &stt) && S_ISREG(stt.st_mode) && ftruncate(r->fd, 0)) {
+      int e = errno;
+      if (err) {
+        err->code = e;
+        snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name, strerror(e));
+      }
+      rec_stream_free(&r->st);
+      return NULL;
+    }
+  }
+  sentinel_ensure(L);
+  if (!R.atexit_done && atexit(rec_atexit) == 0) R.atexit_done = 1;
+  rec_stream_begin(&r->st, g);
+  if (!R.wrapped) {
+    R.orig = lua_getallocf(L, &R.orig_ud);
+    lua_setallocf(L, rec_alloc, NULL);
+    R.wrapped = 1;
+  }
+  R.g = g;
+  r->live = 1;
+  R.nlive++;
+  r->next = R.list;
+  R.list = r;
+  if (r->st.out.err) session_kill(r);  /* the symtab did not fit the sink */
+  return r;
+}
+
+LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
+                                     LjmRecError *err)
+{
+  LjmRecorder *r;
+  if (pre_start(L, err)) return NULL;
+  if (!path || !*path) {
+    set_err(err, EINVAL, "%s", "empty path");
+    return NULL;
+  }
+  r = session_new(path);
+  if (!r) {
+    set_err(err, ENOMEM, "%s", "out of memory");
+    return NULL;
+  }
+  /* No O_TRUNC here: a start that fails must leave an existing file alone. */
+  r->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (r->fd < 0) {
+    int e = errno;
+    if (err) {
+      err->code = e;
+      snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(e));
+    }
+    session_free(r);
+    return NULL;
+  }
+  r->own_fd = 1;
+  if (!start_session(L, r, err)) {
+    close(r->fd);
+    session_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err)
+{
+  LjmRecorder *r;
+  char name[32];
+  if (pre_start(L, err)) return NULL;
+  if (fd < 0) {
+    set_err(err, EBADF, "%s", "bad file descriptor");
+    return NULL;
+  }
+  snprintf(name, sizeof(name), "<fd %d>", fd);
+  r = session_new(name);
+  if (!r) {
+    set_err(err, ENOMEM, "%s", "out of memory");
+    return NULL;
+  }
+  r->fd = fd;
+  if (!start_session(L, r, err)) {
+    session_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
+                                       void *ud, LjmRecError *err)
+{
+  LjmRecorder *r;
+  if (pre_start(L, err)) return NULL;
+  if (!write) {
+    set_err(err, EINVAL, "%s", "no writer");
+    return NULL;
+  }
+  r = session_new("<writer>");
+  if (!r) {
+    set_err(err, ENOMEM, "%s", "out of memory");
+    return NULL;
+  }
+  r->write = write;
+  r->wud = ud;
+  if (!start_session(L, r, err)) {
+    session_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
+{
+  LjmRecorder **pp;
+  int e;
+  if (!r) return set_err(err, EINVAL, "%s", "profiler is not running");
+  if (r->live) {
+    session_kill(r);
+    rec_stream_end(&r->st);
+    r->ended = 1;
+  }
+  e = r->st.out.err;
+  if (r->own_fd && r->fd >= 0) {
+    if (close(r->fd) && !e) e = errno;
+    r->fd = -1;
+  }
+  for (pp = &R.list; *pp; pp = &(*pp)->next)
+    if (*pp == r) {
+      *pp = r->next;
+      break;
+    }
+  if (!R.list && R.g) {  /* last session: put the allocator back */
+    unwrap(mainthread(R.g));
+    if (!R.wrapped) R.g = NULL;
+  }
+  if (e && err) {
+    err->code = e;
+    snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name, strerror(e));
+  }
+  session_free(r);
+  return e;
+}
+
+int ljm_recorder_is_running(const LjmRecorder *r)
+{
+  return r && r->live;
+}
+
+uint64_t ljm_recorder_bytes(const LjmRecorder *r)
+{
+  return r ? r->st.out.written : 0;
+}
+
+int ljm_recorder_check(lua_State *L, LjmRecError *err)
+{
+  return rec_check(L, err);
+}

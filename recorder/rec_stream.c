@@ -1,0 +1,184 @@
+/* rec_stream.c -- one ljm stream: its buffer and what it has announced. */
+#include "rec_stream.h"
+
+#include <string.h>
+
+#include "rec_csym.h"
+
+#define SYM_LFUNC 0x00
+#define SYM_CFUNC 0x01
+#define SYM_TRACE 0x02
+#define SYM_FINAL 0x80
+#define EV_SYMTAB 0x00
+#define EV_EPILOGUE 0x80
+
+int rec_stream_init(RecStream *s, size_t bufsize, RecSinkFn sink, void *ud)
+{
+  memset(s, 0, sizeof(*s));
+  rec_map_init(&s->protos);
+  rec_map_init(&s->traces);
+  rec_map_init(&s->cfuncs);
+  return rec_buf_init(&s->out, bufsize, sink, ud);
+}
+
+void rec_stream_free(RecStream *s)
+{
+  rec_buf_free(&s->out);
+  rec_map_free(&s->protos);
+  rec_map_free(&s->traces);
+  rec_map_free(&s->cfuncs);
+}
+
+/* What a prototype address stood for when announced: a later prototype
+** at a reused address with other contents is announced again. */
+static uint64_t proto_id(const GCproto *pt)
+{
+  return (uint64_t)(uintptr_t)gcref(pt->chunkname) * 31u +
+         ((uint64_t)(uint32_t)pt->firstline << 20) + pt->sizebc + 1;
+}
+
+static uint64_t trace_id(const GCtrace *T)
+{
+  return (uint64_t)(uintptr_t)T * 31u + (uint64_t)(uintptr_t)gcref(T->startpt) +
+         (uint64_t)(uintptr_t)mref(T->startpc, void);
+}
+
+/* Body of a sym-lfunc entry: address, chunk name, first line. */
+static void put_proto(RecBuf *b, const GCproto *pt)
+{
+  const char *name = proto_chunknamestr(pt);
+  rec_buf_need(b, 10);
+  rec_buf_uleb(b, (uint64_t)(uintptr_t)pt);
+  /* strlen, as the reference: a chunk name is cut at an embedded NUL. */
+  rec_buf_str(b, name, strlen(name));
+  rec_buf_need(b, 10);
+  rec_buf_uleb(b, (uint64_t)(int64_t)pt->firstline);  /* -1 -> 2^64-1 */
+}
+
+/* Body of a sym-trace entry: number, start prototype, start line. */
+static void put_trace(RecBuf *b, const GCtrace *T)
+{
+  rec_buf_need(b, 30);
+  rec_buf_uleb(b, T->traceno);
+  rec_buf_uleb(b, (uint64_t)(uintptr_t)gcref(T->startpt));
+  rec_buf_uleb(b, (uint64_t)(int64_t)rec_lj_trace_line(T));
+}
+
+void rec_stream_begin(RecStream *s, global_State *g)
+{
+  static const uint8_t ljs[] = {'l', 'j', 's', 3, 0, 0, 0};
+  static const uint8_t ljm[] = {'l', 'j', 'm', 3, 0, 0, 0};
+  RecBuf *b = &s->out;
+  GCobj *o;
+  size_t i;
+
+  rec_buf_need(b, sizeof(ljs));
+  memcpy(b->p, ljs, sizeof(ljs));
+  b->p += sizeof(ljs);
+  /* Every prototype and trace alive now (newest first, as the reference). */
+  for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc)) {
+    if (o->gch.gct == (uint8_t)~LJ_TPROTO) {
+      rec_buf_need(b, 1);
+      rec_buf_byte(b, SYM_LFUNC);
+      put_proto(b, &o->pt);
+      rec_map_put(&s->protos, (uint64_t)(uintptr_t)o, proto_id(&o->pt));
+    } else if (o->gch.gct == (uint8_t)~LJ_TTRACE) {
+      GCtrace *T = (GCtrace *)o;
+      rec_buf_need(b, 1);
+      rec_buf_byte(b, SYM_TRACE);
+      put_trace(b, T);
+      rec_map_put(&s->traces, T->traceno, trace_id(T));
+    }
+  }
+  rec_csym_refresh();
+  for (i = 0; i < rec_csym_nobjs(); i++) rec_csym_emit(b, i, SYM_CFUNC);
+  s->csym_objs = rec_csym_nobjs();
+  rec_buf_need(b, 1 + sizeof(ljm));
+  rec_buf_byte(b, SYM_FINAL);
+  memcpy(b->p, ljm, sizeof(ljm));
+  b->p += sizeof(ljm);
+}
+
+static void announce_proto(RecStream *s, const GCproto *pt)
+{
+  uint64_t id = proto_id(pt);
+  RecMapEntry *e = rec_map_get(&s->protos, (uint64_t)(uintptr_t)pt);
+  if (e && e->val == id) return;
+  rec_buf_need(&s->out, 1);
+  rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_LFUNC);
+  put_proto(&s->out, pt);
+  rec_map_put(&s->protos, (uint64_t)(uintptr_t)pt, id);
+}
+
+static void announce_trace(RecStream *s, global_State *g, int32_t n)
+{
+  GCtrace *T = rec_lj_trace(g, n);
+  RecMapEntry *e;
+  if (!T || T->traceno != (TraceNo1)n) return;  /* unknown: plain TRACE [n] */
+  e = rec_map_get(&s->traces, (uint64_t)n);
+  if (e && e->val == trace_id(T)) return;
+  rec_buf_need(&s->out, 1);
+  rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_TRACE);
+  put_trace(&s->out, T);
+  rec_map_put(&s->traces, (uint64_t)n, trace_id(T));
+}
+
+/* A C address seen for the first time: write the symbols of objects
+** loaded since the stream began; if no symbol covers the address, name
+** it after its object ("libfoo.so+0x1234") rather than leave the reader
+** to pick the nearest lower symbol of some other function. */
+static void announce_cfunc(RecStream *s, uint64_t addr)
+{
+  RecBuf *b = &s->out;
+  char name[256];
+  if (rec_map_get(&s->cfuncs, addr)) return;
+  rec_map_put(&s->cfuncs, addr, 1);
+  rec_csym_refresh();
+  for (; s->csym_objs < rec_csym_nobjs(); s->csym_objs++)
+    rec_csym_emit(b, s->csym_objs, EV_SYMTAB | REC_SRC_CFUNC);
+  if (rec_csym_covers(addr) || !rec_csym_describe(addr, name, sizeof(name)))
+    return;
+  rec_buf_need(b, 11);
+  rec_buf_byte(b, EV_SYMTAB | REC_SRC_CFUNC);
+  rec_buf_uleb(b, addr);
+  rec_buf_str(b, name, strlen(name));
+}
+
+void rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc,
+                      int ev, const void *optr, uint64_t osize,
+                      const void *nptr, uint64_t nsize)
+{
+  RecBuf *b = &s->out;
+  switch (loc->src) {
+  case REC_SRC_LFUNC: announce_proto(s, loc->pt); break;
+  case REC_SRC_TRACE: announce_trace(s, g, loc->traceno); break;
+  case REC_SRC_CFUNC: announce_cfunc(s, loc->addr); break;
+  default: break;
+  }
+  rec_buf_need(b, REC_EVENT_MAX);
+  rec_buf_byte(b, (uint8_t)(ev | loc->src));
+  switch (loc->src) {
+  case REC_SRC_LFUNC:
+    rec_buf_uleb(b, (uint64_t)(uintptr_t)loc->pt);
+    rec_buf_uleb(b, loc->line);
+    break;
+  case REC_SRC_CFUNC: rec_buf_uleb(b, loc->addr); break;
+  case REC_SRC_TRACE: rec_buf_uleb(b, (uint64_t)loc->traceno); break;
+  default: break;
+  }
+  if (ev != REC_EV_ALLOC) {
+    rec_buf_uleb(b, (uint64_t)(uintptr_t)optr);
+    rec_buf_uleb(b, osize);
+  }
+  if (ev != REC_EV_FREE) {
+    rec_buf_uleb(b, (uint64_t)(uintptr_t)nptr);
+    rec_buf_uleb(b, nsize);
+  }
+}
+
+int rec_stream_end(RecStream *s)
+{
+  rec_buf_need(&s->out, 1);
+  rec_buf_byte(&s->out, EV_EPILOGUE);
+  return rec_buf_flush(&s->out);
+}
