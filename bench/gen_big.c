@@ -38,7 +38,7 @@
 #define LIB_BASE 0x7f2da1e00000ull
 #define HEAP_BASE 0x7f2da1d30000ull
 #define MMAP_TOP 0x7f2da1c00000ull
-#define PROTO_BIG 0x7f2da1d2a578ull
+#define PROTO_BIG 0x7f2da1d2b5a0ull
 
 #define GCSTR_SIZE 24     /* sizeof(GCstr) in GC64; a string is 24 + len + 1 */
 #define TAB_SIZE 88       /* GCtab 64 B + colocated array part of {i} */

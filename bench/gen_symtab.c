@@ -60,6 +60,10 @@ static const char *const math_word[] = {
 static const char *const math_suffix[] = {
   "", "f", "l", "f32", "f64", "f32x", "f64x", "f128", "_finite",
 };
+static const char *const libc_suffix[] = {
+  "_r", "_np", "_chk", "_internal", "_nocancel", "_unlocked", "64", "at",
+  "_ex", "_l",
+};
 static const char *const cold_suffix[] = {
   ".cold", ".isra.0", ".part.0", ".constprop.0",
 };
@@ -126,9 +130,11 @@ static void synth_libs(GenOut *o, uint64_t base)
     int lib = i < 900 ? 0 : i < 4050 ? 1 : 2;  /* libm, libc, ld.so */
     uint64_t lbase = base + (uint64_t)lib * 0x200000;
     if (lib == 0)
-      snprintf(name, sizeof name, "%s%s", PICK(math_word), PICK(math_suffix));
+      snprintf(name, sizeof name, "%s%s%s", rnd(3) ? "" : "__", PICK(math_word),
+               PICK(math_suffix));
     else if (lib == 1)
-      snprintf(name, sizeof name, "%s%s", PICK(lib_prefix), PICK(lib_word));
+      snprintf(name, sizeof name, "%s%s%s", PICK(lib_prefix), PICK(lib_word),
+               rnd(2) ? PICK(libc_suffix) : "");
     else
       snprintf(name, sizeof name, "_dl_%s", PICK(lib_word));
     put_sym_c(o, text_addr(lbase, 0x190000), name);

@@ -29,16 +29,19 @@ int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output)
   LjmStatus st = ljm_model_load(m, in, path, &d);
   ljm_input_close(in);
   const LjmStreamInfo *info = ljm_model_stream(m);
-  *worth_output = info->ljm_version != 0;
+  /* A cut stream is reported as far as it goes; after an error only what
+  ** follows a readable event-section prologue is worth printing. */
+  *worth_output = info->ljm_version != 0 || (st == LJM_TRUNCATED && !strict);
   if (st == LJM_ERROR) {
     fprintf(stderr, "%s: byte %llu: %s\n", path, (unsigned long long)d.offset, d.msg);
     return 1;
   }
   if (st == LJM_TRUNCATED) {
     const LjmTotals *t = ljm_model_totals(m);
-    fprintf(stderr, "%s: byte %llu: %s%s (%llu events before it are reported)\n", path,
+    fprintf(stderr, "%s: byte %llu: %s%s (%llu event%s before it %s)\n", path,
             (unsigned long long)d.offset, strict ? "" : "warning: ", d.msg,
-            (unsigned long long)t->events);
+            (unsigned long long)t->events, t->events == 1 ? "" : "s",
+            strict ? "read; --strict rejects the stream" : "reported");
     if (strict) return 1;
   }
   if (info->trailing)

@@ -354,6 +354,12 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   }
   if (r == RD_OK) r = dec_symtab(&d);
   if (r == RD_OK) r = dec_prologue(&d, "ljm", "event section", &d.ljm_ver);
+  /* Writers bumped both sections together; the v2 symtab layout read here
+  ** (traces with a machine-code address) only ever preceded ljm v2. */
+  if (r == RD_OK && d.ljs_ver != d.ljm_ver)
+    r = dec_error(&d, dec_off(&d) - 4,
+                  "event section version %d does not go with symbol table version %d",
+                  d.ljm_ver, d.ljs_ver);
   if (r == RD_OK && d.cb->on_versions) d.cb->on_versions(d.ud, d.ljs_ver, d.ljm_ver);
   if (r == RD_OK) r = dec_events(&d);
 

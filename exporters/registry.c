@@ -4,9 +4,21 @@
 #include "exporters/ljm_exporter.h"
 
 extern const LjmExporter ljm_exporter_text;
+extern const LjmExporter ljm_exporter_folded;
+extern const LjmExporter ljm_exporter_svg;
+extern const LjmExporter ljm_exporter_markdown;
+extern const LjmExporter ljm_exporter_json;
+extern const LjmExporter ljm_exporter_pprof;
+extern const LjmExporter ljm_exporter_heaptrack;
 
 static const LjmExporter *const registry[] = {
   &ljm_exporter_text,
+  &ljm_exporter_folded,
+  &ljm_exporter_svg,
+  &ljm_exporter_markdown,
+  &ljm_exporter_json,
+  &ljm_exporter_pprof,
+  &ljm_exporter_heaptrack,
   NULL
 };
 

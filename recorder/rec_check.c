@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ljm_luajit_source_version.h"
 #include "luajit.h"
 #include "rec_lj.h"
 

@@ -163,7 +163,7 @@ static char *clean_name(const char *s, size_t n)
 }
 
 /* heaptrack ends a backtrace at these names and drops "operator new" at
-** the leaf; a C symbol spelled so gets a suffix. */
+** the leaf; a function spelled so (a C symbol) gets a suffix. */
 static int special_name(const char *s)
 {
   return strcmp(s, "main") == 0 || strcmp(s, "__libc_start_main") == 0 ||
@@ -255,7 +255,7 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   int n = 0;
   f[n++] = h->nip + 1;  /* the ip: any unique number */
   f[n++] = string_id(h, module_of(s->kind), 0);
-  f[n++] = string_id(h, s->func, s->kind == LJM_SITE_C);
+  f[n++] = string_id(h, s->func, 1);
   if (s->kind == LJM_SITE_LUA) {
     f[n++] = string_id(h, *s->file ? s->file : *s->chunk ? s->chunk : "?", 0);
     f[n++] = s->line > 0 ? (uint64_t)s->line : 0;

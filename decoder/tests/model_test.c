@@ -1,0 +1,299 @@
+/* model_test.c -- the model on hand-built streams: naming (§3.3), the
+** reference aggregation and its quirks (§3.4, 3.6), the live-heap figures,
+** version 1 and 2 layouts, and decoder errors and truncation. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ljm_decoder.h"
+#include "decoder/tests/check.h"
+#include "decoder/tests/stream_builder.h"
+
+#define A 0x1000  /* proto @a.lua */
+#define B 0x2000  /* proto @b.lua */
+
+static LjmModel *load(Sbuf *b, LjmStatus *st, LjmDiag *d)
+{
+  LjmModel *m = ljm_model_new();
+  LjmInput *in = ljm_input_mem(b->p, b->n);
+  *st = ljm_model_load(m, in, "mem.ljm", d);
+  ljm_input_close(in);
+  return m;
+}
+
+/* A v3 stream with two protos and two C symbols; events appended by caller. */
+static void start_v3(Sbuf *b)
+{
+  memset(b, 0, sizeof(*b));
+  sb_prologue(b, "ljs", 3);
+  sb_proto(b, 0x00, A, "@a.lua", 1);
+  sb_proto(b, 0x00, B, "@b.lua", 10);
+  sb_cfunc(b, 0x01, 0x400000, "c_first");
+  sb_cfunc(b, 0x01, 0x401000, "c_second");
+  sb_byte(b, 0x80);
+  sb_prologue(b, "ljm", 3);
+}
+
+static const LjmSite *site_named(const LjmModel *m, const char *name)
+{
+  for (uint32_t i = 0; i < ljm_model_nsites(m); i++)
+    if (strcmp(ljm_model_site(m, i)->name, name) == 0) return ljm_model_site(m, i);
+  return NULL;
+}
+
+static const LjmRow *row_named(const LjmModel *m, LjmSection s, const char *name, int nth)
+{
+  const LjmRow *rows;
+  size_t n = ljm_model_rows(m, s, &rows);
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].name.len == strlen(name) && !memcmp(rows[i].name.s, name, rows[i].name.len) &&
+        nth-- == 0)
+      return &rows[i];
+  return NULL;
+}
+
+static const LjmHeapLine *heap_named(const LjmModel *m, const char *name)
+{
+  const LjmHeapLine *h;
+  size_t n = ljm_model_heap_summary(m, &h);
+  for (size_t i = 0; i < n; i++)
+    if (h[i].name.len == strlen(name) && !memcmp(h[i].name.s, name, h[i].name.len)) return &h[i];
+  return NULL;
+}
+
+static int str_is(LjmStr s, const char *t) { return s.len == strlen(t) && !memcmp(s.s, t, s.len); }
+
+/* Naming: Lua lines, C floor, unknown addresses, traces, INTERNAL. */
+static void test_names(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 5, 0x10, 8);                  /* @a.lua:5 */
+  sb_byte(&b, 0x0d); sb_uleb(&b, 0x400000); sb_uleb(&b, 0x20); sb_uleb(&b, 8);  /* exact */
+  sb_byte(&b, 0x0d); sb_uleb(&b, 0x400abc); sb_uleb(&b, 0x30); sb_uleb(&b, 8);  /* inside */
+  sb_byte(&b, 0x0d); sb_uleb(&b, 0x10); sb_uleb(&b, 0x40); sb_uleb(&b, 8);      /* below all */
+  sb_byte(&b, 0x0d); sb_uleb(&b, 0x7fff0000); sb_uleb(&b, 0x50); sb_uleb(&b, 8); /* above all */
+  sb_alloc_lua(&b, 0x3000, 2, 0x60, 8);             /* unknown proto -> C floor rule */
+  sb_byte(&b, 0x11); sb_uleb(&b, 7); sb_uleb(&b, 0x70); sb_uleb(&b, 8);         /* unknown trace */
+  sb_byte(&b, 0x10); sb_uleb(&b, 8); sb_uleb(&b, B); sb_uleb(&b, 12);           /* trace 8 */
+  sb_byte(&b, 0x11); sb_uleb(&b, 8); sb_uleb(&b, 0x80); sb_uleb(&b, 8);
+  sb_byte(&b, 0x05); sb_uleb(&b, 0x90); sb_uleb(&b, 8);                        /* INTERNAL */
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_OK);
+  const LjmSite *s;
+  CHECK((s = site_named(m, "@a.lua:5")) && s->kind == LJM_SITE_LUA && s->line == 5 &&
+        s->func_line == 1 && !strcmp(s->file, "a.lua") && !strcmp(s->func, "a.lua:1") &&
+        !strcmp(s->chunk, "@a.lua"));
+  CHECK((s = site_named(m, "c_first:0x400000")) && s->kind == LJM_SITE_C &&
+        s->symbol_addr == 0x400000 && !strcmp(s->func, "c_first"));
+  CHECK(row_named(m, LJM_SEC_ALLOC, "c_first:0x400000", 1) != NULL);  /* two ids, one name */
+  CHECK(site_named(m, "CFUNC 0x10") != NULL);
+  CHECK((s = site_named(m, "c_second:0x401000")) && s->addr == 0x7fff0000);
+  CHECK((s = site_named(m, "c_second:0x401000")) != NULL);
+  CHECK((s = site_named(m, "TRACE [7]")) && s->kind == LJM_SITE_TRACE && s->trace_start == LJM_NO_SITE);
+  CHECK((s = site_named(m, "TRACE [8] started at @b.lua:12")) && s->traceno == 8 &&
+        s->trace_start != LJM_NO_SITE &&
+        !strcmp(ljm_model_site(m, s->trace_start)->name, "@b.lua:12"));
+  CHECK((s = site_named(m, "INTERNAL")) && s->kind == LJM_SITE_INTERNAL);
+  CHECK(ljm_model_totals(m)->symtab_events == 1 && ljm_model_totals(m)->allocs == 9);
+  ljm_model_free(m);
+  free(b.p);
+}
+
+/* Ownership moves on realloc; frees credit the owner; quirks of §3.6. */
+static void test_reference_rules(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 5, 0x100, 100);            /* A5 owns 0x100 */
+  sb_realloc_lua(&b, B, 12, 0x100, 100, 0x200, 300);  /* B12 moves it: primary A5 */
+  sb_free_int(&b, 0x200, 300);                   /* INTERNAL frees it: primary B12 */
+  sb_realloc_lua(&b, B, 12, 0x999, 16, 0x300, 32);    /* pre-start block: no primary */
+  sb_free_int(&b, 0x888, 64);                    /* unknown: counted, no primary */
+  sb_alloc_lua(&b, A, 6, 0x400, 50);
+  sb_alloc_lua(&b, A, 7, 0x400, 70);             /* address reuse without a free */
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_OK);
+  const LjmRow *r = row_named(m, LJM_SEC_REALLOC, "@b.lua:12", 0);
+  CHECK(r && r->num == 2 && r->alloc == 332 && r->free == 116 && r->noverrides == 1 &&
+        str_is(r->overrides[0], "@a.lua:5"));
+  r = row_named(m, LJM_SEC_FREE, "INTERNAL", 0);
+  CHECK(r && r->num == 2 && r->free == 364 && r->noverrides == 1 &&
+        str_is(r->overrides[0], "@b.lua:12"));
+  /* HEAP SUMMARY: the realloc's new size goes to the original owner A5 (100
+  ** + 300 - 100 = 300), B12's later free goes negative and is hidden. */
+  const LjmHeapLine *h = heap_named(m, "@a.lua:5");
+  CHECK(h && h->dbytes == 300 && h->nalloc == 2 && h->nfree == 1);
+  CHECK(heap_named(m, "@b.lua:12") == NULL);
+  CHECK((h = heap_named(m, "@a.lua:6")) && h->dbytes == 50);  /* overwritten, still held */
+  /* Live view: 0x300 (32, B12) and 0x400 (70, A7) are live; A6's block was
+  ** dropped when its address was reused. */
+  const LjmTotals *t = ljm_model_totals(m);
+  CHECK(t->fig.inuse_count == 2 && t->fig.inuse_bytes == 102);
+  CHECK(t->fig.alloc_count == 5 && t->fig.alloc_bytes == 100 + 300 + 32 + 50 + 70);
+  CHECK(t->unattributed_frees == 2);
+  const LjmSite *s = site_named(m, "@a.lua:6");
+  CHECK(s && s->fig.inuse_bytes == 0 && s->fig.alloc_bytes == 50);
+  s = site_named(m, "@b.lua:12");
+  CHECK(s && s->fig.inuse_bytes == 32 && s->fig.inuse_count == 1 && s->fig.alloc_count == 2);
+  s = site_named(m, "INTERNAL");
+  CHECK(s && s->fig.free_count == 2 && s->fig.free_bytes == 364);
+  ljm_model_free(m);
+  free(b.p);
+}
+
+/* Peak: the first moment the live total is highest, and who held it. */
+static void test_peak(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 1, 0x10, 100);   /* 100 */
+  sb_alloc_lua(&b, A, 2, 0x20, 50);    /* 150 */
+  sb_free_int(&b, 0x10, 100);          /* 50 */
+  sb_alloc_lua(&b, A, 3, 0x30, 200);   /* 250: peak at event 3 */
+  sb_free_int(&b, 0x30, 200);          /* 50 */
+  sb_alloc_lua(&b, A, 1, 0x40, 200);   /* 250 again: not a new peak */
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  const LjmTotals *t = ljm_model_totals(m);
+  CHECK(t->fig.peak_bytes == 250 && t->fig.peak_count == 2 && t->peak_event == 3);
+  CHECK(site_named(m, "@a.lua:1")->fig.peak_bytes == 0);
+  CHECK(site_named(m, "@a.lua:2")->fig.peak_bytes == 50);
+  CHECK(site_named(m, "@a.lua:3")->fig.peak_bytes == 200 && site_named(m, "@a.lua:3")->fig.peak_count == 1);
+  CHECK(site_named(m, "@a.lua:1")->fig.inuse_bytes == 200);
+  CHECK(t->fig.inuse_bytes == 250);
+  ljm_model_free(m);
+  free(b.p);
+}
+
+/* Symbol changes mid-stream: rows keep their first name, sites follow. */
+static void test_redefinitions(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 1, 0x10, 8);
+  sb_proto(&b, 0x08, A, "local x = 1\nreturn x", 0);  /* proto address reused */
+  sb_alloc_lua(&b, A, 1, 0x20, 8);
+  sb_proto(&b, 0x08, 0x5000, "local x = 1\nreturn x", 0);  /* same text: same alias */
+  sb_alloc_lua(&b, 0x5000, 2, 0x30, 8);
+  sb_cfunc(&b, 0x0c, 0x400000, "c_renamed");
+  sb_byte(&b, 0x0d); sb_uleb(&b, 0x400010); sb_uleb(&b, 0x40); sb_uleb(&b, 8);
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  const LjmRow *r = row_named(m, LJM_SEC_ALLOC, "@a.lua:1", 0);
+  CHECK(r && r->num == 2);  /* same id merges under the first name */
+  CHECK(row_named(m, LJM_SEC_ALLOC, "function_alias_1:1", 0) == NULL);
+  CHECK(row_named(m, LJM_SEC_ALLOC, "function_alias_1:2", 0) != NULL);
+  CHECK(row_named(m, LJM_SEC_ALLOC, "c_renamed:0x400000", 0) != NULL);
+  const LjmSite *s = site_named(m, "function_alias_1:1");
+  CHECK(s && s->fig.alloc_count == 1 && !strcmp(s->file, "function_alias_1"));
+  CHECK(site_named(m, "@a.lua:1")->fig.alloc_count == 1);
+  const LjmAlias *al;
+  CHECK(ljm_model_aliases(m, &al) == 1 && al[0].number == 1 && str_is(al[0].text, "local x = 1\nreturn x"));
+  ljm_model_free(m);
+  free(b.p);
+}
+
+/* Version 1 (2-bit sources) and version 2 (traces with mcode addresses). */
+static void test_old_versions(void)
+{
+  Sbuf b;
+  memset(&b, 0, sizeof(b));
+  sb_prologue(&b, "ljs", 1);
+  sb_proto(&b, 0x00, A, "@old.lua", 0);
+  sb_byte(&b, 0x80);
+  sb_prologue(&b, "ljm", 1);
+  sb_alloc_lua(&b, A, 3, 0x10, 40);
+  sb_byte(&b, 0x0e); sb_uleb(&b, 0x400); sb_uleb(&b, 0x10); sb_uleb(&b, 40);  /* C free */
+  sb_byte(&b, 0x07); sb_uleb(&b, 0x20); sb_uleb(&b, 8); sb_uleb(&b, 0x30); sb_uleb(&b, 16);
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_OK && ljm_model_stream(m)->ljm_version == 1);
+  CHECK(row_named(m, LJM_SEC_ALLOC, "@old.lua:3", 0) != NULL);
+  CHECK(row_named(m, LJM_SEC_FREE, "CFUNC 0x400", 0) != NULL);
+  CHECK(row_named(m, LJM_SEC_REALLOC, "INTERNAL", 0) != NULL);
+  ljm_model_free(m);
+  /* v1 has no trace source: header 0x11 is unknown. */
+  b.n -= 1;
+  sb_byte(&b, 0x11);
+  sb_byte(&b, 0x80);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && strstr(d.msg, "unknown event header 0x11"));
+  ljm_model_free(m);
+  free(b.p);
+
+  memset(&b, 0, sizeof(b));
+  sb_prologue(&b, "ljs", 2);
+  sb_proto(&b, 0x00, A, "@v2.lua", 0);
+  sb_byte(&b, 0x01); sb_uleb(&b, 3); sb_uleb(&b, 0x7000); sb_uleb(&b, A); sb_uleb(&b, 9);
+  sb_byte(&b, 0x80);
+  sb_prologue(&b, "ljm", 2);
+  sb_byte(&b, 0x11); sb_uleb(&b, 3); sb_uleb(&b, 0x7010); sb_uleb(&b, 0x10); sb_uleb(&b, 24);
+  sb_byte(&b, 0x80);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_OK);
+  const LjmRow *r = row_named(m, LJM_SEC_ALLOC, "TRACE [3] started at @v2.lua:9", 0);
+  CHECK(r && r->alloc == 24);
+  ljm_model_free(m);
+  /* v2 has no symbol events: 0x08 is unknown there. */
+  b.n -= 1;
+  sb_proto(&b, 0x08, 0x9000, "@x.lua", 0);
+  sb_byte(&b, 0x80);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && strstr(d.msg, "unknown event header 0x08"));
+  ljm_model_free(m);
+  free(b.p);
+}
+
+/* Errors name the offset; cut streams keep what was read. */
+static void test_errors(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  size_t ev = b.n;
+  sb_alloc_lua(&b, A, 5, 0x10, 8);
+  sb_byte(&b, 0x09);
+  for (int i = 0; i < 10; i++) sb_byte(&b, 0xff);  /* proto address > 64 bits */
+  sb_byte(&b, 0x7f);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && strstr(d.msg, "ULEB128") && d.offset == ev + 7);
+  CHECK(ljm_model_totals(m)->events == 1);  /* the event before is kept */
+  ljm_model_free(m);
+  free(b.p);
+
+  /* A string that claims 2^60 bytes: the stream is cut, nothing huge allocated. */
+  start_v3(&b);
+  sb_byte(&b, 0x08);
+  sb_uleb(&b, 0x9000);
+  sb_uleb(&b, 1ull << 60);
+  sb_bytes(&b, "@short", 6);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_TRUNCATED && d.offset == b.n && strstr(d.msg, "symbol event"));
+  ljm_model_free(m);
+  free(b.p);
+}
+
+int main(void)
+{
+  test_names();
+  test_reference_rules();
+  test_peak();
+  test_redefinitions();
+  test_old_versions();
+  test_errors();
+  return check_done("model_test");
+}

@@ -1,0 +1,176 @@
+/* primitives_test.c -- ULEB128, string interning, the C-symbol floor set and
+** the live block map, each against a brute-force or hand-worked answer. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ljm_addrmap.h"
+#include "decoder/ljm_addrset.h"
+#include "decoder/ljm_strtab.h"
+#include "decoder/ljm_uleb.h"
+#include "decoder/tests/check.h"
+
+static int uleb(const char *bytes, size_t n, uint64_t *v)
+{
+  return ljm_uleb_decode((const uint8_t *)bytes, (const uint8_t *)bytes + n, v);
+}
+
+static void test_uleb(void)
+{
+  uint64_t v = 99;
+  CHECK(uleb("\x00", 1, &v) == 1 && v == 0);
+  CHECK(uleb("\x7f", 1, &v) == 1 && v == 127);
+  CHECK(uleb("\x80\x01", 2, &v) == 2 && v == 128);
+  CHECK(uleb("\xe5\x8e\x26", 3, &v) == 3 && v == 624485);
+  CHECK(uleb("\x87\x80\x00", 3, &v) == 3 && v == 7);  /* non-minimal, accepted */
+  CHECK(uleb("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10, &v) == 10 && v == UINT64_MAX);
+  CHECK(uleb("\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 10, &v) == 10 && v == 1ull << 63);
+  CHECK(uleb("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10, &v) == LJM_ULEB_OVERFLOW);
+  CHECK(uleb("\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 11, &v) == LJM_ULEB_TOOLONG);
+  CHECK(uleb("\x80\x80", 2, &v) == LJM_ULEB_SHORT);
+  CHECK(uleb("", 0, &v) == LJM_ULEB_SHORT);
+  /* Round trip of every bit position. */
+  for (int bit = 0; bit < 64; bit++) {
+    uint64_t x = (1ull << bit) | (bit ? 1 : 0);
+    uint8_t buf[10];
+    int n = 0;
+    uint64_t t = x;
+    do {
+      buf[n] = t & 0x7f;
+      t >>= 7;
+      if (t) buf[n] |= 0x80;
+      n++;
+    } while (t);
+    CHECK(ljm_uleb_decode(buf, buf + n, &v) == n && v == x);
+  }
+}
+
+static void test_strtab(void)
+{
+  LjmStrtab t;
+  CHECK(ljm_strtab_init(&t) == 0);
+  uint32_t a = ljm_strtab_intern(&t, "@test.lua", 9);
+  uint32_t b = ljm_strtab_intern(&t, "@test.lua", 9);
+  uint32_t c = ljm_strtab_intern(&t, "@test.lu", 8);
+  uint32_t z = ljm_strtab_intern(&t, "a\0b", 3);
+  uint32_t z2 = ljm_strtab_intern(&t, "a\0c", 3);
+  CHECK(a == b && a != c && z != z2);
+  CHECK(ljm_strtab_get(&t, z)->len == 3 && memcmp(ljm_strtab_get(&t, z)->s, "a\0b", 3) == 0);
+  const char *stable = ljm_strtab_get(&t, a)->s;
+  /* Many strings, some longer than an arena block: ids stay distinct and
+  ** old pointers stay valid. */
+  char *big = malloc(100000);
+  memset(big, 'x', 100000);
+  uint32_t bigid = ljm_strtab_intern(&t, big, 100000);
+  char key[32];
+  uint32_t first = 0;
+  for (int i = 0; i < 50000; i++) {
+    int n = snprintf(key, sizeof(key), "sym_%d", i);
+    uint32_t id = ljm_strtab_intern(&t, key, (size_t)n);
+    if (i == 0) first = id;
+  }
+  CHECK(ljm_strtab_intern(&t, "sym_0", 5) == first);
+  CHECK(ljm_strtab_intern(&t, "sym_49999", 9) == first + 49999);
+  CHECK(ljm_strtab_intern(&t, big, 100000) == bigid);
+  CHECK(ljm_strtab_get(&t, a)->s == stable && strcmp(stable, "@test.lua") == 0);
+  CHECK(ljm_strtab_get(&t, bigid)->s[99999] == 'x' && ljm_strtab_get(&t, bigid)->s[100000] == 0);
+  free(big);
+  ljm_strtab_free(&t);
+}
+
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+  rnd_state ^= rnd_state << 13;
+  rnd_state ^= rnd_state >> 7;
+  rnd_state ^= rnd_state << 17;
+  return rnd_state;
+}
+
+static void test_addrset(void)
+{
+  LjmAddrset s;
+  ljm_addrset_init(&s);
+  uint64_t f;
+  CHECK(ljm_addrset_floor(&s, 100, &f) == 0);
+  CHECK(ljm_addrset_insert(&s, 0x400000) == 1);
+  CHECK(ljm_addrset_insert(&s, 0x401000) == 1);
+  CHECK(ljm_addrset_insert(&s, 0x400000) == 0);
+  CHECK(ljm_addrset_floor(&s, 0x3fffff, &f) == 0);             /* below all */
+  CHECK(ljm_addrset_floor(&s, 0x400000, &f) == 1 && f == 0x400000);  /* exact */
+  CHECK(ljm_addrset_floor(&s, 0x400fff, &f) == 1 && f == 0x400000);  /* inside */
+  CHECK(ljm_addrset_floor(&s, UINT64_MAX, &f) == 1 && f == 0x401000); /* above all */
+  ljm_addrset_free(&s);
+
+  /* Random inserts (with repeats, and descending runs that hit block 0)
+  ** against a brute-force floor. */
+  enum { N = 20000 };
+  uint64_t *keys = malloc(N * sizeof(uint64_t));
+  size_t nk = 0;
+  ljm_addrset_init(&s);
+  for (int i = 0; i < N; i++) {
+    uint64_t k = i % 5 == 0 ? (uint64_t)(N - i) : rnd() % 1000000;
+    int added = ljm_addrset_insert(&s, k);
+    int known = 0;
+    for (size_t j = 0; j < nk; j++) known |= keys[j] == k;
+    CHECK(added == !known);
+    if (!known) keys[nk++] = k;
+  }
+  CHECK(s.count == nk);
+  for (int q = 0; q < 3000; q++) {
+    uint64_t x = rnd() % 1100000, best = 0;
+    int have = 0;
+    for (size_t j = 0; j < nk; j++)
+      if (keys[j] <= x && (!have || keys[j] > best)) {
+        best = keys[j];
+        have = 1;
+      }
+    int got = ljm_addrset_floor(&s, x, &f);
+    CHECK(got == have && (!have || f == best));
+  }
+  free(keys);
+  ljm_addrset_free(&s);
+}
+
+static void test_addrmap(void)
+{
+  LjmAddrmap m;
+  LjmBlock old;
+  CHECK(ljm_addrmap_init(&m) == 0);
+  CHECK(ljm_addrmap_put(&m, 0, 10, 1, &old) == 0);  /* address 0 is a key like any */
+  CHECK(ljm_addrmap_put(&m, 0, 20, 2, &old) == 1 && old.size == 10 && old.site == 1);
+  CHECK(ljm_addrmap_take(&m, 0, &old) == 1 && old.size == 20);
+  CHECK(ljm_addrmap_take(&m, 0, &old) == 0);
+  /* Random churn against a shadow array: deletion must keep every other
+  ** key reachable (backward shift). Keys come from a small range so the
+  ** table sees dense clusters. */
+  enum { K = 4096 };
+  static uint64_t shadow[K];  /* size+1, 0 = absent */
+  for (int i = 0; i < 400000; i++) {
+    uint64_t k = rnd() % K;
+    if (rnd() % 3) {
+      uint64_t size = rnd() % 1000;
+      int r = ljm_addrmap_put(&m, k * 16, size, (uint32_t)k, &old);
+      CHECK(r == (shadow[k] ? 1 : 0));
+      shadow[k] = size + 1;
+    } else {
+      int r = ljm_addrmap_take(&m, k * 16, &old);
+      CHECK(r == (shadow[k] ? 1 : 0));
+      if (r) CHECK(old.size + 1 == shadow[k] && old.site == k);
+      shadow[k] = 0;
+    }
+  }
+  size_t live = 0;
+  for (int k = 0; k < K; k++) live += shadow[k] != 0;
+  CHECK(m.count == live);
+  ljm_addrmap_free(&m);
+}
+
+int main(void)
+{
+  test_uleb();
+  test_strtab();
+  test_addrset();
+  test_addrmap();
+  return check_done("primitives_test");
+}

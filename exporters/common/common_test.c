@@ -1,0 +1,146 @@
+/* common_test.c -- unit tests of the exporters' shared helpers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "decoder/ljm_decoder.h"
+#include "exporters/common/buf.h"
+#include "exporters/common/frames.h"
+#include "exporters/common/utf8.h"
+#include "exporters/common/value.h"
+
+static int failures;
+
+#define CHECK(c) \
+  do { if (!(c)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+/* ljm_text_clean of s (length n) with flags equals want. */
+static void check_clean(const char *s, size_t n, unsigned flags, const char *want)
+{
+  LjmBuf b = {0};
+  ljm_text_clean(&b, s, n, flags);
+  if (strcmp(ljm_buf_str(&b), want) != 0) {
+    fprintf(stderr, "FAIL clean(%zu bytes, %u): got '%s' want '%s'\n", n, flags,
+            ljm_buf_str(&b), want);
+    failures++;
+  }
+  ljm_buf_free(&b);
+}
+
+static void check_fix_last(const char *s, const char *want)
+{
+  LjmBuf b = {0};
+  ljm_buf_puts(&b, "root;");
+  size_t start = b.len;
+  ljm_buf_puts(&b, s);
+  ljm_frame_fix_last(&b, start);
+  if (strcmp(ljm_buf_str(&b) + 5, want) != 0) {
+    fprintf(stderr, "FAIL fix_last('%s'): got '%s' want '%s'\n", s, ljm_buf_str(&b) + 5, want);
+    failures++;
+  }
+  ljm_buf_free(&b);
+}
+
+static void test_utf8(void)
+{
+  uint32_t cp;
+  CHECK(ljm_utf8_decode((const unsigned char *)"A", 1, &cp) == 1 && cp == 'A');
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xC3\xA9", 2, &cp) == 2 && cp == 0xE9);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xF0\x9F\x98\x80", 4, &cp) == 4 && cp == 0x1F600);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xC0\xAF", 2, &cp) == 1 && cp == LJM_UTF8_BAD);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xED\xA0\x80", 3, &cp) == 1 && cp == LJM_UTF8_BAD);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", 4, &cp) == 1 && cp == LJM_UTF8_BAD);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\xE2\x82", 2, &cp) == 1 && cp == LJM_UTF8_BAD);
+  CHECK(ljm_utf8_decode((const unsigned char *)"\x80", 1, &cp) == 1 && cp == LJM_UTF8_BAD);
+}
+
+static void test_clean(void)
+{
+  check_clean("@a.lua:1", 8, 0, "@a.lua:1");
+  check_clean("a;b\nc\rd\te", 9, 0, "a;b_c_d_e");
+  check_clean("a;b\nc", 5, LJM_CLEAN_FOLDED, "a:b_c");
+  check_clean("x\0y", 3, 0, "x_y");
+  check_clean("\xff\xfe", 2, 0, "\xEF\xBF\xBD\xEF\xBF\xBD");
+  check_clean("\xEF\xBF\xBE", 3, 0, "\xEF\xBF\xBD");                /* U+FFFE */
+  check_clean("\xC2\x85|\x7F", 4, 0, "_|_");                        /* NEL, DEL */
+  check_clean("a\xC2\xA0" "1", 4, 0, "a\xC2\xA0" "1");              /* NBSP kept */
+  check_clean("a\xC2\xA0" "1", 4, LJM_CLEAN_FOLDED, "a_1");         /* ... not in folded */
+  check_clean("<&>\"'", 5, 0, "<&>\"'");                            /* XML escaping is libxml2's job */
+  check_clean("\xC3(", 2, 0, "\xEF\xBF\xBD(");
+}
+
+static void test_fix_last(void)
+{
+  check_fix_last("@a.lua:12", "@a.lua:12");
+  check_fix_last("foo 12", "foo_12");
+  check_fix_last("foo 1.5", "foo_1.5");
+  check_fix_last("foo\xD9\xA3", "foo\xD9\xA3");        /* no space before */
+  check_fix_last("foo \xD9\xA3", "foo_\xD9\xA3");      /* Arabic-Indic digit */
+  check_fix_last("TRACE [3]", "TRACE [3]");
+  check_fix_last("CFUNC 0x10", "CFUNC 0x10");
+  check_fix_last("12", "12");
+  check_fix_last(" 7", "_7");
+}
+
+static void test_value(void)
+{
+  char buf[LJM_THOUSANDS_MAX];
+  CHECK(strcmp(ljm_fmt_thousands(buf, 0), "0") == 0);
+  CHECK(strcmp(ljm_fmt_thousands(buf, 999), "999") == 0);
+  CHECK(strcmp(ljm_fmt_thousands(buf, 1000), "1,000") == 0);
+  CHECK(strcmp(ljm_fmt_thousands(buf, 1234567), "1,234,567") == 0);
+  CHECK(strcmp(ljm_fmt_thousands(buf, UINT64_MAX), "18,446,744,073,709,551,615") == 0);
+  LjmFigures f = {1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK(ljm_value_get(&f, LJM_VALUE_DEFAULT) == 2);
+  CHECK(ljm_value_get(&f, LJM_VALUE_ALLOC_COUNT) == 1);
+  CHECK(ljm_value_get(&f, LJM_VALUE_INUSE_BYTES) == 6);
+  CHECK(ljm_value_get(&f, LJM_VALUE_INUSE_COUNT) == 5);
+  CHECK(ljm_value_get(&f, LJM_VALUE_PEAK_BYTES) == 8);
+  CHECK(ljm_value_is_bytes(LJM_VALUE_PEAK_BYTES) && !ljm_value_is_bytes(LJM_VALUE_INUSE_COUNT));
+  CHECK(strcmp(ljm_value_unit(LJM_VALUE_ALLOC_COUNT), "allocations") == 0);
+}
+
+static void check_folded(const LjmModel *m, const LjmSite *s, const char *want)
+{
+  LjmBuf b = {0};
+  ljm_frames_folded(&b, m, s);
+  if (strcmp(ljm_buf_str(&b), want) != 0) {
+    fprintf(stderr, "FAIL folded: got '%s' want '%s'\n", ljm_buf_str(&b), want);
+    failures++;
+  }
+  ljm_buf_free(&b);
+}
+
+static void test_frames(void)
+{
+  LjmModel *m = ljm_model_new();
+  LjmSite lua = {0}, c = {0}, tr = {0}, in = {0}, anon = {0};
+  lua.kind = LJM_SITE_LUA;
+  lua.name = "@test.lua:14"; lua.name_len = 12;
+  lua.func = "test.lua:5"; lua.file = "test.lua"; lua.chunk = "@test.lua";
+  check_folded(m, &lua, "test.lua;test.lua:5;@test.lua:14");
+  anon = lua;
+  anon.file = ""; anon.func = ""; anon.chunk = "";
+  check_folded(m, &anon, "?;@test.lua:14");
+  c.kind = LJM_SITE_C;
+  c.name = "io;x 12"; c.name_len = 7; c.func = "io"; c.file = c.chunk = "";
+  check_folded(m, &c, "C;io:x_12");
+  tr.kind = LJM_SITE_TRACE;
+  tr.name = "TRACE [3]"; tr.name_len = 9; tr.traceno = 3; tr.trace_start = LJM_NO_SITE;
+  tr.func = tr.file = tr.chunk = "";
+  check_folded(m, &tr, "JIT;TRACE [3]");
+  in.kind = LJM_SITE_INTERNAL;
+  in.name = "INTERNAL"; in.name_len = 8; in.func = in.file = in.chunk = "";
+  check_folded(m, &in, "INTERNAL");
+  ljm_model_free(m);
+}
+
+int main(void)
+{
+  test_utf8();
+  test_clean();
+  test_fix_last();
+  test_value();
+  test_frames();
+  printf("common_test: %d failures\n", failures);
+  return failures != 0;
+}

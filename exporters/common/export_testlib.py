@@ -1,0 +1,245 @@
+"""Shared helpers of the exporter tests: runfiles, running `ljm convert`, the
+corpus, a writer of small ljm streams, and the frame rules of frames.h in
+Python (an independent re-statement, used to check the C output).
+
+Every check raises AssertionError via check(); tests end with a summary and
+exit 1 when anything failed, so a failing assertion can never pass.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+WORKSPACE = "ljmkit"
+FAILURES = []
+
+
+def runfiles_root():
+    return os.path.join(os.environ["TEST_SRCDIR"], WORKSPACE)
+
+
+def ljm_binary():
+    return os.path.join(runfiles_root(), "cli", "ljm")
+
+
+def corpus():
+    """Every .ljm profile under testdata/, sorted; fails when there are none."""
+    root = os.path.join(runfiles_root(), "testdata")
+    found = []
+    for d, _, files in os.walk(root, followlinks=True):
+        found += [os.path.join(d, f) for f in files if f.endswith(".ljm")]
+    if len(found) < 20:
+        sys.exit("corpus not found or too small under %s (%d files)" % (root, len(found)))
+    return sorted(found)
+
+
+def is_bad_input(path):
+    """Streams the reference tool rejects (synthetic/err_*)."""
+    return os.path.basename(path).startswith("err_")
+
+
+def check(cond, msg):
+    if not cond:
+        FAILURES.append(msg)
+        print("FAIL:", msg, file=sys.stderr)
+    return cond
+
+
+def finish(name, ran):
+    """Prints the summary; exits non-zero on any failure or on no work."""
+    if ran == 0:
+        FAILURES.append("no profile was checked")
+    print("%s: %d checked, %d failures" % (name, ran, len(FAILURES)))
+    sys.exit(1 if FAILURES else 0)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+
+
+def convert(profile, out, fmt=None, extra=()):
+    """Runs ljm convert; returns (returncode, stdout bytes, stderr text)."""
+    cmd = [ljm_binary(), "convert"]
+    if fmt:
+        cmd += ["-f", fmt]
+    cmd += list(extra) + ["-o", out, profile]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def convert_ok(profile, out, fmt=None, extra=()):
+    """Converts; checks that good input succeeds and bad input fails
+    cleanly. Returns the output bytes, or None when there is nothing to check."""
+    rc, so, se = convert(profile, out, fmt, extra)
+    if rc != 0:
+        check(is_bad_input(profile),
+              "%s -f %s %s: exit %d: %s" % (profile, fmt, " ".join(extra), rc, se.strip()))
+        check(se.strip() != "", "%s: failed without a message" % profile)
+        return None
+    if out == "-":
+        return so
+    with open(out, "rb") as f:
+        return f.read()
+
+
+VALUE_KINDS = ["alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak_bytes"]
+
+# -- ljm stream writer (ljm-format.md section 1) ----------------------------
+
+
+def uleb(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def lstr(b):
+    return uleb(len(b)) + b
+
+
+class Stream:
+    """Builds a v3 profile: symtab entries first, then events."""
+
+    def __init__(self):
+        self.syms = bytearray()
+        self.events = bytearray()
+
+    def proto(self, addr, chunk, firstline):
+        self.syms += b"\x00" + uleb(addr) + lstr(chunk) + uleb(firstline)
+
+    def cfunc(self, addr, name):
+        self.syms += b"\x01" + uleb(addr) + lstr(name)
+
+    def trace(self, traceno, proto, line):
+        self.syms += b"\x02" + uleb(traceno) + uleb(proto) + uleb(line)
+
+    def _loc(self, src, loc):
+        if src == "lua":
+            return 0x08, uleb(loc[0]) + uleb(loc[1])
+        if src == "c":
+            return 0x0C, uleb(loc)
+        if src == "trace":
+            return 0x10, uleb(loc)
+        return 0x04, b""
+
+    def alloc(self, src, loc, addr, size):
+        s, l = self._loc(src, loc)
+        self.events += bytes([s | 1]) + l + uleb(addr) + uleb(size)
+
+    def free(self, src, loc, addr, size):
+        s, l = self._loc(src, loc)
+        self.events += bytes([s | 2]) + l + uleb(addr) + uleb(size)
+
+    def data(self):
+        return (b"ljs\x03\x00\x00\x00" + bytes(self.syms) + b"\x80" +
+                b"ljm\x03\x00\x00\x00" + bytes(self.events) + b"\x80")
+
+
+def hostile_stream():
+    """A profile whose names hold XML, Markdown and folded-stack specials,
+    control characters and invalid UTF-8. Returns (bytes, names) with the
+    raw chunk/symbol names used."""
+    s = Stream()
+    # No newline in the chunk: that would make it a function_alias_N.
+    chunk = b'@<a&b>"q\'|`;x y\r\t\xff\xfe\xc3(\xed\xa0\x80]]>.lua'
+    cname = b'<cf&"\';\n\x01\xc3|` 12'
+    s.proto(0x1000, chunk, 5)
+    s.proto(0x2000, b"=\xe2\x80\xa8 77", 0)  # U+2028 (a Perl \s) then digits
+    s.proto(0x3000, b"local x = 1\nreturn '<&>'", 0)  # aliased chunk
+    s.cfunc(0x7000, cname)
+    s.trace(3, 0x1000, 6)
+    s.alloc("lua", (0x1000, 7), 0x10, 100)
+    s.alloc("lua", (0x1000, 7), 0x20, 50)
+    s.alloc("lua", (0x2000, 1), 0x30, 7)
+    s.alloc("c", 0x7010, 0x40, 33)
+    s.alloc("trace", 3, 0x50, 64)
+    s.alloc("int", None, 0x60, 12)
+    s.alloc("lua", (0x3000, 2), 0x70, 9)
+    s.free("int", None, 0x20, 50)
+    return s.data(), (chunk, cname)
+
+
+def write_hostile(d):
+    path = os.path.join(d, "hostile.ljm")
+    with open(path, "wb") as f:
+        f.write(hostile_stream()[0])
+    return path
+
+
+# -- The frame rules of exporters/common/frames.h, restated ----------------
+
+_PERL_SPACE = set("\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | {
+    chr(c) for c in range(0x2000, 0x200B)}
+
+
+def clean(name, folded):
+    """ljm_text_clean on a name already decoded with one U+FFFD per bad byte."""
+    out = []
+    for ch in name:
+        c = ord(ch)
+        if c in (0xFFFE, 0xFFFF):
+            out.append("\ufffd")
+        elif c < 0x20 or 0x7F <= c <= 0x9F:
+            out.append("_")
+        elif folded and ch == ";":
+            out.append(":")
+        elif folded and ch in _PERL_SPACE:
+            out.append("_")
+        else:
+            out.append(ch)
+    return "".join(out) or "?"
+
+
+def fix_last(frame):
+    """ljm_frame_fix_last: a trailing number may not follow a space."""
+    i = len(frame)
+    while i > 0 and (frame[i - 1] in "0123456789." or ord(frame[i - 1]) >= 0x80):
+        i -= 1
+    if 0 < i < len(frame) and frame[i - 1] == " ":
+        frame = frame[:i - 1] + "_" + frame[i:]
+    return frame
+
+
+def site_frames(site, sites):
+    """Raw frame path of a JSON site object (frames.h hierarchy)."""
+    k = site["kind"]
+    if k == "lua":
+        f = [site["file"] or site["chunk"]]
+        if site["func"]:
+            f.append(site["func"])
+        return f + [site["name"]]
+    if k == "c":
+        return ["C", site["name"]]
+    if k == "trace":
+        f = ["JIT", "TRACE [%d]" % site["traceno"]]
+        if site["trace_start"] is not None:
+            f.append(sites[site["trace_start"]]["name"])
+        return f
+    return [site["name"]]
+
+
+def folded_stack(frames):
+    f = [clean(x, True) for x in frames]
+    f[-1] = fix_last(f[-1])
+    return ";".join(f)
+
+
+def load_json(profile, d):
+    """The profile's JSON export, parsed (None for rejected input)."""
+    import json
+    out = os.path.join(d, "model.json")
+    data = convert_ok(profile, out, "json")
+    if data is None:
+        return None
+    return json.loads(data.decode("utf-8"))
+
+
+def value_of(fig, kind):
+    return fig[kind]

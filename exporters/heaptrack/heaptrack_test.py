@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""heaptrack_test.py -- converts every corpus profile to Heaptrack files and
+checks them with the real heaptrack_print.
+
+Usage: heaptrack_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
+
+For each .ljm file and each of .heaptrack.gz / .heaptrack.zst:
+  * ljm_totals.py (an independent reader) says whether the stream is valid;
+    an invalid one must make `ljm convert` fail, a valid one must convert;
+  * heaptrack_print exits 0 and prints none of its error lines; its calls,
+    peak and leaked summary lines equal the independent figures within
+    heaptrack's rounding, and exactly through its flame graph output
+    (-F, cost types allocations / peak / leaked);
+  * the decompressed text obeys the rules that keep heaptrack_print safe
+    (formats doc B.6): see lint().
+Then: `-o -` is refused, and a plain-text name writes plain text.
+Ends with "N passed, N failed".
+"""
+import glob
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ERRORS = re.compile(r"failed to parse line|unexpected non-hex|allocation index out of "
+                    r"bounds|Duplicated debuggee|not compatible|Trace recursion detected|"
+                    r"Damaged timestamp")
+SPECIAL = {b"main", b"__libc_start_main", b"__static_initialization_and_destruction_0"}
+
+passed = 0
+failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+    return ok
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", **kw)
+
+
+def decompress(path):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if path.endswith(".gz"):
+        return gzip.decompress(data)
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-dc"], input=data, capture_output=True,
+                              check=True).stdout
+    return data
+
+
+HEX = re.compile(rb"^[0-9a-f]+$")
+
+
+def lint(text):
+    """Problems in a heaptrack data file that heaptrack_print would not report
+    (or would crash on). Returns a list of messages."""
+    bad = []
+    lines = text.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines or lines[0] != b"v 10400 3":
+        bad.append("first line is not 'v 10400 3'")
+    nstr = nip = ntrace = 0
+    strings = {}
+    infos = []          # (size, trace) per index
+    used = set()
+    last_c = -1
+    nx = 0
+    for no, ln in enumerate(lines, 1):
+        if not ln or ln[:1] == b"#":
+            continue
+        mode, rest = ln[:1], ln[2:]
+        if mode == b"X":
+            nx += 1
+            continue
+        if mode == b"s":
+            m = re.match(rb"^([0-9a-f]+) (.*)$", rest, re.S)
+            if not m or int(m.group(1), 16) != len(m.group(2)):
+                bad.append("line %d: string size wrong: %r" % (no, ln[:80]))
+                continue
+            s = m.group(2)
+            nstr += 1
+            strings[nstr] = s
+            try:
+                s.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append("line %d: string is not UTF-8" % no)
+            if b"<" in s or b">" in s or any(c < 0x20 or c == 0x7f for c in s):
+                bad.append("line %d: string has angle brackets or control bytes" % no)
+            continue
+        fields = rest.split(b" ")
+        if not all(HEX.match(f) for f in fields):
+            bad.append("line %d: field not lowercase hex: %r" % (no, ln[:80]))
+            continue
+        v = [int(f, 16) for f in fields]
+        if mode == b"i":
+            nip += 1
+            for k in (1, 2, 3)[:len(v) - 1]:
+                if v[k] > nstr:
+                    bad.append("line %d: string index %d not yet written" % (no, v[k]))
+            if len(v) > 2 and strings.get(v[2]) in SPECIAL:
+                bad.append("line %d: function named %r" % (no, strings[v[2]]))
+        elif mode == b"t":
+            ntrace += 1
+            if v[0] > nip or v[1] >= ntrace:
+                bad.append("line %d: trace refers forward" % no)
+        elif mode == b"a":
+            if v[1] > ntrace or v[1] == 0:
+                bad.append("line %d: alloc info with unknown trace" % no)
+            infos.append((v[0], v[1]))
+        elif mode in (b"+", b"-"):
+            if v[0] >= len(infos):
+                bad.append("line %d: alloc index %d out of range" % (no, v[0]))
+            used.add(v[0])
+        elif mode == b"c":
+            if v[0] < last_c:
+                bad.append("line %d: time goes backwards" % no)
+            last_c = v[0]
+        elif mode not in (b"v", b"I", b"R"):
+            bad.append("line %d: unexpected record %r" % (no, mode))
+    if nx != 1:
+        bad.append("%d X lines" % nx)
+    if 0 in used:
+        bad.append("alloc index 0 is used (index-0 quirk workaround missing)")
+    return bad
+
+
+def figure(out, label):
+    """A summary figure of heaptrack_print, with its K/M/G (powers of 1000)."""
+    m = re.search(label + r": ([0-9.]+)([KMGT]?)", out)
+    if not m:
+        return None
+    scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[m.group(2)]
+    return float(m.group(1)) * scale, scale
+
+
+def near(got, want):
+    """Equal within heaptrack's printed precision (up to 2 decimals of its unit)."""
+    if got is None:
+        return False
+    value, scale = got
+    return abs(value - want) <= (0.005 * scale if scale > 1 else 0.5)
+
+
+def flame_sum(ht, cost, tmp):
+    out = os.path.join(tmp, "flame.%s.folded" % cost)
+    r = run(["heaptrack_print", "-f", ht, "-p", "0", "-a", "0", "-T", "0", "-l", "0",
+             "--flamegraph-cost-type", cost, "-F", out])
+    if r.returncode != 0:
+        return None
+    total = 0
+    with open(out, "rb") as fh:
+        for line in fh:
+            total += int(line.rsplit(b" ", 1)[1])
+    return total
+
+
+def check_file(name, ht, want, tmp):
+    text = decompress(ht)
+    problems = lint(text)
+    check(not problems, "%s: %s" % (name, "; ".join(problems[:5])))
+    r = run(["heaptrack_print", "-f", ht, "-l", "1", "-T", "1"])
+    out = r.stdout + r.stderr
+    check(r.returncode == 0 and not ERRORS.search(out),
+          "%s: heaptrack_print rc=%d: %s" % (name, r.returncode,
+                                             (ERRORS.search(out) or [""])[0]))
+    m = re.search(r"calls to allocation functions: (\d+)", out)
+    check(m and int(m.group(1)) == want["alloc_count"],
+          "%s: calls %s, expected %d" % (name, m and m.group(1), want["alloc_count"]))
+    pk = figure(out, "peak heap memory consumption")
+    check(near(pk, want["peak_bytes"]),
+          "%s: peak %s, expected %d" % (name, pk, want["peak_bytes"]))
+    lk = figure(out, "total memory leaked")
+    check(near(lk, want["inuse_bytes"]),
+          "%s: leaked %s, expected %d" % (name, lk, want["inuse_bytes"]))
+    check("Debuggee command was: " in out, "%s: no X line shown" % name)
+    for cost, fig in (("allocations", "alloc_count"), ("peak", "peak_bytes"),
+                      ("leaked", "inuse_bytes")):
+        got = flame_sum(ht, cost, tmp)
+        check(got == want[fig], "%s: flame graph %s sum %s, expected %d"
+              % (name, cost, got, want[fig]))
+
+
+def main():
+    ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
+                                                      recursive=True))
+    check(len(files) > 0, "no corpus files in %s" % dirs)
+    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+    nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(totals_py),
+                                                 "nasty_ljm.py"), nasty], check=True)
+    files.append(nasty)
+    converted = []
+    for f in files:
+        want = json.loads(run([sys.executable, totals_py, f]).stdout)
+        for suffix in (".heaptrack.gz", ".heaptrack.zst"):
+            name = os.path.relpath(f) + " " + suffix
+            ht = os.path.join(tmp, os.path.basename(f) + suffix)
+            if os.path.exists(ht):
+                os.remove(ht)
+            c = run([ljm, "convert", "-f", "heaptrack", "-o", ht, f])
+            if want["status"] == "error":
+                check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+                continue
+            if want["status"] == "truncated" and c.returncode != 0:
+                check(c.stderr != "", "%s: cut stream refused without a message" % name)
+                continue
+            if not check(c.returncode == 0, "%s: convert rc=%d: %s"
+                         % (name, c.returncode, c.stderr.strip())):
+                continue
+            check_file(name, ht, want, tmp)
+            converted.append((f, want))
+
+    if check(converted, "no profile converted"):
+        f, want = max(converted, key=lambda x: x[1]["alloc_count"])
+        c = run([ljm, "convert", "-f", "heaptrack", "-o", "-", f])
+        check(c.returncode != 0 and c.stderr != "", "-o - was not refused")
+        ht = os.path.join(tmp, "inferred.heaptrack.zst")  # format from the name
+        c = run([ljm, "convert", "-o", ht, f])
+        check(c.returncode == 0, "suffix .heaptrack.zst not inferred: %s" % c.stderr)
+        if c.returncode == 0:
+            check(subprocess.run(["zstd", "-t", "-q", ht]).returncode == 0,
+                  ".heaptrack.zst is not zstd")
+        ht = os.path.join(tmp, "plain.heaptrack.txt")
+        c = run([ljm, "convert", "-f", "heaptrack", "-o", ht, f])
+        if check(c.returncode == 0, "plain name: rc=%d %s" % (c.returncode, c.stderr)):
+            with open(ht, "rb") as fh:
+                check(fh.read(10) == b"v 10400 3\n", "plain name: not plain text")
+            check_file("plain " + os.path.relpath(f), ht, want, tmp)
+
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

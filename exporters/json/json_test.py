@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""JSON on the whole corpus: parsed back with Python's json, checked against
+SCHEMA.md (keys and types), site figures summed against the totals, and
+the hostile profile's names round-tripped."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
+import export_testlib as T  # noqa: E402
+
+FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
+           "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
+STREAM = {"path": str, "gzip": bool, "ljs_version": int, "ljm_version": int,
+          "bytes": int, "truncated": bool, "trailing": int}
+TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
+              frees=int, peak_event=int, unattributed_frees=int)
+SYMBOLS = {"protos": int, "cfuncs": int, "traces": int, "symtab_events": int}
+SITE = dict({f: int for f in FIGURES}, id=int, kind=str, name=str, func=str,
+            file=str, chunk=str, line=int, func_line=int, addr=str,
+            symbol_addr=str, traceno=int)
+
+
+def has_keys(tag, obj, spec):
+    T.check(isinstance(obj, dict), "%s: not an object" % tag)
+    for k, t in spec.items():
+        v = obj.get(k)
+        ok = isinstance(v, t) and (t is not int or not isinstance(v, bool))
+        T.check(ok, "%s: %s should be %s, is %r" % (tag, k, t.__name__, v))
+
+
+def check_doc(tag, doc, prof):
+    T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 1, "%s: header" % tag)
+    T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites"},
+            "%s: top-level keys %s" % (tag, sorted(doc)))
+    has_keys(tag + " stream", doc["stream"], STREAM)
+    T.check(doc["stream"]["path"] == prof, "%s: stream.path %r" % (tag, doc["stream"]["path"]))
+    ta = doc["stream"].get("truncated_at", "missing")
+    T.check(ta is None if not doc["stream"]["truncated"] else isinstance(ta, int),
+            "%s: truncated_at %r" % (tag, ta))
+    has_keys(tag + " totals", doc["totals"], TOTALS)
+    has_keys(tag + " symbols", doc["symbols"], SYMBOLS)
+    t = doc["totals"]
+    T.check(t["events"] == t["allocs"] + t["reallocs"] + t["frees"], "%s: event counts" % tag)
+    sites = doc["sites"]
+    for i, s in enumerate(sites):
+        has_keys("%s site %d" % (tag, i), s, SITE)
+        T.check(s["id"] == i, "%s: site ids not dense at %d" % (tag, i))
+        T.check(s["kind"] in ("internal", "lua", "c", "trace"), "%s: kind %r" % (tag, s["kind"]))
+        T.check(s["addr"].startswith("0x") and s["symbol_addr"].startswith("0x"), "%s: addr" % tag)
+        ts = s.get("trace_start", "missing")
+        T.check(ts is None or (isinstance(ts, int) and 0 <= ts < len(sites)),
+                "%s: trace_start %r" % (tag, ts))
+        T.check(s["inuse_bytes"] <= s["alloc_bytes"] and s["inuse_count"] <= s["alloc_count"],
+                "%s: site %d holds more than it allocated" % (tag, i))
+    for f in FIGURES:
+        total = sum(s[f] for s in sites)
+        T.check(total == t[f], "%s: sites sum %s to %d, totals say %d" % (tag, f, total, t[f]))
+    for a in doc["aliases"]:
+        T.check(a["name"].startswith("function_alias_") and isinstance(a["text"], str),
+                "%s: alias %r" % (tag, a))
+
+
+def check_hostile(doc, raw):
+    chunk, cname = raw
+    names = {s["name"] for s in doc["sites"]}
+    # one U+FFFD per invalid byte, control characters kept (escaped in JSON)
+    want_chunk = chunk.decode("utf-8", "surrogateescape")
+    want_chunk = "".join("\ufffd" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in want_chunk)
+    T.check(want_chunk + ":7" in names, "hostile: Lua name %r not in %r" % (want_chunk + ":7", names))
+    want_c = cname.decode("utf-8", "surrogateescape")
+    want_c = "".join("\ufffd" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in want_c)
+    T.check(want_c + ":0x7000" in names, "hostile: C name missing from %r" % names)
+    T.check(doc["totals"]["alloc_bytes"] == 100 + 50 + 7 + 33 + 64 + 12 + 9, "hostile: alloc_bytes")
+    T.check(doc["totals"]["inuse_bytes"] == 100 + 7 + 33 + 64 + 12 + 9, "hostile: inuse_bytes")
+    T.check(doc["aliases"] == [{"name": "function_alias_1", "text": "local x = 1\nreturn '<&>'"}],
+            "hostile: aliases %r" % doc["aliases"])
+
+
+def main():
+    d = T.tmpdir()
+    ran = 0
+    hostile = T.write_hostile(d)
+    for prof in T.corpus() + [hostile]:
+        tag = os.path.basename(prof)
+        data = T.convert_ok(prof, os.path.join(d, "out.json"))
+        if data is None:
+            continue
+        try:
+            doc = json.loads(data.decode("utf-8", "strict"))
+        except (UnicodeDecodeError, ValueError) as e:
+            T.check(False, "%s: does not parse: %s" % (tag, e))
+            continue
+        check_doc(tag, doc, prof)
+        if prof == hostile:
+            check_hostile(doc, T.hostile_stream()[1])
+        T.check(T.convert_ok(prof, "-", "json") == data, "%s: stdout differs from file" % tag)
+        ran += 1
+    T.finish("json_test", ran)
+
+
+main()

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""pprof_test.py -- converts every corpus profile to pprof and checks it with
+the real `go tool pprof`.
+
+Usage: pprof_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
+
+For each .ljm file:
+  * ljm_totals.py (an independent reader) says whether the stream is valid;
+    an invalid one must make `ljm convert` fail, a valid one must convert;
+  * `go tool pprof -raw` and `-top` (each sample type) exit 0 with nothing on
+    stderr, and the totals pprof prints equal the independent figures;
+  * the file names its source, opens on alloc_space, and the pseudo mapping
+    is there.
+Then the options: --value choosing the default type, suffix inference, `-o -`.
+Ends with "N passed, N failed".
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TYPES = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"]
+FIGS = ["alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes"]
+NASTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nasty_ljm.py")
+
+passed = 0
+failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+    return ok
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def pprof(*args):
+    return run(["go", "tool", "pprof"] + list(args))
+
+
+def raw_sums(out):
+    """Sums of each value column over the Samples section of -raw."""
+    sums = [0, 0, 0, 0]
+    in_samples = False
+    for line in out.splitlines():
+        if line.startswith("Samples:"):
+            in_samples = True
+            continue
+        if line.startswith("Locations"):
+            break
+        m = re.match(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+):", line)
+        if in_samples and m:
+            for i in range(4):
+                sums[i] += int(m.group(i + 1))
+    return sums
+
+
+def top_total(out):
+    m = re.search(r"of (\d+)B? total", out)
+    return int(m.group(1)) if m else None
+
+
+def check_profile(name, pb, want, src):
+    r = pprof("-raw", pb)
+    check(r.returncode == 0 and r.stderr == "",
+          "%s: pprof -raw rc=%d stderr=%r" % (name, r.returncode, r.stderr[:300]))
+    sums = raw_sums(r.stdout)
+    for i, fig in enumerate(FIGS):
+        check(sums[i] == want[fig], "%s: -raw %s sum %d, expected %d"
+              % (name, TYPES[i], sums[i], want[fig]))
+    check("Comment: LuaJIT memprof profile " + src in r.stdout,
+          "%s: no comment naming the source" % name)
+    check("luajit  [FN][FL][LN]" in r.stdout, "%s: no pseudo mapping" % name)
+    check(not re.search(r"[<>\x00-\x08\x0b-\x1f\x7f]", r.stdout),
+          "%s: names with angle brackets or control characters" % name)
+    check("PeriodType: space bytes" in r.stdout and "Period: 1" in r.stdout,
+          "%s: period" % name)
+    for i, t in enumerate(TYPES):
+        r = pprof("-top", "-unit=B", "-sample_index=" + t, pb)
+        ok = r.returncode == 0 and r.stderr == ""
+        check(ok, "%s: pprof -top %s rc=%d stderr=%r"
+              % (name, t, r.returncode, r.stderr[:300]))
+        # -top sums in float64: exact below 2^53, one ulp above it.
+        got, exp = top_total(r.stdout), want[FIGS[i]]
+        check(got is not None and abs(got - exp) <= exp >> 52,
+              "%s: -top %s total %s, expected %d" % (name, t, got, exp))
+    r = pprof("-top", pb)
+    check("Type: alloc_space" in r.stdout, "%s: default type is not alloc_space" % name)
+
+
+def main():
+    ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
+                                                      recursive=True))
+    check(len(files) > 0, "no corpus files in %s" % dirs)
+    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+    nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
+    subprocess.run([sys.executable, NASTY, nasty], check=True)
+    files.append(nasty)
+    converted = []
+    for f in files:
+        name = os.path.relpath(f)
+        want = json.loads(run([sys.executable, totals_py, f]).stdout)
+        pb = os.path.join(tmp, os.path.basename(f) + ".pb.gz")
+        if os.path.exists(pb):
+            os.remove(pb)
+        c = run([ljm, "convert", "-f", "pprof", "-o", pb, f])
+        if want["status"] == "error":
+            check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+            continue
+        if want["status"] == "truncated" and c.returncode != 0:
+            check(c.stderr != "", "%s: cut stream refused without a message" % name)
+            continue
+        if not check(c.returncode == 0, "%s: convert rc=%d: %s"
+                     % (name, c.returncode, c.stderr.strip())):
+            continue
+        check_profile(name, pb, want, f)
+        converted.append((f, want))
+
+    # Options, on the largest valid profile converted.
+    if check(converted, "no profile converted"):
+        f, want = max(converted, key=lambda x: x[1]["alloc_count"])
+        for value, t in [("inuse_bytes", "inuse_space"), ("inuse_count", "inuse_objects"),
+                         ("alloc_count", "alloc_objects"), ("alloc_bytes", "alloc_space")]:
+            pb = os.path.join(tmp, "value_%s.pb.gz" % value)
+            c = run([ljm, "convert", "-f", "pprof", "--value", value, "-o", pb, f])
+            check(c.returncode == 0, "--value %s: rc=%d %s" % (value, c.returncode, c.stderr))
+            r = pprof("-top", pb)
+            check("Type: " + t in r.stdout, "--value %s does not open on %s" % (value, t))
+        c = run([ljm, "convert", "-f", "pprof", "--value", "peak_bytes", "-o",
+                 os.path.join(tmp, "peak.pb.gz"), f])
+        check(c.returncode != 0 and c.stderr != "", "--value peak_bytes not refused")
+        for suffix in (".pb.gz", ".pprof"):  # the format comes from the name
+            pb = os.path.join(tmp, "inferred" + suffix)
+            c = run([ljm, "convert", "-o", pb, f])
+            check(c.returncode == 0 and pprof("-raw", pb).returncode == 0,
+                  "suffix %s: not converted to pprof (%s)" % (suffix, c.stderr))
+        c = subprocess.run([ljm, "convert", "-f", "pprof", "-o", "-", f],
+                           capture_output=True)
+        pb = os.path.join(tmp, "stdout.pb.gz")
+        with open(pb, "wb") as fh:
+            fh.write(c.stdout)
+        check(c.returncode == 0 and c.stdout[:2] == b"\x1f\x8b",
+              "-o - did not write gzip to stdout")
+        check(raw_sums(pprof("-raw", pb).stdout) == [want[k] for k in FIGS],
+              "-o -: totals differ")
+
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

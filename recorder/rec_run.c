@@ -1,0 +1,220 @@
+/* rec_run.c -- `ljm record`: run a script under LuaJIT and record it.
+**
+** Behaves like `luajit script.lua args...` (arg table, varargs, LUA_INIT,
+** "luajit: " error messages with a traceback, exit status 0/1) while a
+** recording of the whole run goes to FILE. misc.memprof and
+** require "ljm.recorder" are available to the script; their recordings
+** are separate streams that run alongside the whole-run one.
+*/
+#include "rec_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "lib_recorder.h"
+#include "ljm_recorder.h"
+
+#define PROGNAME "luajit"  /* error messages read as luajit's */
+
+static const char USAGE[] =
+    "usage: ljm record [-o FILE] [--] script.lua [args...]\n"
+    "\n"
+    "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
+    "every allocation of the run as an ljm memory profile (ljs v3 + ljm v3).\n"
+    "\n"
+    "  -o, --output FILE  profile to write (default: <script name>.record.ljm\n"
+    "                     in the current directory; memprof.record.ljm for -)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
+    "those recordings go to their own files, next to the whole-run one.\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+  fprintf(stderr, "ljm record: %s%s%s. Try 'ljm record --help'.\n", msg,
+          arg ? " " : "", arg ? arg : "");
+  return 2;
+}
+
+static void message(const char *msg)
+{
+  fprintf(stderr, PROGNAME ": %s\n", msg);
+  fflush(stderr);
+}
+
+static int report(lua_State *L, int status)
+{
+  if (status && !lua_isnil(L, -1)) {
+    const char *msg = lua_tostring(L, -1);
+    message(msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+  }
+  return status;
+}
+
+/* Error handler: the message plus a traceback, as luajit prints it. */
+static int traceback(lua_State *L)
+{
+  if (!lua_isstring(L, 1)) {
+    if (lua_isnoneornil(L, 1) || !luaL_callmeta(L, 1, "__tostring") ||
+        !lua_isstring(L, -1))
+      return 1;
+    lua_remove(L, 1);
+  }
+  luaL_traceback(L, L, lua_tostring(L, 1), 1);
+  return 1;
+}
+
+static int docall(lua_State *L, int narg)
+{
+  int base = lua_gettop(L) - narg, status;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base);
+  status = lua_pcall(L, narg, 0, base);
+  lua_remove(L, base);
+  if (status) lua_gc(L, LUA_GCCOLLECT, 0);
+  return status;
+}
+
+static int handle_luainit(lua_State *L)
+{
+  const char *init = getenv("LUA_INIT");
+  int status;
+  if (!init) return 0;
+  if (init[0] == '@') status = luaL_loadfile(L, init + 1);
+  else status = luaL_loadbuffer(L, init, strlen(init), "=LUA_INIT");
+  if (!status) status = docall(L, 0);
+  return report(L, status);
+}
+
+/* arg = {[-1] = "luajit", [0] = script, args...}; pushes the args. */
+static int push_args(lua_State *L, char **argv, int argc, int script)
+{
+  int i, narg = argc - script - 1;
+  lua_createtable(L, narg, 2);
+  lua_pushstring(L, PROGNAME);
+  lua_rawseti(L, -2, -1);
+  for (i = script; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+  luaL_checkstack(L, narg + 3, "too many arguments to script");
+  for (i = script + 1; i < argc; i++) lua_pushstring(L, argv[i]);
+  return narg;
+}
+
+static int preload_recorder(lua_State *L)
+{
+  return ljm_recorder_open(L);
+}
+
+/* Default profile name: <basename without .lua>.record.ljm. */
+static char *default_output(const char *script)
+{
+  const char *b = strrchr(script, '/');
+  size_t n;
+  char *out;
+  b = b ? b + 1 : script;
+  if (!strcmp(script, "-") || !*b) b = "memprof";
+  n = strlen(b);
+  if (n > 4 && !strcmp(b + n - 4, ".lua")) n -= 4;
+  out = malloc(n + sizeof(".record.ljm"));
+  if (!out) return NULL;
+  memcpy(out, b, n);
+  strcpy(out + n, ".record.ljm");
+  return out;
+}
+
+int ljm_record_main(int argc, char **argv)
+{
+  const char *output = NULL;
+  char *defout = NULL;
+  int i, script = -1, status, narg;
+  lua_State *L;
+  LjmRecorder *rec;
+  LjmRecError err;
+
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(USAGE, stdout);
+      return 0;
+    }
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      if (++i >= argc) return usage_error("option needs a file name:", a);
+      output = argv[i];
+    } else if (!strncmp(a, "--output=", 9)) {
+      output = a + 9;
+    } else if (!strncmp(a, "-o", 2)) {
+      output = a + 2;
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option", a);
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) return usage_error("missing script", NULL);
+  script = i;
+  if (output && !*output) return usage_error("empty output file name", NULL);
+  if (!output) {
+    defout = default_output(argv[script]);
+    if (!defout) {
+      fprintf(stderr, "ljm record: out of memory\n");
+      return 1;
+    }
+    output = defout;
+  }
+
+  L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "ljm record: cannot create a Lua state: not enough memory\n");
+    free(defout);
+    return 1;
+  }
+  lua_gc(L, LUA_GCSTOP, 0);
+  luaL_openlibs(L);
+  lua_gc(L, LUA_GCRESTART, -1);
+  ljm_recorder_open_misc(L);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, preload_recorder);
+  lua_setfield(L, -2, "ljm.recorder");
+  lua_pop(L, 2);
+
+  rec = ljm_recorder_start_path(L, output, &err);
+  if (!rec) {
+    fprintf(stderr, "ljm record: %s\n", err.msg);
+    lua_close(L);
+    free(defout);
+    return 1;
+  }
+
+  status = handle_luainit(L);
+  if (!status) {
+    const char *fname = argv[script];
+    if (!strcmp(fname, "-")) fname = NULL;  /* stdin, as luajit */
+    narg = 0;
+    status = luaL_loadfile(L, fname);
+    if (!status) {
+      narg = push_args(L, argv, argc, script);
+      status = docall(L, narg);
+    }
+    report(L, status);
+  }
+  lua_close(L);  /* ends the stream (final 0x80) like a stop() */
+  if (ljm_recorder_stop(rec, &err)) {
+    fprintf(stderr, "ljm record: %s\n", err.msg);
+    if (!status) status = 1;
+  }
+  free(defout);
+  return status ? 1 : 0;
+}

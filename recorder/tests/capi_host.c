@@ -1,0 +1,259 @@
+/* capi_host.c -- a host program exercising the recorder's C API.
+**
+** capi_host OUTDIR writes one stream per scenario into OUTDIR; the test
+** driver (capi_test.py) decodes them and checks the attribution. The
+** program itself checks return codes and prints "FAIL ..." lines.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "ljm_recorder.h"
+
+static int failures;
+static char outdir[4096];
+
+#define CHECK(cond, what) \
+  do { if (!(cond)) { printf("FAIL %s (line %d)\n", what, __LINE__); failures++; } } while (0)
+
+static const char *out(const char *name)
+{
+  static char buf[8192];
+  snprintf(buf, sizeof(buf), "%s/%s", outdir, name);
+  return buf;
+}
+
+static lua_State *newvm(void)
+{
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_dostring(L, "jit.off()");
+  return L;
+}
+
+/* Runs a chunk with a given name; the chunk's source lines are the
+** locations the driver expects. */
+static void run(lua_State *L, const char *src, const char *name)
+{
+  if (luaL_loadbuffer(L, src, strlen(src), name) || lua_pcall(L, 0, 0, 0)) {
+    printf("FAIL lua error: %s\n", lua_tostring(L, -1));
+    failures++;
+    lua_pop(L, 1);
+  }
+}
+
+/* -- Coroutines resumed from C ----------------------------------------- */
+
+static const char CO_SRC[] =
+    "local n = ...\n"                                   /* line 1 */
+    "for i = 1, n do\n"                                 /* line 2 */
+    "  local t = {i, i + 1}\n"                          /* line 3 */
+    "  coroutine.yield(t)\n"                            /* line 4 */
+    "end\n";
+
+static void scenario_cresume(void)
+{
+  lua_State *L = newvm(), *co;
+  LjmRecError err;
+  LjmRecorder *r = ljm_recorder_start_path(L, out("cresume.ljm"), &err);
+  int i, st;
+  CHECK(r, err.msg);
+  co = lua_newthread(L);
+  if (luaL_loadbuffer(co, CO_SRC, sizeof(CO_SRC) - 1, "=cbody")) {
+    CHECK(0, "load coroutine body");
+    return;
+  }
+  lua_pushinteger(co, 300);
+  for (i = 0, st = lua_resume(co, 1); st == LUA_YIELD; st = lua_resume(co, 0), i++) {
+    /* Between resumes the host allocates on the main thread, outside the
+    ** VM: that is not the coroutine's doing. */
+    lua_pop(co, lua_gettop(co));
+    lua_createtable(L, 0, 8);
+    lua_pop(L, 1);
+  }
+  CHECK(st == 0, "coroutine finished");
+  CHECK(i == 300, "300 yields");
+  /* Lua code resuming a coroutine from a C function it calls. */
+  run(L,
+      "local co = coroutine.create(function()\n"   /* line 1 */
+      "  for i = 1, 100 do\n"                      /* line 2 */
+      "    coroutine.yield({i})\n"                 /* line 3 */
+      "  end\n"
+      "end)\n"
+      "for i = 1, 100 do coroutine.resume(co) end\n", /* line 6 */
+      "=lresume");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  lua_close(L);
+}
+
+/* A C function that resumes a coroutine with lua_resume() and then
+** allocates itself: the later allocations belong to the C function. */
+static int c_driver(lua_State *L)
+{
+  lua_State *co = lua_tothread(L, 1);
+  int k;
+  for (k = 0; k < 50; k++) {
+    int st = lua_resume(co, 0);
+    if (st != LUA_YIELD) break;
+    lua_pop(co, lua_gettop(co));
+    lua_createtable(L, 4, 0);  /* charged to c_driver */
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+static void scenario_cfunc_resume(void)
+{
+  lua_State *L = newvm();
+  LjmRecError err;
+  LjmRecorder *r = ljm_recorder_start_path(L, out("cfunc_resume.ljm"), &err);
+  CHECK(r, err.msg);
+  lua_pushcfunction(L, c_driver);
+  lua_setglobal(L, "c_driver");
+  run(L,
+      "local co = coroutine.create(function()\n"   /* line 1 */
+      "  while true do\n"                          /* line 2 */
+      "    coroutine.yield(('x'):rep(100))\n"      /* line 3 */
+      "  end\n"
+      "end)\n"
+      "c_driver(co)\n",                            /* line 6 */
+      "=cfres");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  lua_close(L);
+}
+
+/* -- Sinks and life cycle ------------------------------------------------ */
+
+typedef struct Mem {
+  char *buf;
+  size_t len, cap;
+  int calls;
+  int fail_after;  /* fail calls after this many (-1: never) */
+} Mem;
+
+static int mem_write(void *ud, const void *data, size_t len)
+{
+  Mem *m = ud;
+  if (m->fail_after >= 0 && m->calls >= m->fail_after) return ENOSPC;
+  m->calls++;
+  if (m->len + len > m->cap) {
+    size_t nc = (m->len + len) * 2;
+    char *nb = realloc(m->buf, nc);
+    if (!nb) return ENOMEM;
+    m->buf = nb;
+    m->cap = nc;
+  }
+  memcpy(m->buf + m->len, data, len);
+  m->len += len;
+  return 0;
+}
+
+static void save(const char *name, const Mem *m)
+{
+  FILE *f = fopen(out(name), "wb");
+  if (!f || fwrite(m->buf, 1, m->len, f) != m->len) CHECK(0, "save");
+  if (f) fclose(f);
+}
+
+static const char CHURN[] =
+    "local t = {}\n"
+    "for i = 1, 1000000 do t[i % 1000] = {i} end\n";  /* line 2: ~2e6 events, 3 buffers */
+
+static void scenario_sinks(void)
+{
+  lua_State *L = newvm();
+  LjmRecError err;
+  Mem ok = {NULL, 0, 0, 0, -1}, bad = {NULL, 0, 0, 0, 1};
+  LjmRecorder *a, *b, *c;
+  int fd = open(out("fd.ljm"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0, "open fd.ljm");
+  /* Three recordings at once: a writer, a failing writer, a descriptor. */
+  a = ljm_recorder_start_writer(L, mem_write, &ok, &err);
+  CHECK(a, err.msg);
+  b = ljm_recorder_start_writer(L, mem_write, &bad, &err);
+  CHECK(b, err.msg);
+  c = ljm_recorder_start_fd(L, fd, &err);
+  CHECK(c, err.msg);
+  run(L, CHURN, "=churn");
+  CHECK(ljm_recorder_is_running(a), "writer still running");
+  CHECK(!ljm_recorder_is_running(b), "failing writer stopped");
+  CHECK(ljm_recorder_stop(b, &err) == ENOSPC, "failing writer: ENOSPC at stop");
+  CHECK(strstr(err.msg, "No space left on device") != NULL, "ENOSPC message");
+  CHECK(ljm_recorder_stop(a, &err) == 0, err.msg);
+  CHECK(ljm_recorder_stop(c, &err) == 0, err.msg);
+  CHECK(fcntl(fd, F_GETFD) != -1, "fd left open");
+  close(fd);
+  CHECK(ok.calls >= 2, "8 MiB buffers: several writes");
+  save("writer.ljm", &ok);
+  save("writer_failed.ljm", &bad);  /* the first buffer only: truncated */
+  free(ok.buf);
+  free(bad.buf);
+
+  /* Misuse. */
+  CHECK(ljm_recorder_stop(NULL, &err) == EINVAL, "stop(NULL)");
+  CHECK(ljm_recorder_start_writer(L, NULL, NULL, &err) == NULL && err.code == EINVAL,
+        "no writer");
+  CHECK(ljm_recorder_start_path(L, "/nonexistent-dir/x.ljm", &err) == NULL &&
+            err.code == ENOENT,
+        "bad path");
+  CHECK(ljm_recorder_check(L, &err) == 0, err.msg);
+
+  /* Several recordings one after another in one process. */
+  {
+    int k;
+    for (k = 0; k < 5; k++) {
+      char name[32];
+      snprintf(name, sizeof(name), "again%d.ljm", k);
+      a = ljm_recorder_start_path(L, out(name), &err);
+      CHECK(a, err.msg);
+      run(L, "local t = {} for i = 1, 100 do t[i] = {} end\n", "=again");
+      CHECK(ljm_recorder_stop(a, &err) == 0, err.msg);
+    }
+  }
+  {
+    void *ud;
+    CHECK(lua_getallocf(L, &ud) != NULL, "allocator");
+  }
+  lua_close(L);
+}
+
+/* lua_close() without stop: the stream must still be complete. */
+static void scenario_close(void)
+{
+  lua_State *L = newvm();
+  LjmRecError err;
+  LjmRecorder *r = ljm_recorder_start_path(L, out("close.ljm"), &err);
+  CHECK(r, err.msg);
+  run(L, "X = {} for i = 1, 100 do X[i] = {i} end\n", "=closing");
+  lua_close(L);
+  CHECK(!ljm_recorder_is_running(r), "not running after lua_close");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  /* A new VM can be recorded afterwards. */
+  L = newvm();
+  r = ljm_recorder_start_path(L, out("after_close.ljm"), &err);
+  CHECK(r, err.msg);
+  run(L, "Y = {1, 2, 3}\n", "=after");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  lua_close(L);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 2) {
+    fprintf(stderr, "usage: capi_host OUTDIR\n");
+    return 2;
+  }
+  snprintf(outdir, sizeof(outdir), "%s", argv[1]);
+  scenario_cresume();
+  scenario_cfunc_resume();
+  scenario_sinks();
+  scenario_close();
+  printf("%s\n", failures ? "capi_host: FAILED" : "capi_host: ok");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what is missing, then runs every test twice: a normal build and an
+# ASan+UBSan build (--config=asan). Ends with one line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0
+run() {  # run <label> <bazel test args...>
+  local label=$1 log
+  shift
+  log=$(mktemp)
+  bazel test --test_summary=short --keep_going "$@" //... >"$log" 2>&1
+  local rc=$?
+  # Lines like "//decoder/tests:model_test   PASSED in 0.1s".
+  local p f
+  p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+  f=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE|FAILED TO BUILD)' "$log")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1  # the build itself failed before any test ran
+    tail -n 40 "$log"
+  fi
+  grep -E '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE|FAILED TO BUILD)' "$log" |
+    sed "s/^/[$label] /"
+  echo "[$label] $p passed, $f failed"
+  passed=$((passed + p))
+  failed=$((failed + f))
+  rm -f "$log"
+}
+
+run default
+run asan --config=asan
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Error paths and command-line behaviour of `ljm report`.
+
+Every bad input gives one stderr line "FILE: byte N: what", exit 1 and no
+crash; a stream that simply stops gives its partial report, a warning with
+the offset and exit 0 (exit 1 under --strict). Usage errors exit 2.
+"""
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LJM = sys.argv[1]
+DATA = sys.argv[2]
+SYN = os.path.join(DATA, "synthetic")
+TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+failures = []
+checks = 0
+
+
+def run(args, stdin=None):
+    return subprocess.run([LJM] + args, input=stdin, capture_output=True, timeout=60)
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+
+
+def one_line(p):
+    return p.stderr.count(b"\n") == 1
+
+
+ERRORS = {
+    "err_asource_0": (74, "unknown allocation source 0"),
+    "err_bad_ljm_magic": (67, "bad event section magic 'xyz'"),
+    "err_bad_ljm_version": (70, "event section version 2 does not go with symbol table version 3"),
+    "err_bad_ljs_version": (11, "event section version 3 does not go with symbol table version 2"),
+    "err_empty_file": (0, "empty input"),
+    "err_header_0x14": (74, "unknown event header 0x14"),
+    "err_header_0x81": (74, "unknown event header 0x81"),
+    "err_not_profile": (0, "bad symbol table magic 'dat'"),
+}
+TRUNCATED = {
+    "err_eof_in_symtab": (23, "stream stops inside the symbol table"),
+    "err_no_epilogue": (86, "stream stops without its 0x80 end marker"),
+    "err_truncated_before_ljm": (67, "stream stops inside the event section prologue"),
+    "err_truncated_event": (82, "stream stops inside an alloc event that starts at byte 74"),
+}
+
+seen = sorted(f[:-4] for f in os.listdir(SYN) if f.startswith("err_") and f.endswith(".ljm"))
+check(seen == sorted(list(ERRORS) + list(TRUNCATED)), "every err_* stream has an expectation")
+
+for mode in ([], ["--leak-only"], ["--human-readable"]):
+    for name, (off, msg) in ERRORS.items():
+        path = os.path.join(SYN, name + ".ljm")
+        p = run(["report"] + mode + [path])
+        err = p.stderr.decode()
+        check(p.returncode == 1, "%s %s: exit %d, want 1" % (name, mode, p.returncode))
+        check(one_line(p), "%s %s: stderr is not one line: %r" % (name, mode, err))
+        check(err.startswith("%s: byte %d: %s" % (path, off, msg)),
+              "%s %s: stderr %r" % (name, mode, err))
+    for name, (off, msg) in TRUNCATED.items():
+        path = os.path.join(SYN, name + ".ljm")
+        p = run(["report"] + mode + [path])
+        err = p.stderr.decode()
+        check(p.returncode == 0, "%s %s: exit %d, want 0" % (name, mode, p.returncode))
+        check(one_line(p) and err.startswith("%s: byte %d: warning: %s" % (path, off, msg)),
+              "%s %s: stderr %r" % (name, mode, err))
+        check(b"HEAP SUMMARY:\n" in p.stdout, "%s %s: no partial report" % (name, mode))
+        s = run(["report", "--strict"] + mode + [path])
+        check(s.returncode == 1 and one_line(s) and b"warning" not in s.stderr
+              and msg.encode() in s.stderr, "%s --strict %s: %r" % (name, mode, s.stderr))
+
+p = run(["report", os.path.join(SYN, "err_no_epilogue.ljm")])
+check(b"@a.lua:2: 1 events\t+8B\t-0B\n" in p.stdout, "no_epilogue: the event before the cut is lost")
+
+# A real stream cut anywhere: partial report, never an error.
+full = open(os.path.join(DATA, "v3", "test.ljm"), "rb").read()
+whole = run(["report", os.path.join(DATA, "v3", "test.ljm")])
+for cut in (5, 7, 100, 123400, len(full) // 2, len(full) - 1):
+    path = os.path.join(TMP, "cut.ljm")
+    open(path, "wb").write(full[:cut])
+    p = run(["report", path])
+    check(p.returncode == 0 and one_line(p) and b": warning: stream stops" in p.stderr,
+          "cut at %d: exit %d %r" % (cut, p.returncode, p.stderr))
+    check(re.search(rb"byte %d: " % cut, p.stderr) is not None, "cut at %d: offset not named" % cut)
+    if cut == len(full) - 1:  # only the end marker is missing: nothing lost
+        check(p.stdout == whole.stdout, "cut before the end marker: events lost")
+    if cut == len(full) // 2:
+        check(b"@test.lua:14:" in p.stdout and p.stdout != whole.stdout,
+              "cut in the middle: partial report missing")
+
+# gzip files, stdin, and a broken gzip file.
+gz = os.path.join(TMP, "test.ljm.gz")
+open(gz, "wb").write(gzip.compress(full))
+p = run(["report", gz])
+check(p.returncode == 0 and p.stdout == whole.stdout and p.stderr == b"", "gzip input differs")
+p = run(["report", "-"], stdin=full)
+check(p.returncode == 0 and p.stdout == whole.stdout, "stdin input differs")
+p = run(["report", "-"], stdin=gzip.compress(full))
+check(p.returncode == 0 and p.stdout == whole.stdout, "gzip on stdin differs")
+cutgz = os.path.join(TMP, "cut.ljm.gz")
+data = gzip.compress(full)
+open(cutgz, "wb").write(data[: len(data) // 2])
+p = run(["report", cutgz])
+check(p.returncode == 0 and b"warning: stream stops" in p.stderr, "cut gzip: %r" % p.stderr)
+bad = bytearray(data)
+for i in range(len(bad) // 3, len(bad) // 3 + 64):
+    bad[i] ^= 0x5a
+badgz = os.path.join(TMP, "bad.ljm.gz")
+open(badgz, "wb").write(bytes(bad))
+p = run(["report", badgz])
+check(p.returncode == 1 and one_line(p) and re.match(rb".*bad\.ljm\.gz: byte \d+: (corrupt gzip data|.*)", p.stderr),
+      "corrupt gzip: exit %d %r" % (p.returncode, p.stderr))
+
+# Command line.
+p = run([])
+check(p.returncode == 2 and one_line(p) and b"--help" in p.stderr, "no command: %r" % p.stderr)
+p = run(["bogus"])
+check(p.returncode == 2 and one_line(p), "unknown command: %r" % p.stderr)
+p = run(["--help"])
+check(p.returncode == 0 and b"report" in p.stdout and b"convert" in p.stdout, "ljm --help")
+p = run(["--version"])
+check(p.returncode == 0 and re.match(rb"ljm \d+\.\d+\.\d+", p.stdout), "ljm --version")
+p = run(["report", "--help"])
+check(p.returncode == 0 and b"--leak-only" in p.stdout and b"--strict" in p.stdout, "report --help")
+for args in (["report"], ["report", "--wrong", "x.ljm"], ["report", "-x", "x.ljm"],
+             ["report", "a.ljm", "b.ljm"]):
+    p = run(args)
+    check(p.returncode == 2 and one_line(p) and b"ljm report --help" in p.stderr,
+          "%s: exit %d %r" % (args, p.returncode, p.stderr))
+p = run(["report", "/nonexistent/file.ljm"])
+check(p.returncode == 1 and one_line(p) and b"/nonexistent/file.ljm: cannot open: No such file" in p.stderr,
+      "missing file: %r" % p.stderr)
+p = run(["report", TMP])
+check(p.returncode == 1 and one_line(p), "directory as input: %d %r" % (p.returncode, p.stderr))
+if os.path.exists("/dev/full"):
+    with open("/dev/full", "wb") as full_dev:
+        p = subprocess.run([LJM, "report", os.path.join(DATA, "v3", "test.ljm")],
+                           stdout=full_dev, stderr=subprocess.PIPE, timeout=60)
+    check(p.returncode == 1 and b"write error" in p.stderr, "/dev/full: %d %r" % (p.returncode, p.stderr))
+
+for f in failures:
+    print("FAIL", f)
+print("report cli: %d checks, %d failures" % (checks, len(failures)))
+sys.exit(1 if failures or checks < 100 else 0)

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Runs a python3 test driver with the arguments Bazel passes.
+exec python3 "$@"
