@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ljm_hmap.h"
+
 #define LJM_ADDRMAP_EMPTY UINT32_MAX
 
 typedef struct LjmBlock {
@@ -28,5 +30,11 @@ int ljm_addrmap_take(LjmAddrmap *m, uint64_t addr, LjmBlock *out);
 ** Returns -1 when out of memory. */
 int ljm_addrmap_put(LjmAddrmap *m, uint64_t addr, uint64_t size, uint32_t site,
                     LjmBlock *old);
+
+/* Hint that addr will be looked up soon (hides the cache miss). */
+static inline void ljm_addrmap_prefetch(const LjmAddrmap *m, uint64_t addr)
+{
+  __builtin_prefetch(&m->slots[ljm_hash64(addr) & m->mask]);
+}
 
 #endif

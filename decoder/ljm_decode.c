@@ -10,6 +10,7 @@
 
 #define BUF_SIZE (256u << 10)
 #define EVENT_MAX 64  /* longest event without strings: 1 + 5 numbers of 10 */
+#define BATCH 64      /* events handed over at once to on_events */
 
 /* Outcome of one read step; anything but RD_OK ends decoding. */
 typedef enum { RD_OK, RD_EOF, RD_ERR } Rd;
@@ -26,11 +27,20 @@ typedef struct Dec {
   const LjmCallbacks *cb;
   void *ud;
   int ljs_ver, ljm_ver;
+  LjmRawEvent *batch;     /* pending events for on_events */
+  size_t nbatch;
   uint64_t item;          /* offset of the item being read */
   const char *what;       /* its description, for truncation messages */
 } Dec;
 
 static uint64_t dec_off(const Dec *d) { return d->base + (uint64_t)(d->p - d->buf); }
+
+/* Hands pending events over; called before any symbol entry and at the end. */
+static void dec_flush(Dec *d)
+{
+  if (d->nbatch) d->cb->on_events(d->ud, d->batch, d->nbatch);
+  d->nbatch = 0;
+}
 
 static Rd dec_error(Dec *d, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -76,8 +86,33 @@ static Rd dec_byte(Dec *d, uint8_t *b)
   return RD_OK;
 }
 
-/* Callers made EVENT_MAX bytes available, so hitting the end means EOF. */
-static Rd dec_uleb(Dec *d, uint64_t *v)
+static Rd dec_uleb_slow(Dec *d, uint64_t *v);
+
+/* Callers made EVENT_MAX bytes available, so hitting the end means EOF.
+** Most numbers of a stream are one or two bytes: decode those inline. */
+static inline Rd dec_uleb(Dec *d, uint64_t *v)
+{
+  const uint8_t *p = d->p;
+  if (d->end - p >= LJM_ULEB_MAX) {  /* no bounds checks needed */
+    uint64_t x = p[0] & 0x7f;
+    if (!(p[0] & 0x80)) {
+      *v = x;
+      d->p = p + 1;
+      return RD_OK;
+    }
+    for (int i = 1; i < LJM_ULEB_MAX - 1; i++) {
+      x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+      if (!(p[i] & 0x80)) {
+        *v = x;
+        d->p = p + i + 1;
+        return RD_OK;
+      }
+    }
+  }
+  return dec_uleb_slow(d, v);  /* 10-byte values, errors, end of input */
+}
+
+static Rd dec_uleb_slow(Dec *d, uint64_t *v)
 {
   int n = ljm_uleb_decode(d->p, d->end, v);
   if (n > 0) {
@@ -261,7 +296,6 @@ static int dec_header_ok(Dec *d, uint8_t h)
 
 static Rd dec_events(Dec *d)
 {
-  LjmRawEvent ev;
   for (;;) {
     d->item = dec_off(d);
     d->what = "an event";
@@ -278,25 +312,27 @@ static Rd dec_events(Dec *d)
     if (src < 0) return RD_ERR;
     d->what = event_names[h & 3];
     if ((h & 3) == 0) {
+      dec_flush(d);
       if (src == LJM_SRC_LUA) TRY(dec_sym_proto(d, 1));
       else if (src == LJM_SRC_C) TRY(dec_sym_cfunc(d, 1));
       else if (src == LJM_SRC_TRACE) TRY(dec_sym_trace(d, 0, 1));
       continue;  /* 0x00 and 0x04: ignored, as the reference does */
     }
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = (LjmEventKind)(h & 3);
-    ev.offset = d->item;
-    ev.loc.source = (LjmSource)src;
+    LjmRawEvent ev0, *ev = d->batch ? &d->batch[d->nbatch] : &ev0;
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = (LjmEventKind)(h & 3);
+    ev->offset = d->item;
+    ev->loc.source = (LjmSource)src;
     switch (src) {
     case LJM_SRC_LUA:
-      TRY(dec_uleb(d, &ev.loc.addr));
-      TRY(dec_uleb(d, &ev.loc.line));
+      TRY(dec_uleb(d, &ev->loc.addr));
+      TRY(dec_uleb(d, &ev->loc.line));
       break;
     case LJM_SRC_C:
-      TRY(dec_uleb(d, &ev.loc.addr));
+      TRY(dec_uleb(d, &ev->loc.addr));
       break;
     case LJM_SRC_TRACE: {
-      TRY(dec_uleb(d, &ev.loc.traceno));
+      TRY(dec_uleb(d, &ev->loc.traceno));
       if (d->ljm_ver == 2) {
         uint64_t mcode;
         TRY(dec_uleb(d, &mcode));
@@ -306,15 +342,19 @@ static Rd dec_events(Dec *d)
     default:
       break;
     }
-    if (ev.kind != LJM_EV_ALLOC) {
-      TRY(dec_uleb(d, &ev.oaddr));
-      TRY(dec_uleb(d, &ev.osize));
+    if (ev->kind != LJM_EV_ALLOC) {
+      TRY(dec_uleb(d, &ev->oaddr));
+      TRY(dec_uleb(d, &ev->osize));
     }
-    if (ev.kind != LJM_EV_FREE) {
-      TRY(dec_uleb(d, &ev.naddr));
-      TRY(dec_uleb(d, &ev.nsize));
+    if (ev->kind != LJM_EV_FREE) {
+      TRY(dec_uleb(d, &ev->naddr));
+      TRY(dec_uleb(d, &ev->nsize));
     }
-    if (d->cb->on_event) d->cb->on_event(d->ud, &ev);
+    if (d->batch) {
+      if (++d->nbatch == BATCH) dec_flush(d);
+    } else if (d->cb->on_event) {
+      d->cb->on_event(d->ud, ev);
+    }
   }
 }
 
@@ -341,7 +381,9 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   d.diag = diag ? diag : &scratch;
   memset(d.diag, 0, sizeof(*d.diag));
   d.buf = malloc(BUF_SIZE);
-  if (!d.buf) {
+  if (d.cb->on_events) d.batch = malloc(BATCH * sizeof(LjmRawEvent));
+  if (!d.buf || (d.cb->on_events && !d.batch)) {
+    free(d.buf);
     snprintf(d.diag->msg, sizeof(d.diag->msg), "out of memory");
     return LJM_ERROR;
   }
@@ -362,6 +404,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                   d.ljm_ver, d.ljs_ver);
   if (r == RD_OK && d.cb->on_versions) d.cb->on_versions(d.ud, d.ljs_ver, d.ljm_ver);
   if (r == RD_OK) r = dec_events(&d);
+  dec_flush(&d);  /* events before an error or a cut are delivered too */
 
   LjmStatus st = LJM_OK;
   uint64_t end = dec_off(&d);
@@ -381,6 +424,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   }
   if (bytes) *bytes = end;
   free(d.buf);
+  free(d.batch);
   free(d.str);
   return st;
 }

@@ -84,6 +84,10 @@ typedef struct LjmCallbacks {
   void (*on_trace)(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
                    int in_events);
   void (*on_event)(void *ud, const LjmRawEvent *ev);
+  /* Optional: events in batches instead of one by one (order kept; symbol
+  ** entries never overtake the events before them). Lets a consumer
+  ** prefetch what the next events will touch. */
+  void (*on_events)(void *ud, const LjmRawEvent *evs, size_t n);
 } LjmCallbacks;
 
 typedef struct LjmInput LjmInput;

@@ -48,6 +48,7 @@ LjmModel *ljm_model_new(void)
     return NULL;
   }
   memset(m->loc_slots, 0xff, (m->loc_mask + 1) * sizeof(uint32_t));
+  memset(m->loc_cache, 0xff, sizeof(m->loc_cache));
   m->gen = 1;
   return m;
 }
@@ -84,6 +85,8 @@ void ljm_model_free(LjmModel *m)
 
 /* -- Locations ---------------------------------------------------------- */
 
+static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);
+
 static uint64_t loc_hash(uint64_t addr, uint64_t line, uint64_t traceno)
 {
   return ljm_hash64(addr ^ ljm_hash64(line ^ (traceno * 0x9e3779b97f4a7c15ull)));
@@ -108,6 +111,20 @@ static int loc_rehash(LjmModel *m)
 }
 
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
+{
+  /* Most events repeat a few locations: try a small direct-mapped cache. */
+  uint32_t ci = (uint32_t)(addr ^ (addr >> 12) ^ (line * 7) ^ traceno) & (LOC_CACHE - 1);
+  uint32_t c = m->loc_cache[ci];
+  if (c < m->nlocs) {
+    const Loc *L = &m->locs[c];
+    if (L->addr == addr && L->line == line && L->traceno == traceno) return c;
+  }
+  uint32_t i = loc_find(m, addr, line, traceno);
+  if (i != NONE) m->loc_cache[ci] = i;
+  return i;
+}
+
+static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
 {
   uint32_t j = (uint32_t)loc_hash(addr, line, traceno) & m->loc_mask;
   for (uint32_t i; (i = m->loc_slots[j]) != NONE; j = (j + 1) & m->loc_mask) {
@@ -160,7 +177,7 @@ static void live_sub(LjmModel *m, uint32_t si, uint64_t size)
   m->live_bytes -= size;
 }
 
-static void on_event(void *ud, const LjmRawEvent *ev)
+static inline void on_event(void *ud, const LjmRawEvent *ev)
 {
   LjmModel *m = ud;
   if (m->oom) return;
@@ -170,26 +187,12 @@ static void on_event(void *ud, const LjmRawEvent *ev)
                                                 : ljm_names_site_of(m, li);
   if (si == NONE) return;
   LjmFigures *f = &m->sites[si].fig;
-  LjmLiveEvent le;
-  memset(&le, 0, sizeof(le));
-  le.kind = ev->kind;
-  le.index = m->totals.events;
-  le.offset = ev->offset;
-  le.site = si;
-  le.old_site = le.dropped_site = LJM_NO_SITE;
-  LjmBlock old = { 0, 0, NONE };
-  int had_old = 0;
+  LjmBlock old, dropped;
+  int had_old = 0, had_dropped = 0;
 
   if (ev->kind != LJM_EV_ALLOC) {  /* the freed half */
-    le.old_addr = ev->oaddr;
-    le.old_size = ev->osize;
-    if ((had_old = ljm_addrmap_take(&m->blocks, ev->oaddr, &old))) {
-      le.old_site = old.site;
-      le.old_size = old.size;
-      live_sub(m, old.site, old.size);
-    } else {
-      m->totals.unattributed_frees++;
-    }
+    if ((had_old = ljm_addrmap_take(&m->blocks, ev->oaddr, &old))) live_sub(m, old.site, old.size);
+    else m->totals.unattributed_frees++;
   }
   if (ev->kind == LJM_EV_FREE) {
     f->free_count++;
@@ -200,19 +203,13 @@ static void on_event(void *ud, const LjmRawEvent *ev)
     f->alloc_bytes += ev->nsize;
     if (ev->kind == LJM_EV_ALLOC) m->totals.allocs++;
     else m->totals.reallocs++;
-    le.new_addr = ev->naddr;
-    le.new_size = ev->nsize;
-    LjmBlock dropped;
     int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, si, &dropped);
     if (r < 0) {
       m->oom = 1;
       return;
     }
-    if (r == 1) {  /* the stream never freed the block that lived here */
-      le.dropped_site = dropped.site;
-      le.dropped_size = dropped.size;
-      live_sub(m, dropped.site, dropped.size);
-    }
+    /* r == 1: the stream never freed the block that lived here. */
+    if ((had_dropped = r == 1)) live_sub(m, dropped.site, dropped.size);
     live_add(m, si, ev->nsize);
   }
   ljm_refagg_event(m, ev, li, &old, had_old);
@@ -222,8 +219,29 @@ static void on_event(void *ud, const LjmRawEvent *ev)
     m->totals.peak_event = m->totals.events;
     m->epoch++;
   }
+  if (m->listener) {
+    LjmLiveEvent le;
+    memset(&le, 0, sizeof(le));
+    le.kind = ev->kind;
+    le.index = m->totals.events;
+    le.offset = ev->offset;
+    le.site = si;
+    le.old_site = had_old ? old.site : LJM_NO_SITE;
+    le.dropped_site = had_dropped ? dropped.site : LJM_NO_SITE;
+    if (ev->kind != LJM_EV_ALLOC) {
+      le.old_addr = ev->oaddr;
+      le.old_size = had_old ? old.size : ev->osize;
+    }
+    if (ev->kind != LJM_EV_FREE) {
+      le.new_addr = ev->naddr;
+      le.new_size = ev->nsize;
+    }
+    if (had_dropped) le.dropped_size = dropped.size;
+    m->totals.events++;
+    m->listener->on_event(m->listener_ud, m, &le);
+    return;
+  }
   m->totals.events++;
-  if (m->listener) m->listener->on_event(m->listener_ud, m, &le);
 }
 
 /* -- Decoder wiring ------------------------------------------------------- */
@@ -258,8 +276,25 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
   if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
 }
 
+/* The live map is larger than the caches: prefetch the slots a few events
+** ahead so their misses overlap. */
+#define PREFETCH_AHEAD 16
+
+static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
+{
+  LjmModel *m = ud;
+  for (size_t i = 0; i < n; i++) {
+    if (i + PREFETCH_AHEAD < n) {
+      const LjmRawEvent *e = &evs[i + PREFETCH_AHEAD];
+      ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_EV_ALLOC ? e->naddr : e->oaddr);
+      if (e->kind == LJM_EV_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
+    }
+    on_event(ud, &evs[i]);
+  }
+}
+
 static const LjmCallbacks model_callbacks = {
-  on_versions, on_proto, on_cfunc, on_trace, on_event
+  on_versions, on_proto, on_cfunc, on_trace, on_event, on_events
 };
 
 /* Peak figures per site and whole-profile sums, once decoding is over. */

@@ -40,6 +40,7 @@ typedef struct Group {
   double alloc, free;
   uint32_t prim_first;   /* first primary (Overrides) entry, chained */
   uint32_t nprim;
+  uint32_t last_prim, last_owner;  /* most recent entry and its owner loc */
 } Group;
 
 /* An "Overrides" entry: blocks of owner 'loc' freed or moved by a group. */
@@ -69,6 +70,8 @@ struct LjmModel {
   /* locations and sites */
   Loc *locs;  uint32_t nlocs, caplocs;
   uint32_t *loc_slots;  uint32_t loc_mask;
+#define LOC_CACHE 64
+  uint32_t loc_cache[LOC_CACHE];  /* recently used locs, or NONE */
   LjmSite *sites;  SiteX *sitex;  uint32_t nsites, capsites;
   LjmHmap site_by_key;    /* (loc << 32 | name) -> site */
   /* live heap */

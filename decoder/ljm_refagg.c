@@ -18,7 +18,7 @@ static uint32_t group_of(LjmModel *m, int sec, uint32_t li)
   gi = m->ngroups[sec]++;
   /* The row keeps the name its id had at its first event in this section. */
   m->groups[sec][gi] = (Group){ li, m->locs[li].name, 0, m->totals.events, 0.0, 0.0,
-                                NONE, 0 };
+                                NONE, 0, NONE, NONE };
   m->locs[li].group[sec] = gi;
   return gi;
 }
@@ -26,18 +26,27 @@ static uint32_t group_of(LjmModel *m, int sec, uint32_t li)
 static Prim *prim_of(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
 {
   const SiteX *ox = &m->sitex[owner_site];
+  Group *g = &m->groups[sec][gi];
+  /* A sweep frees many blocks of one owner in a row: try the last entry. */
+  if (g->last_prim != NONE && g->last_owner == ox->loc) return &m->prims[g->last_prim];
   uint64_t key = (uint64_t)sec << 62 | (uint64_t)gi << 31 | ox->loc;
   uint32_t pi = ljm_hmap_get(&m->prim_by_key, key);
-  if (pi != NONE) return &m->prims[pi];
+  if (pi != NONE) {
+    g->last_prim = pi;
+    g->last_owner = ox->loc;
+    return &m->prims[pi];
+  }
   if (m->nprims == m->capprims) {
     Prim *p = ljm_model_grow(m, m->prims, &m->capprims, sizeof(*p));
     if (!p) return NULL;
     m->prims = p;
   }
   pi = m->nprims++;
-  Group *g = &m->groups[sec][gi];
+  g = &m->groups[sec][gi];
   m->prims[pi] = (Prim){ ox->name, g->prim_first, 0, 0.0, 0.0 };
   g->prim_first = pi;
+  g->last_prim = pi;
+  g->last_owner = ox->loc;
   g->nprim++;
   if (ljm_hmap_put(&m->prim_by_key, key, pi) != 0) m->oom = 1;
   return &m->prims[pi];
