@@ -141,6 +141,15 @@ static void test_addrmap(void)
   CHECK(ljm_addrmap_put(&m, 0, 20, 2, &old) == 1 && old.size == 10 && old.site == 1);
   CHECK(ljm_addrmap_take(&m, 0, &old) == 1 && old.size == 20);
   CHECK(ljm_addrmap_take(&m, 0, &old) == 0);
+  /* Sizes of 4 GiB and more go to the side table and come back intact. */
+  CHECK(ljm_addrmap_put(&m, 8, 1ull << 40, 3, &old) == 0);
+  CHECK(ljm_addrmap_put(&m, 16, UINT64_MAX, 4, &old) == 0);
+  CHECK(ljm_addrmap_put(&m, 8, 0xffffffffull, 5, &old) == 1 && old.size == 1ull << 40 && old.site == 3);
+  CHECK(ljm_addrmap_take(&m, 8, &old) == 1 && old.size == 0xffffffffull && old.site == 5);
+  CHECK(ljm_addrmap_put(&m, 24, 1ull << 33, 6, &old) == 0);  /* reuses a freed side slot */
+  CHECK(m.nbig == 2);
+  CHECK(ljm_addrmap_take(&m, 16, &old) == 1 && old.size == UINT64_MAX && old.site == 4);
+  CHECK(ljm_addrmap_take(&m, 24, &old) == 1 && old.size == 1ull << 33 && old.site == 6);
   /* Random churn against a shadow array: deletion must keep every other
   ** key reachable (backward shift). Keys come from a small range so the
   ** table sees dense clusters. */
@@ -149,7 +158,7 @@ static void test_addrmap(void)
   for (int i = 0; i < 400000; i++) {
     uint64_t k = rnd() % K;
     if (rnd() % 3) {
-      uint64_t size = rnd() % 1000;
+      uint64_t size = rnd() % 7 ? rnd() % 1000 : (rnd() >> 20) + (1ull << 32);
       int r = ljm_addrmap_put(&m, k * 16, size, (uint32_t)k, &old);
       CHECK(r == (shadow[k] ? 1 : 0));
       shadow[k] = size + 1;
