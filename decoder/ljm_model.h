@@ -63,9 +63,9 @@ typedef struct LjmSite {
                             "TRACE [3] started at @x.lua:7", "io_file_iter:0x56..",
                             "CFUNC 0x10", "function_alias_1:4" */
   size_t name_len;
-  const char *func;      /* function for viewers: "test.lua:5" (file:line defined),
-                            "test.lua (main chunk)", a C symbol, "TRACE [3]",
-                            "INTERNAL", "CFUNC 0x10" */
+  const char *func;      /* function for viewers: "test.lua:5" (file:line defined;
+                            "test.lua:0" is the main chunk, built-ins have no
+                            line), a C symbol, "TRACE [3]", "INTERNAL", "CFUNC 0x10" */
   const char *file;      /* Lua: chunk name without its '@'/'=' prefix, or the
                             alias of a multi-line chunk; "" when none */
   const char *chunk;     /* Lua: chunk name verbatim, or alias; "" when none */

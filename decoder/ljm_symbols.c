@@ -20,9 +20,11 @@ static uint32_t shown_chunk(LjmModel *m, uint32_t chunk)
   if (!memchr(e->s, '\n', e->len)) return chunk;
   uint32_t a = ljm_hmap_get(&m->alias_by_chunk, chunk);
   if (a == NONE) {
-    LjmAlias *al = ljm_model_grow(m, m->aliases, &m->capaliases, sizeof(*al));
-    if (!al) return chunk;
-    m->aliases = al;
+    if (m->naliases == m->capaliases) {
+      LjmAlias *al = ljm_model_grow(m, m->aliases, &m->capaliases, sizeof(*al));
+      if (!al) return chunk;
+      m->aliases = al;
+    }
     a = m->naliases++;
     /* Re-fetch: interning may have moved the entry array. */
     e = ljm_strtab_get(&m->str, chunk);
@@ -51,10 +53,12 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
     }
     return;
   }
-  Proto *ps = ljm_model_grow(m, m->protos, &m->capprotos, sizeof(*ps));
-  if (!ps) return;
-  m->protos = ps;
-  ps[m->nprotos] = (Proto){ cid, shown, firstline };
+  if (m->nprotos == m->capprotos) {
+    Proto *ps = ljm_model_grow(m, m->protos, &m->capprotos, sizeof(*ps));
+    if (!ps) return;
+    m->protos = ps;
+  }
+  m->protos[m->nprotos] = (Proto){ cid, shown, firstline };
   if (ljm_hmap_put(&m->proto_by_addr, addr, m->nprotos++) != 0) m->oom = 1;
   m->gen++;
 }
@@ -87,10 +91,12 @@ void ljm_sym_trace(LjmModel *m, uint64_t traceno, uint64_t proto, uint64_t line)
     }
     return;
   }
-  Trace *ts = ljm_model_grow(m, m->traces, &m->captraces, sizeof(*ts));
-  if (!ts) return;
-  m->traces = ts;
-  ts[m->ntraces] = (Trace){ proto, line };
+  if (m->ntraces == m->captraces) {
+    Trace *ts = ljm_model_grow(m, m->traces, &m->captraces, sizeof(*ts));
+    if (!ts) return;
+    m->traces = ts;
+  }
+  m->traces[m->ntraces] = (Trace){ proto, line };
   if (ljm_hmap_put(&m->trace_by_no, traceno, m->ntraces++) != 0) m->oom = 1;
   m->gen++;
 }

@@ -10,6 +10,7 @@ packages=(
   luajit libluajit-5.1-dev   # the VM the recorder profiles; ljm record embeds it
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler  # pprof writer
   libxml2-dev libxml2-utils  # SVG writer (xmlwriter) and xmllint in tests
+  nodejs                     # runs the SVG flame graph's script in a test
   zlib1g-dev libzstd-dev zstd  # gzip input, .pb.gz, .heaptrack.gz/.zst
   golang-go                  # go tool pprof, to check pprof output in tests
   heaptrack                  # heaptrack_print, to check Heaptrack output in tests

@@ -2,6 +2,7 @@
 ** reference aggregation and its quirks (§3.4, 3.6), the live-heap figures,
 ** version 1 and 2 layouts, and decoder errors and truncation. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,8 +288,38 @@ static void test_errors(void)
   free(b.p);
 }
 
+/* Thousands of prototypes, traces and aliases: tables grow as needed. */
+static void test_many_symbols(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  enum { N = 5000 };
+  char chunk[64];
+  for (int i = 0; i < N; i++) {
+    snprintf(chunk, sizeof(chunk), i % 2 ? "@f%d.lua" : "x = %d\nreturn x", i);
+    sb_proto(&b, 0x08, 0x100000 + 16 * (uint64_t)i, chunk, (uint64_t)i);
+    sb_byte(&b, 0x10); sb_uleb(&b, (uint64_t)i + 1); sb_uleb(&b, 0x100000 + 16 * (uint64_t)i); sb_uleb(&b, 3);
+    sb_alloc_lua(&b, 0x100000 + 16 * (uint64_t)i, 2, 0x10000000 + 64 * (uint64_t)i, 32);
+    sb_byte(&b, 0x11); sb_uleb(&b, (uint64_t)i + 1); sb_uleb(&b, 0x20000000 + 64 * (uint64_t)i); sb_uleb(&b, 8);
+  }
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_OK);
+  const LjmAlias *al;
+  CHECK(ljm_model_aliases(m, &al) == N / 2 && al[N / 2 - 1].number == N / 2);
+  CHECK(site_named(m, "@f4999.lua:2") != NULL);
+  CHECK(site_named(m, "function_alias_2500:2") != NULL);
+  CHECK(site_named(m, "TRACE [5000] started at @f4999.lua:3") != NULL);
+  CHECK(ljm_model_totals(m)->events == 2 * N && ljm_model_totals(m)->fig.inuse_bytes == N * 40);
+  ljm_model_free(m);
+  free(b.p);
+}
+
 int main(void)
 {
+  test_many_symbols();
   test_names();
   test_reference_rules();
   test_peak();
