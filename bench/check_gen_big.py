@@ -1,11 +1,15 @@
 """Checks a gen_big stream: it parses, and its events have big.lua's shape.
 
 usage: check_gen_big.py FILE ITERATIONS
+       check_gen_big.py --report REPORT.txt FILE
 
 The expectations are derived here from the script (big.lua) and from how
-LuaJIT allocates, not from the generator's code. Exits 1 with the failed
+LuaJIT allocates, not from the generator's code. With --report, the per-site
+event counts and byte totals of FILE must equal the rows of a reference
+report (testdata/v3/big.txt for a scale-1 stream). Exits 1 with the failed
 checks listed.
 """
+import re
 import sys
 
 import ljm_stream
@@ -141,7 +145,54 @@ def check_heap(events, n, kept):
         check(reused > n // 2, "freed addresses are reused (%d reuses)" % reused)
 
 
+SECTIONS = {"ALLOCATIONS": ALLOC, "REALLOCATIONS": REALLOC, "DEALLOCATIONS": FREE}
+ROW = re.compile(r"^(\S.*): (\d+) events\t\+(\d+)B\t-(\d+)B$")
+
+
+def report_rows(text):
+    """{(kind, site): (events, +bytes, -bytes)} from a memprof text report."""
+    rows, section = {}, None
+    for line in text.splitlines():
+        if line in SECTIONS:
+            section = SECTIONS[line]
+        elif line.startswith("HEAP SUMMARY"):
+            break
+        m = ROW.match(line)
+        if m and section:
+            rows[(section, m.group(1))] = tuple(int(g) for g in m.group(2, 3, 4))
+    return rows
+
+
+def check_report(path, report):
+    """Aggregates the stream the way the report does, streaming (3 M events
+    as a list would take gigabytes of Python objects)."""
+    with open(report) as f:
+        want = report_rows(f.read())
+    with open(path, "rb") as f:
+        data = f.read()
+    got = {}
+    try:
+        for e in ljm_stream.iter_events(data, []):
+            s = site(e)
+            key = (kind(e[0]), "INTERNAL" if s == "INTERNAL" else "@big.lua:%d" % s)
+            n, plus, minus = got.get(key, (0, 0, 0))
+            got[key] = (n + 1, plus + e[5], minus + e[3])
+    except ValueError as e:
+        print("FAIL: stream does not parse: %s" % e)
+        return 1
+    check(len(want) >= 5, "the reference report has rows (%d)" % len(want))
+    for key in sorted(set(want) | set(got)):
+        check(want.get(key) == got.get(key),
+              "%s %s: stream %r, report %r" % (key[0], key[1], got.get(key), want.get(key)))
+    for f in failures:
+        print("FAIL: " + f)
+    print("%s: %d sites, %d checks failed" % (path, len(got), len(failures)))
+    return 1 if failures else 0
+
+
 def main():
+    if sys.argv[1] == "--report":
+        return check_report(sys.argv[3], sys.argv[2])
     path, n = sys.argv[1], int(sys.argv[2])
     with open(path, "rb") as f:
         data = f.read()

@@ -18,7 +18,7 @@
 ** shrinking (GC, INTERNAL), the keep array doubling (REALLOC line 10) and an
 ** incremental GC whose sweeps free dead objects (INTERNAL) interleaved with
 ** new allocations, strings in hash-bucket order and other objects newest
-** first. At scale 1 the event counts and byte totals equal big.txt's.
+** first. At scale 1, `ljm report` on the output prints exactly big.txt.
 ** Output is deterministic; a summary goes to stderr.
 */
 #include <errno.h>
@@ -358,6 +358,16 @@ static void run_script(Gen *g, uint64_t iterations)
   gc_full(g);
 }
 
+static void gen_free(Gen *g)
+{
+  free(g->young_str.v);
+  free(g->young_tab.v);
+  free(g->sweep.v);
+  free(g->survivors.v);
+  free(g->bucket_count);
+  gen_heap_free_all(g->heap);
+}
+
 /* -- Command line ------------------------------------------------------- */
 
 static void usage(void)
@@ -381,12 +391,13 @@ static uint64_t number(const char *s)
 
 int main(int argc, char **argv)
 {
-  uint64_t iterations = BASE_ITERATIONS;
+  uint64_t scale = 1, iterations = UINT64_MAX;  /* MAX: from the scale */
   const char *symtab = NULL, *path = NULL;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc)
-      iterations = BASE_ITERATIONS * number(argv[++i]);
-    else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+    if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
+      scale = number(argv[++i]);
+      if (scale > 1000000) usage();  /* no overflow in the product */
+    } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
       iterations = number(argv[++i]);
     else if (strcmp(argv[i], "--symtab") == 0 && i + 1 < argc)
       symtab = argv[++i];
@@ -396,6 +407,7 @@ int main(int argc, char **argv)
       usage();
   }
   if (!path) usage();
+  if (iterations == UINT64_MAX) iterations = BASE_ITERATIONS * scale;
 
   static GenOut out;
   if (gen_out_open(&out, path) < 0) {
@@ -412,6 +424,8 @@ int main(int argc, char **argv)
   if (gen_symtab_write(&out, symtab, &big, 1, EXE_BASE, LIB_BASE, err,
                        sizeof err) < 0) {
     fprintf(stderr, "gen_big: %s\n", err);
+    gen_out_close(&out);
+    gen_free(&g);
     return 1;
   }
   uint64_t symtab_bytes = out.total;
@@ -422,11 +436,14 @@ int main(int argc, char **argv)
   uint64_t total = out.total;
   if (gen_out_close(&out) < 0) {
     fprintf(stderr, "gen_big: write error on %s\n", path);
+    gen_free(&g);
     return 1;
   }
-  fprintf(stderr, "gen_big: %llu events, %llu bytes (symtab %llu)\n",
+  fprintf(stderr, "gen_big: %llu events, %llu bytes (symtab %llu), "
+          "at most %llu blocks live\n",
           (unsigned long long)g.events, (unsigned long long)total,
-          (unsigned long long)symtab_bytes);
-  gen_heap_free_all(g.heap);
+          (unsigned long long)symtab_bytes,
+          (unsigned long long)gen_heap_peak_blocks(g.heap));
+  gen_free(&g);
   return 0;
 }

@@ -17,6 +17,7 @@ typedef struct Node {
 struct GenHeap {
   uint64_t top;        /* next never-used chunk address in the arena */
   uint64_t mmap_low;   /* lowest address handed out by the mmap side */
+  uint64_t blocks, peak_blocks;
   uint32_t bins[NBINS];
   uint32_t spare;      /* unused nodes, chained like a bin */
   Node *nodes;
@@ -88,8 +89,14 @@ static void mmap_free(GenHeap *h, uint64_t addr, uint64_t size)
   h->gaplen[h->ngaps++] = map_len(size);
 }
 
+uint64_t gen_heap_peak_blocks(const GenHeap *h)
+{
+  return h->peak_blocks;
+}
+
 uint64_t gen_heap_alloc(GenHeap *h, uint64_t size)
 {
+  if (++h->blocks > h->peak_blocks) h->peak_blocks = h->blocks;
   uint64_t c = chunk_size(size);
   if (c >= MMAP_THRESHOLD) return mmap_alloc(h, size);
   uint32_t *bin = &h->bins[c / 8];
@@ -108,6 +115,7 @@ uint64_t gen_heap_alloc(GenHeap *h, uint64_t size)
 
 void gen_heap_free(GenHeap *h, uint64_t addr, uint64_t size)
 {
+  h->blocks--;
   uint64_t c = chunk_size(size);
   if (c >= MMAP_THRESHOLD) {
     mmap_free(h, addr, size);

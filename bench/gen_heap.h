@@ -21,5 +21,8 @@ void gen_heap_free_all(GenHeap *h);
 
 uint64_t gen_heap_alloc(GenHeap *h, uint64_t size);
 void gen_heap_free(GenHeap *h, uint64_t addr, uint64_t size);
+/* Highest number of blocks allocated at once: the live-map size a decoder
+** replaying the stream needs. */
+uint64_t gen_heap_peak_blocks(const GenHeap *h);
 
 #endif

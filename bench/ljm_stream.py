@@ -4,7 +4,9 @@ Written separately from the C decoder so the generator's test does not trust
 the code it benchmarks. Strict: the writer's exact header bytes only, the
 epilogue must be the last byte. parse(data) returns (syms, events) where
 syms is a list of (kind, fields) and events a list of tuples
-(hdr, loc, oaddr, osize, naddr, nsize); raises ValueError on bad input.
+(hdr, loc, oaddr, osize, naddr, nsize); iter_events(data, syms) yields the
+events one by one (for big streams) and appends to syms. Both raise
+ValueError on bad input.
 """
 
 
@@ -65,10 +67,9 @@ def _loc(r, src):
     return r.uleb()  # C function address or trace number
 
 
-def parse(data):
+def iter_events(data, syms):
     r = _Reader(memoryview(data))
     r.prologue(b"ljs")
-    syms = []
     while True:
         h = r.byte()
         if h == 0x80:
@@ -77,7 +78,6 @@ def parse(data):
             raise ValueError("bad symtab header 0x%02x at %d" % (h, r.pos - 1))
         syms.append(_sym(r, h))
     r.prologue(b"ljm")
-    events = []
     sym_event_kind = {0x08: 0, 0x0C: 1, 0x10: 2}
     while True:
         h = r.byte()
@@ -95,7 +95,12 @@ def parse(data):
             oaddr, osize = r.uleb(), r.uleb()
         if ev in (1, 3):
             naddr, nsize = r.uleb(), r.uleb()
-        events.append((h, loc, oaddr, osize, naddr, nsize))
+        yield (h, loc, oaddr, osize, naddr, nsize)
     if r.pos != len(data):
         raise ValueError("%d bytes after the epilogue" % (len(data) - r.pos))
+
+
+def parse(data):
+    syms = []
+    events = list(iter_events(data, syms))
     return syms, events

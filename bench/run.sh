@@ -10,9 +10,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${LJM_BENCH_RUNS:-3}
 
-# -- Build (optimised); ask Bazel where the outputs are instead of trusting
-# the bazel-bin symlink, which other builds in the tree may flip.
-(cd "$root" && bazel build -c opt //:ljm //bench:gen_big >/dev/null 2>&1) || {
+# -- Build (optimised). --symlink_prefix=/ leaves the bazel-bin symlink to
+# the tree's other (fastbuild) users; Bazel says where the outputs are.
+(cd "$root" && bazel build -c opt --symlink_prefix=/ //:ljm //bench:gen_big >/dev/null 2>&1) || {
   echo "run.sh: bazel build -c opt //:ljm //bench:gen_big failed" >&2
   exit 1
 }
@@ -40,21 +40,29 @@ for s in 1 10; do
   events[$s]=$(cat "$f.events")
 done
 
-# measure CMD... -> "SECONDS RSS_KB": best wall time and highest peak RSS of
-# $runs runs; exit status of the last failing run, if any.
+# measure CMD... -> "SECONDS RSS_KB": best wall time (bash's microsecond
+# clock: /usr/bin/time's %e has only 10 ms) and highest peak RSS (%M) of
+# $runs runs; fails if any run fails.
 measure() {
-  local best="" rss=0 t m rc=0
+  local best="" rss=0 t0 t1 t m rc=0
   for ((r = 0; r < runs; r++)); do
-    /usr/bin/time -f '%e %M' -o "$dir/time.out" "$@" >/dev/null 2>"$dir/cmd.err" || rc=$?
-    read -r t m <"$dir/time.out" || true
-    case $t in ''|*[!0-9.]*) t=0; m=0 ;; esac  # killed: no figures
-    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
-    [ "$m" -gt "$rss" ] && rss=$m
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>"$dir/cmd.err" || rc=$?
+    t1=$EPOCHREALTIME
+    m=$(tail -n 1 "$dir/time.out")
+    case $m in ''|*[!0-9]*) m=0 ;; esac  # killed: no figure
+    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
+    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$t; fi
+    if [ "$m" -gt "$rss" ]; then rss=$m; fi
   done
   echo "$best $rss"
   return $rc
 }
 
+# Context for the figures: a busy machine (load) makes them worthless.
+echo "$(date -u '+%F %T UTC'), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)"
+echo "load average at start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+echo
 echo "ljm report (default mode), best of $runs"
 printf '%-10s %12s %12s %9s %13s %13s\n' stream events bytes seconds "M events/s" "peak RSS MB"
 declare -A secs rsskb
@@ -68,11 +76,16 @@ for s in 1 10; do
 done
 awk -v a="${rsskb[10]}" -v b="${rsskb[1]}" 'BEGIN{printf "peak RSS 10x/1x: %s\n", (b>0 ? sprintf("%.2f", a/b) : "-")}'
 echo "targets: >= 15 M events/s, peak RSS <= 32 MB, 10x/1x RSS <= 1.2"
+if "$ljm" report "$dir/big1x.ljm" 2>/dev/null | cmp -s - "$root/testdata/v3/big.txt"; then
+  echo "ljm report big1x.ljm is identical to testdata/v3/big.txt"
+else
+  echo "ljm report big1x.ljm differs from testdata/v3/big.txt"
+fi
 
 # -- Converters on the 3 M-event stream, against the report's time.
 echo
 echo "ljm convert -o OUT big1x.ljm, best of $runs (target: <= 1.5x report time)"
-printf '%-16s %9s %13s %16s\n' output seconds "peak RSS MB" "convert/report"
+printf '%-24s %9s %13s %16s %12s\n' output seconds "peak RSS MB" "convert/report" "out bytes"
 # The formats the issues name, plus any other suffix 'ljm convert --help'
 # lists (its format table: two spaces, name in 10 columns, suffixes in 34).
 suffixes=".txt .pb.gz .heaptrack.gz .heaptrack.zst .folded .svg .md .json"
@@ -84,10 +97,13 @@ for sfx in $suffixes; do
   out=big$sfx
   if res=$(measure "$ljm" convert -o "$dir/$out" "$dir/big1x.ljm"); then
     read -r t k <<<"$res"
-    printf '%-16s %9s %13s %16s\n' "$out" "$t" "$(awk -v k="$k" 'BEGIN{printf "%.1f", k/1024}')" \
-      "$(awk -v a="$t" -v b="${secs[1]}" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')"
+    printf '%-24s %9s %13s %16s %12s\n' "$out" "$t" "$(awk -v k="$k" 'BEGIN{printf "%.1f", k/1024}')" \
+      "$(awk -v a="$t" -v b="${secs[1]}" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')" \
+      "$(stat -c %s "$dir/$out" 2>/dev/null || echo -)"
   else
-    printf '%-16s %s\n' "$out" "n/a (not built: $(head -n 1 "$dir/cmd.err"))"
+    printf '%-24s %s\n' "$out" "n/a (not built: $(head -n 1 "$dir/cmd.err"))"
   fi
   rm -f "$dir/$out"
 done
+echo
+echo "load average at end: $(cut -d ' ' -f 1-3 /proc/loadavg)"

@@ -140,13 +140,9 @@ void rec_attr(global_State *g, const void *ptr, RecLoc *loc)
   if (isluafunc(fn)) {
     loc_lua(loc, L, fn, NULL);
   } else if (isffunc(fn)) {
-    TValue *pframe;
-    GCfunc *pfn;
-    if (frame_islua(frame) && !frame_ok(L, frame_prevl(frame))) return;
-    pframe = frame_prev(frame);
-    pfn = frame_fn(L, pframe);
+    GCfunc *pfn = frame_fn(L, frame_prev(frame));  /* checks the bounds */
     if (pfn && isluafunc(pfn)) {
-      loc_lua(loc, L, pfn, frame);
+      loc_lua(loc, L, pfn, frame);  /* the calling line */
     } else {
       loc->src = REC_SRC_CFUNC;
       loc->addr = (uint64_t)(uintptr_t)fn->c.f;

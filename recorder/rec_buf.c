@@ -18,21 +18,113 @@ int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
   return 0;
 }
 
+/* -- Background writer --------------------------------------------------- */
+
+static void *writer_main(void *arg)
+{
+  RecBuf *b = arg;
+  pthread_mutex_lock(&b->mu);
+  for (;;) {
+    const uint8_t *job;
+    size_t len;
+    int e;
+    while (!b->job && !b->quit) pthread_cond_wait(&b->cv, &b->mu);
+    if (!b->job) break;  /* quit and idle */
+    job = b->job;
+    len = b->joblen;
+    pthread_mutex_unlock(&b->mu);
+    e = b->werr ? 0 : b->sink(b->ud, job, len);  /* werr: only we write it */
+    pthread_mutex_lock(&b->mu);
+    if (e) b->werr = e;
+    else if (!b->werr) b->wdone += len;
+    b->job = NULL;
+    pthread_cond_broadcast(&b->cv);
+  }
+  pthread_mutex_unlock(&b->mu);
+  return NULL;
+}
+
+int rec_buf_async(RecBuf *b)
+{
+  size_t size = (size_t)(b->end - b->buf);
+  int e;
+  b->spare = malloc(size);
+  if (!b->spare) return ENOMEM;
+  pthread_mutex_init(&b->mu, NULL);
+  pthread_cond_init(&b->cv, NULL);
+  e = pthread_create(&b->th, NULL, writer_main, b);
+  if (e) {
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b->spare);
+    b->spare = NULL;
+    return e;
+  }
+  b->async = 1;
+  return 0;
+}
+
+/* Waits for the writer to be idle and takes over its results. Called
+** with the mutex held. */
+static void wait_idle(RecBuf *b)
+{
+  while (b->job) pthread_cond_wait(&b->cv, &b->mu);
+  if (b->werr && !b->err) b->err = b->werr;
+  b->written = b->wdone;
+}
+
 void rec_buf_free(RecBuf *b)
 {
+  if (b->async) {
+    pthread_mutex_lock(&b->mu);
+    wait_idle(b);
+    b->quit = 1;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->th, NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    b->async = 0;
+  }
   free(b->buf);
-  b->buf = b->p = b->end = NULL;
+  free(b->spare);
+  b->buf = b->p = b->end = b->spare = NULL;
 }
 
 int rec_buf_flush(RecBuf *b)
 {
   size_t n = (size_t)(b->p - b->buf);
-  if (n && !b->err) {
+  if (b->async) {
+    uint8_t *full = b->buf;
+    size_t size = (size_t)(b->end - b->buf);
+    pthread_mutex_lock(&b->mu);
+    wait_idle(b);  /* the spare buffer is free again */
+    if (n && !b->err) {
+      b->job = full;
+      b->joblen = n;
+      pthread_cond_broadcast(&b->cv);
+      b->buf = b->spare;  /* fill the other one meanwhile */
+      b->spare = full;
+      b->end = b->buf + size;
+    }
+    pthread_mutex_unlock(&b->mu);
+  } else if (n && !b->err) {
     int e = b->sink(b->ud, b->buf, n);
     if (e) b->err = e;
     else b->written += n;
   }
   b->p = b->buf;  /* after an error everything is dropped */
+  return b->err;
+}
+
+int rec_buf_sync(RecBuf *b)
+{
+  rec_buf_flush(b);
+  if (b->async) {
+    pthread_mutex_lock(&b->mu);
+    wait_idle(b);
+    pthread_mutex_unlock(&b->mu);
+  }
   return b->err;
 }
 

@@ -5,12 +5,19 @@
 ** 8 MiB buffered writer. The buffer never comes from the Lua allocator.
 ** After the first sink error the buffer turns into a sink hole: appends
 ** are discarded, and the error is kept for ljm_recorder_stop().
+**
+** With a background writer (rec_buf_async) there are two buffers: a full
+** one goes to a writer thread while the VM fills the other, so the copy
+** into the kernel overlaps with the program instead of adding to it. The
+** sink is then called from that thread, one buffer at a time, in order.
 */
 #ifndef REC_BUF_H
 #define REC_BUF_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Writes all of data[0..len); returns 0 or an errno value. */
 typedef int (*RecSinkFn)(void *ud, const void *data, size_t len);
@@ -23,6 +30,17 @@ typedef struct RecBuf {
   void *ud;          /* sink argument */
   int err;           /* first sink error (errno), 0 while healthy */
   uint64_t written;  /* bytes accepted by the sink */
+  /* Background writer (all below only used when async is set). */
+  int async;         /* a writer thread owns 'spare' while it writes */
+  uint8_t *spare;    /* the other buffer */
+  pthread_t th;      /* writer thread */
+  pthread_mutex_t mu;  /* guards the fields below */
+  pthread_cond_t cv;   /* signals job handed over / job done */
+  const uint8_t *job;  /* buffer being written, NULL when idle */
+  size_t joblen;
+  int werr;          /* writer's first error */
+  uint64_t wdone;    /* bytes the writer got through */
+  int quit;          /* writer should exit when idle */
 } RecBuf;
 
 /* Largest event without strings: header, loc (2 ULEBs), 4 ULEBs. */
@@ -32,10 +50,18 @@ typedef struct RecBuf {
 
 /* Allocates the buffer (malloc); returns 0 or ENOMEM. */
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud);
-/* Releases the buffer (does not flush). */
+/* Adds the second buffer and the writer thread; 0 or an errno value
+** (the buffer then stays synchronous). */
+int rec_buf_async(RecBuf *b);
+/* Stops the writer thread (after the pending write) and releases the
+** buffers; does not flush. */
 void rec_buf_free(RecBuf *b);
-/* Hands the buffered bytes to the sink; returns the sticky error. */
+/* Hands the buffered bytes to the sink; returns the sticky error (as far
+** as known: an asynchronous write may still fail later). */
 int rec_buf_flush(RecBuf *b);
+/* Flushes and waits until everything has been written; returns the
+** sticky error. */
+int rec_buf_sync(RecBuf *b);
 /* Appends a length-prefixed string, flushing as often as needed. */
 void rec_buf_str(RecBuf *b, const char *s, size_t len);
 
@@ -50,16 +76,43 @@ static inline void rec_buf_byte(RecBuf *b, uint8_t v)
   *b->p++ = v;
 }
 
-/* Minimal ULEB128, at most 10 bytes; the caller made room. */
-static inline void rec_buf_uleb(RecBuf *b, uint64_t v)
+/* Minimal ULEB128 at p, at most 10 bytes; returns the end. The caller
+** made room; the fast path stores 8 bytes at once (REC_EVENT_MAX leaves
+** room for that). */
+static inline uint8_t *rec_uleb_put(uint8_t *p, uint64_t v)
 {
-  uint8_t *p = b->p;
+  if (v < 0x80) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+  if (v < ((uint64_t)1 << 56)) {
+    /* Spread the 7-bit groups over bytes in three halving steps, set the
+    ** continuation bits of all but the last used byte, store 8 bytes
+    ** (little-endian) and keep n of them. */
+    static const uint8_t nbytes[64] = {  /* by leading zeros of v */
+      10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
+      6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4,
+      3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+    uint64_t x = v;
+    unsigned n = nbytes[__builtin_clzll(v)];  /* 2..8 here */
+    x = (x & 0x000000000fffffffull) | ((x & 0x00fffffff0000000ull) << 4);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+    x |= 0x8080808080808080ull >> (8 * (9 - n));
+    memcpy(p, &x, 8);
+    return p + n;
+  }
   while (v >= 0x80) {
     *p++ = (uint8_t)(v | 0x80);
     v >>= 7;
   }
   *p++ = (uint8_t)v;
-  b->p = p;
+  return p;
+}
+
+static inline void rec_buf_uleb(RecBuf *b, uint64_t v)
+{
+  b->p = rec_uleb_put(b->p, v);
 }
 
 #endif

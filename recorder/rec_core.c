@@ -11,6 +11,7 @@
 */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ struct LjmRecorder {
   LjmRecWriteFn write;   /* callback sink */
   void *wud;             /* its argument */
   char *name;            /* path or "<fd N>" for messages */
+  dev_t dev;             /* file identity, to refuse a second stream */
+  ino_t ino;             /* into the same file (both 0 if unknown) */
   LjmRecorder *next;     /* next session of the VM */
 };
 
@@ -120,6 +123,22 @@ static void unwrap(lua_State *L)
 static void rec_atexit(void)
 {
   end_all();
+}
+
+/* A forked child has no writer thread and shares the parent's files:
+** its copies of the recordings are dropped without a word. */
+static void rec_atfork_child(void)
+{
+  LjmRecorder *r;
+  for (r = R.list; r; r = r->next) {
+    r->live = 0;
+    r->ended = 1;
+    r->st.out.async = 0;  /* the thread stayed in the parent */
+    r->st.out.err = ECHILD;
+    r->st.out.buf = r->st.out.spare = NULL;  /* leaked, never reused */
+    r->own_fd = 0;
+  }
+  R.nlive = 0;
 }
 
 /* __gc of the registry sentinel: only lua_close() collects it. */
@@ -216,6 +235,9 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     set_err(err, ENOMEM, "%s", "out of memory");
     return NULL;
   }
+  /* Files get a background writer; a callback stays on the VM's thread
+  ** (a host's writer need not be thread safe). */
+  if (!r->write) rec_buf_async(&r->st.out);
   if (r->own_fd) {  /* truncate only now that nothing can fail any more */
     struct stat stt;
     if (!fstat(r->fd, &stt) && S_ISREG(stt.st_mode) && ftruncate(r->fd, 0)) {
@@ -229,7 +251,10 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     }
   }
   sentinel_ensure(L);
-  if (!R.atexit_done && atexit(rec_atexit) == 0) R.atexit_done = 1;
+  if (!R.atexit_done && atexit(rec_atexit) == 0) {
+    pthread_atfork(NULL, NULL, rec_atfork_child);
+    R.atexit_done = 1;
+  }
   rec_stream_begin(&r->st, g);
   if (!R.wrapped) {
     R.orig = lua_getallocf(L, &R.orig_ud);
@@ -271,6 +296,21 @@ LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
     return NULL;
   }
   r->own_fd = 1;
+  {
+    struct stat stt;
+    LjmRecorder *o;
+    if (!fstat(r->fd, &stt) && S_ISREG(stt.st_mode)) {
+      r->dev = stt.st_dev;
+      r->ino = stt.st_ino;
+      for (o = R.list; o; o = o->next)
+        if (o->live && o->ino == r->ino && o->dev == r->dev) {
+          set_err(err, EBUSY, "%s: file is already being recorded to", path);
+          close(r->fd);
+          session_free(r);
+          return NULL;
+        }
+    }
+  }
   if (!start_session(L, r, err)) {
     close(r->fd);
     session_free(r);
@@ -351,7 +391,9 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
   }
   if (e && err) {
     err->code = e;
-    snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name, strerror(e));
+    snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name,
+             e == ECHILD ? "the recording stayed with the parent process (fork)"
+                         : strerror(e));
   }
   session_free(r);
   return e;

@@ -130,56 +130,23 @@ static char *default_output(const char *script)
   return out;
 }
 
-int ljm_record_main(int argc, char **argv)
+/* What pmain needs and returns; luajit also runs its main under
+** lua_cpcall(), which shows as a "[C]: at 0x..." line in tracebacks. */
+typedef struct RunArgs {
+  int argc;
+  char **argv;
+  int script;            /* index of the script in argv */
+  const char *output;    /* profile path */
+  LjmRecorder *rec;      /* the whole-run recording */
+  int status;            /* 0 ok, else failed */
+} RunArgs;
+
+static int pmain(lua_State *L)
 {
-  const char *output = NULL;
-  char *defout = NULL;
-  int i, script = -1, status, narg;
-  lua_State *L;
-  LjmRecorder *rec;
+  RunArgs *a = lua_touserdata(L, 1);
   LjmRecError err;
-
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    }
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(USAGE, stdout);
-      return 0;
-    }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (++i >= argc) return usage_error("option needs a file name:", a);
-      output = argv[i];
-    } else if (!strncmp(a, "--output=", 9)) {
-      output = a + 9;
-    } else if (!strncmp(a, "-o", 2)) {
-      output = a + 2;
-    } else if (a[0] == '-' && a[1]) {
-      return usage_error("unknown option", a);
-    } else {
-      break;
-    }
-  }
-  if (i >= argc) return usage_error("missing script", NULL);
-  script = i;
-  if (output && !*output) return usage_error("empty output file name", NULL);
-  if (!output) {
-    defout = default_output(argv[script]);
-    if (!defout) {
-      fprintf(stderr, "ljm record: out of memory\n");
-      return 1;
-    }
-    output = defout;
-  }
-
-  L = luaL_newstate();
-  if (!L) {
-    fprintf(stderr, "ljm record: cannot create a Lua state: not enough memory\n");
-    free(defout);
-    return 1;
-  }
+  const char *fname = a->argv[a->script];
+  int narg = 0, status;
   lua_gc(L, LUA_GCSTOP, 0);
   luaL_openlibs(L);
   lua_gc(L, LUA_GCRESTART, -1);
@@ -190,31 +157,85 @@ int ljm_record_main(int argc, char **argv)
   lua_setfield(L, -2, "ljm.recorder");
   lua_pop(L, 2);
 
-  rec = ljm_recorder_start_path(L, output, &err);
-  if (!rec) {
+  a->rec = ljm_recorder_start_path(L, a->output, &err);
+  if (!a->rec) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
-    lua_close(L);
-    free(defout);
-    return 1;
+    a->status = 1;
+    return 0;
   }
-
   status = handle_luainit(L);
   if (!status) {
-    const char *fname = argv[script];
     if (!strcmp(fname, "-")) fname = NULL;  /* stdin, as luajit */
-    narg = 0;
     status = luaL_loadfile(L, fname);
     if (!status) {
-      narg = push_args(L, argv, argc, script);
+      narg = push_args(L, a->argv, a->argc, a->script);
       status = docall(L, narg);
     }
     report(L, status);
   }
+  a->status = status;
+  return 0;
+}
+
+int ljm_record_main(int argc, char **argv)
+{
+  char *defout = NULL;
+  int i, status;
+  lua_State *L;
+  LjmRecError err;
+  RunArgs a;
+
+  memset(&a, 0, sizeof(a));
+  for (i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "--")) {
+      i++;
+      break;
+    }
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(USAGE, stdout);
+      return 0;
+    }
+    if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
+      if (++i >= argc) return usage_error("option needs a file name:", arg);
+      a.output = argv[i];
+    } else if (!strncmp(arg, "--output=", 9)) {
+      a.output = arg + 9;
+    } else if (!strncmp(arg, "-o", 2)) {
+      a.output = arg + 2;
+    } else if (arg[0] == '-' && arg[1]) {
+      return usage_error("unknown option", arg);
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) return usage_error("missing script", NULL);
+  a.argc = argc;
+  a.argv = argv;
+  a.script = i;
+  if (a.output && !*a.output) return usage_error("empty output file name", NULL);
+  if (!a.output) {
+    defout = default_output(argv[a.script]);
+    if (!defout) {
+      fprintf(stderr, "ljm record: out of memory\n");
+      return 1;
+    }
+    a.output = defout;
+  }
+
+  L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "ljm record: cannot create a Lua state: not enough memory\n");
+    free(defout);
+    return 1;
+  }
+  status = lua_cpcall(L, pmain, &a);
+  report(L, status);
   lua_close(L);  /* ends the stream (final 0x80) like a stop() */
-  if (ljm_recorder_stop(rec, &err)) {
+  if (a.rec && ljm_recorder_stop(a.rec, &err)) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
-    if (!status) status = 1;
+    status = 1;
   }
   free(defout);
-  return status ? 1 : 0;
+  return (status || a.status) ? 1 : 0;
 }

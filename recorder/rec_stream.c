@@ -99,10 +99,16 @@ void rec_stream_begin(RecStream *s, global_State *g)
   b->p += sizeof(ljm);
 }
 
-static void announce_proto(RecStream *s, const GCproto *pt)
+/* Cold paths stay out of line: the event writer must stay small. */
+#define REC_COLD __attribute__((noinline, cold))
+
+static REC_COLD void announce_proto(RecStream *s, const GCproto *pt)
 {
-  uint64_t id = proto_id(pt);
-  RecMapEntry *e = rec_map_get(&s->protos, (uint64_t)(uintptr_t)pt);
+  uint64_t id;
+  RecMapEntry *e;
+  id = proto_id(pt);
+  e = rec_map_get(&s->protos, (uint64_t)(uintptr_t)pt);
+  s->last_pt = pt;
   if (e && e->val == id) return;
   rec_buf_need(&s->out, 1);
   rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_LFUNC);
@@ -110,7 +116,7 @@ static void announce_proto(RecStream *s, const GCproto *pt)
   rec_map_put(&s->protos, (uint64_t)(uintptr_t)pt, id);
 }
 
-static void announce_trace(RecStream *s, global_State *g, int32_t n)
+static REC_COLD void announce_trace(RecStream *s, global_State *g, int32_t n)
 {
   GCtrace *T = rec_lj_trace(g, n);
   RecMapEntry *e;
@@ -127,7 +133,7 @@ static void announce_trace(RecStream *s, global_State *g, int32_t n)
 ** loaded since the stream began; if no symbol covers the address, name
 ** it after its object ("libfoo.so+0x1234") rather than leave the reader
 ** to pick the nearest lower symbol of some other function. */
-static void announce_cfunc(RecStream *s, uint64_t addr)
+static REC_COLD void announce_cfunc(RecStream *s, uint64_t addr)
 {
   RecBuf *b = &s->out;
   char name[256];
@@ -148,37 +154,47 @@ void rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc,
                       int ev, const void *optr, uint64_t osize,
                       const void *nptr, uint64_t nsize)
 {
+  /* Locals, not loc->..., b->p: byte stores may alias anything, so the
+  ** compiler would reload every field after each of them. */
   RecBuf *b = &s->out;
-  switch (loc->src) {
-  case REC_SRC_LFUNC: announce_proto(s, loc->pt); break;
+  uint8_t src = loc->src, *p;
+  switch (src) {
+  case REC_SRC_LFUNC:
+    /* Most events repeat the last prototype. */
+    if (loc->pt != s->last_pt) announce_proto(s, loc->pt);
+    break;
   case REC_SRC_TRACE: announce_trace(s, g, loc->traceno); break;
   case REC_SRC_CFUNC: announce_cfunc(s, loc->addr); break;
   default: break;
   }
   rec_buf_need(b, REC_EVENT_MAX);
-  rec_buf_byte(b, (uint8_t)(ev | loc->src));
-  switch (loc->src) {
-  case REC_SRC_LFUNC:
-    rec_buf_uleb(b, (uint64_t)(uintptr_t)loc->pt);
-    rec_buf_uleb(b, loc->line);
-    break;
-  case REC_SRC_CFUNC: rec_buf_uleb(b, loc->addr); break;
-  case REC_SRC_TRACE: rec_buf_uleb(b, (uint64_t)loc->traceno); break;
-  default: break;
+  p = b->p;
+  *p++ = (uint8_t)(ev | src);
+  if (src == REC_SRC_LFUNC) {
+    p = rec_uleb_put(p, (uint64_t)(uintptr_t)loc->pt);
+    p = rec_uleb_put(p, loc->line);
+  } else if (src == REC_SRC_CFUNC) {
+    p = rec_uleb_put(p, loc->addr);
+  } else if (src == REC_SRC_TRACE) {
+    p = rec_uleb_put(p, (uint64_t)loc->traceno);
   }
   if (ev != REC_EV_ALLOC) {
-    rec_buf_uleb(b, (uint64_t)(uintptr_t)optr);
-    rec_buf_uleb(b, osize);
+    /* The block may be last_pt going away: a new prototype at the same
+    ** address must be checked again. */
+    if (optr == (const void *)s->last_pt) s->last_pt = NULL;
+    p = rec_uleb_put(p, (uint64_t)(uintptr_t)optr);
+    p = rec_uleb_put(p, osize);
   }
   if (ev != REC_EV_FREE) {
-    rec_buf_uleb(b, (uint64_t)(uintptr_t)nptr);
-    rec_buf_uleb(b, nsize);
+    p = rec_uleb_put(p, (uint64_t)(uintptr_t)nptr);
+    p = rec_uleb_put(p, nsize);
   }
+  b->p = p;
 }
 
 int rec_stream_end(RecStream *s)
 {
   rec_buf_need(&s->out, 1);
   rec_buf_byte(&s->out, EV_EPILOGUE);
-  return rec_buf_flush(&s->out);
+  return rec_buf_sync(&s->out);
 }

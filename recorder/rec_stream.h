@@ -23,6 +23,7 @@ typedef struct RecStream {
   RecMap traces;     /* trace number -> identity it was announced with */
   RecMap cfuncs;     /* C addresses already checked for a name */
   size_t csym_objs;  /* C-symbol cache objects already written */
+  const GCproto *last_pt;  /* last prototype seen announced (fast path) */
 } RecStream;
 
 /* Initialises the stream and its buffer; 0 or ENOMEM. */

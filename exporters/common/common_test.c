@@ -89,6 +89,15 @@ static void test_value(void)
   CHECK(strcmp(ljm_fmt_thousands(buf, 1000), "1,000") == 0);
   CHECK(strcmp(ljm_fmt_thousands(buf, 1234567), "1,234,567") == 0);
   CHECK(strcmp(ljm_fmt_thousands(buf, UINT64_MAX), "18,446,744,073,709,551,615") == 0);
+  char num[LJM_NUM_MAX];
+  CHECK(strcmp(ljm_fmt_u64(num, 0), "0") == 0);
+  CHECK(strcmp(ljm_fmt_u64(num, UINT64_MAX), "18446744073709551615") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, 0), "0.00") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, 1180), "1180.00") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, 12.345678), "12.35") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, 0.004), "0.00") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, 99.999), "100.00") == 0);
+  CHECK(strcmp(ljm_fmt_fixed2(num, -1), "0.00") == 0);
   LjmFigures f = {1, 2, 3, 4, 5, 6, 7, 8};
   CHECK(ljm_value_get(&f, LJM_VALUE_DEFAULT) == 2);
   CHECK(ljm_value_get(&f, LJM_VALUE_ALLOC_COUNT) == 1);

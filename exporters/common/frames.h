@@ -4,7 +4,7 @@
 ** useful flame graph each site is given a short path, root first:
 **
 **   Lua       <file> ; <function> ; <line>   test.lua;test.lua:5;@test.lua:14
-**                                            test.lua;test.lua (main chunk);@test.lua:3
+**                                            (function defined on line 5 of test.lua)
 **   C         C ; <name>                     C;io_file_iter:0x5636..  C;CFUNC 0x10
 **   trace     JIT ; TRACE [n] ; <start>      JIT;TRACE [3];@x.lua:7
 **             JIT ; TRACE [n]                (start unknown)

@@ -1,6 +1,8 @@
 /* value.c -- the one figure a format shows (--value), and number formatting. */
 #include "exporters/common/value.h"
 
+#include <string.h>
+
 LjmValueKind ljm_value_resolve(LjmValueKind k)
 {
   return k == LJM_VALUE_DEFAULT ? LJM_VALUE_ALLOC_BYTES : k;
@@ -42,5 +44,30 @@ char *ljm_fmt_thousands(char *buf, uint64_t v)
   } while (v);
   for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
   buf[n] = '\0';
+  return buf;
+}
+
+char *ljm_fmt_u64(char *buf, uint64_t v)
+{
+  char tmp[LJM_NUM_MAX];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+  return buf;
+}
+
+char *ljm_fmt_fixed2(char *buf, double v)
+{
+  double h = v * 100.0 + 0.5;
+  uint64_t c = h <= 0 ? 0 : h >= 9007199254740992.0 ? 9007199254740992ull : (uint64_t)h;
+  size_t n = strlen(ljm_fmt_u64(buf, c / 100));
+  buf[n] = '.';
+  buf[n + 1] = (char)('0' + c / 10 % 10);
+  buf[n + 2] = (char)('0' + c % 10);
+  buf[n + 3] = '\0';
   return buf;
 }

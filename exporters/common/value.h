@@ -22,4 +22,13 @@ const char *ljm_value_unit(LjmValueKind k);
 ** (LJM_THOUSANDS_MAX bytes); returns buf. */
 char *ljm_fmt_thousands(char *buf, uint64_t v);
 
+#define LJM_NUM_MAX 24  /* buffer size for ljm_fmt_u64 and ljm_fmt_fixed2 */
+
+/* Writes v in decimal into buf (LJM_NUM_MAX bytes); returns buf. Faster
+** than printf, which matters for exporters writing one number per site. */
+char *ljm_fmt_u64(char *buf, uint64_t v);
+/* Writes v >= 0 rounded to two decimals ("12.50") into buf (LJM_NUM_MAX
+** bytes); values past 2^53 / 100 are clamped. Returns buf. */
+char *ljm_fmt_fixed2(char *buf, double v);
+
 #endif

@@ -21,7 +21,6 @@
 ** The output is compressed by the output name: ".gz" zlib, ".zst" zstd,
 ** anything else plain text (which heaptrack also reads).
 */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@
 
 #define EVENTS_PER_MS 100
 #define TEXT_BUF HT_SINK_CHUNK
-#define MAX_NAME 1024  /* longer names (one-line chunks) are cut */
+#define NAME_MAX_BYTES 200  /* longer names (one-line chunks) are cut */
 
 /* -- Hash maps ---------------------------------------------------------- */
 
@@ -63,11 +62,19 @@ typedef struct SEntry {
 
 /* -- State -------------------------------------------------------------- */
 
+/* What was written for a site, and a one-entry cache of its alloc infos
+** (a site tends to allocate the same size again). */
+typedef struct SiteOut {
+  uint32_t trace;         /* trace node, 0: not written yet */
+  uint32_t last_idx1;     /* alloc info index + 1 of last_size, 0: none */
+  uint64_t last_size;
+} SiteOut;
+
 typedef struct Ht {
   HtSink *sink;
-  char *buf;              /* text waiting for the sink */
+  char *buf;              /* text being written (a buffer of the sink) */
   size_t len;
-  uint32_t *site_trace;   /* trace node of each site, 0: not written yet */
+  SiteOut *site;          /* per site id */
   size_t capsite;
   AInfo *ai;              /* open addressing, power-of-two capacity */
   size_t capai, nai;      /* nai counts records written, dummy included */
@@ -83,7 +90,7 @@ typedef struct Ht {
 
 static void flush_text(Ht *h)
 {
-  if (h->len) ht_sink_write(h->sink, h->buf, h->len);
+  if (h->len) h->buf = ht_sink_submit(h->sink, h->buf, h->len);
   h->len = 0;
 }
 
@@ -97,14 +104,9 @@ static inline char *room(Ht *h, size_t n)
 /* Writes v in lowercase hex (heaptrack rejects uppercase); returns the end. */
 static inline char *put_hex(char *p, uint64_t v)
 {
-  char tmp[16];
-  int n = 0;
-  do {
-    tmp[n++] = "0123456789abcdef"[v & 15];
-    v >>= 4;
-  } while (v);
-  while (n) *p++ = tmp[--n];
-  return p;
+  int n = (67 - __builtin_clzll(v | 1)) >> 2;  /* digits */
+  for (int i = n - 1; i >= 0; i--, v >>= 4) p[i] = "0123456789abcdef"[v & 15];
+  return p + n;
 }
 
 /* One record: mode char and up to 5 hex fields. */
@@ -124,10 +126,18 @@ static void rec1(Ht *h, char mode, uint64_t a) { rec(h, mode, 1, &a); }
 
 /* -- Strings ------------------------------------------------------------ */
 
-/* Copies s[0..n) made safe for heaptrack: valid UTF-8 (bad bytes become
-** U+FFFD), no control characters, '<' '>' as '(' ')'. */
-static char *clean_name(const char *s, size_t n)
+/* Copies s[0..n) made safe for every viewer: valid UTF-8 (bad bytes become
+** U+FFFD), no control characters, '<' '>' as '(' ')' (heaptrack and pprof
+** shorten C++ templates by removing what is between them). Names longer
+** than max bytes (one-line chunks can be kilobytes) are cut and end in
+** "...". The result has room for 4 more bytes. */
+static char *clean_name(const char *s, size_t n, size_t max)
 {
+  int cut = n > max;
+  if (cut) {  /* cut at a character boundary */
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  }
   char *o = malloc(n * 3 + 8), *p = o;
   if (!o) return NULL;
   for (size_t i = 0; i < n;) {
@@ -158,6 +168,10 @@ static char *clean_name(const char *s, size_t n)
       i++;
     }
   }
+  if (cut) {
+    memcpy(p, "...", 3);
+    p += 3;
+  }
   *p = '\0';
   return o;
 }
@@ -182,7 +196,7 @@ static uint64_t hash_str(const char *s)
 static uint64_t string_id(Ht *h, const char *raw, int is_func)
 {
   size_t rl = strlen(raw);
-  char *c = clean_name(raw, rl < MAX_NAME ? rl : MAX_NAME);
+  char *c = clean_name(raw, rl, NAME_MAX_BYTES);
   if (!c) return h->oom = 1, 0;
   if (!*c) strcpy(c, "?");
   if (is_func && special_name(c)) strcat(c, " [C]");
@@ -238,13 +252,13 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   if (id >= h->capsite) {
     size_t nc = h->capsite ? h->capsite : 256;
     while (nc <= id) nc *= 2;
-    uint32_t *n = realloc(h->site_trace, nc * sizeof *n);
+    SiteOut *n = realloc(h->site, nc * sizeof *n);
     if (!n) return h->oom = 1, 0;
     memset(n + h->capsite, 0, (nc - h->capsite) * sizeof *n);
-    h->site_trace = n;
+    h->site = n;
     h->capsite = nc;
   }
-  if (h->site_trace[id]) return h->site_trace[id];
+  if (h->site[id].trace) return h->site[id].trace;
   const LjmSite *s = ljm_model_site(m, id);
   uint32_t parent = 0;
   if (s->kind == LJM_SITE_TRACE && depth == 0 && s->trace_start != LJM_NO_SITE &&
@@ -266,14 +280,14 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   uint64_t t[2] = {h->nip, parent};
   rec(h, 't', 2, t);
   h->ntrace++;
-  return h->site_trace[id] = (uint32_t)h->ntrace;
+  return h->site[id].trace = (uint32_t)h->ntrace;
 }
 
 /* Index of the allocation info (size, trace), written on first use. */
-static uint64_t alloc_info(Ht *h, uint64_t size, uint32_t trace)
+static inline uint64_t alloc_info(Ht *h, uint64_t size, uint32_t trace)
 {
   if (h->nai * 2 + 2 >= h->capai) {
-    size_t nc = h->capai ? h->capai * 2 : 4096;
+    size_t nc = h->capai ? h->capai * 2 : 64;
     AInfo *n = calloc(nc, sizeof *n);
     if (!n) return h->oom = 1, 0;
     for (size_t i = 0; i < h->capai; i++) {
@@ -300,12 +314,28 @@ static uint64_t alloc_info(Ht *h, uint64_t size, uint32_t trace)
   return h->nai++;
 }
 
-static void event(Ht *h, const LjmModel *m, char mode, uint32_t site, uint64_t size)
+/* One '+' or '-' line: the hot path, one per event half. */
+static inline void event(Ht *h, const LjmModel *m, char mode, uint32_t site,
+                         uint64_t size)
 {
-  uint32_t t = site_trace(h, m, site, 0);
-  if (!t) return;  /* out of memory: the error is reported at the end */
-  uint64_t idx = alloc_info(h, size, t);
-  if (!h->oom) rec1(h, mode, idx);
+  uint64_t idx;
+  if (site < h->capsite && h->site[site].last_idx1 && h->site[site].last_size == size) {
+    idx = h->site[site].last_idx1 - 1;
+  } else {
+    uint32_t t = site < h->capsite && h->site[site].trace ? h->site[site].trace
+                                                          : site_trace(h, m, site, 0);
+    if (!t) return;  /* out of memory: the error is reported at the end */
+    idx = alloc_info(h, size, t);
+    if (h->oom) return;
+    h->site[site].last_size = size;
+    h->site[site].last_idx1 = (uint32_t)idx + 1;
+  }
+  char *p = room(h, 20), *s = p;
+  *p++ = mode;
+  *p++ = ' ';
+  p = put_hex(p, idx);
+  *p++ = '\n';
+  h->len += (size_t)(p - s);
 }
 
 /* -- The exporter ------------------------------------------------------- */
@@ -319,8 +349,7 @@ static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
     return NULL;
   }
   Ht *h = calloc(1, sizeof *h);
-  if (!h || !(h->buf = malloc(TEXT_BUF))) {
-    free(h);
+  if (!h) {
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
@@ -330,16 +359,16 @@ static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
                                                                 : HT_PLAIN;
   h->sink = ht_sink_open(out, codec, err, errlen);
   if (!h->sink) {
-    free(h->buf);
     free(h);
     return NULL;
   }
+  h->buf = ht_sink_buffer(h->sink);
   room(h, 32);
   h->len += (size_t)sprintf(h->buf + h->len, "v 10400 3\n");
   /* 'X' is the rest of the line, not a sized string. */
   const char *in = o->in_path ? o->in_path : "-";
   size_t il = strlen(in);
-  char *src = clean_name(in, il < MAX_NAME ? il : MAX_NAME);
+  char *src = clean_name(in, il, 1024);
   if (src) {
     char *p = room(h, strlen(src) + 48);
     h->len += (size_t)sprintf(p, "X %s (LuaJIT memprof, via ljm convert)\n", src);
@@ -375,8 +404,7 @@ static void ht_free(Ht *h)
   for (size_t i = 0; i < h->capse; i++) free(h->se[i].s);
   free(h->se);
   free(h->ai);
-  free(h->site_trace);
-  free(h->buf);
+  free(h->site);
   free(h);
 }
 
@@ -402,7 +430,7 @@ static const char *const ht_suffixes[] = {".heaptrack.gz", ".heaptrack.zst", NUL
 
 const LjmExporter ljm_exporter_heaptrack = {
   .name = "heaptrack",
-  .summary = "heaptrack data file (.gz or .zst) for heaptrack_print/heaptrack_gui",
+  .summary = "heaptrack data file for heaptrack_print/heaptrack_gui (gzip or zstd by name)",
   .suffixes = ht_suffixes,
   .binary = 1,
   .streaming = 1,

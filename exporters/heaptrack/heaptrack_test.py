@@ -4,15 +4,18 @@ checks them with the real heaptrack_print.
 
 Usage: heaptrack_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
-For each .ljm file and each of .heaptrack.gz / .heaptrack.zst:
+For each .ljm file (plus a generated stream with hostile names, nasty_ljm.py)
+and each of .heaptrack.gz / .heaptrack.zst:
   * ljm_totals.py (an independent reader) says whether the stream is valid;
-    an invalid one must make `ljm convert` fail, a valid one must convert;
+    an invalid one must make `ljm convert` fail, a valid one must convert,
+    and the decoder's own totals (JSON export) must agree with the reader;
   * heaptrack_print exits 0 and prints none of its error lines; its calls,
     peak and leaked summary lines equal the independent figures within
     heaptrack's rounding, and exactly through its flame graph output
     (-F, cost types allocations / peak / leaked);
   * the decompressed text obeys the rules that keep heaptrack_print safe
-    (formats doc B.6): see lint().
+    (formats doc B.6): see lint();
+  * on the hostile stream, the frames heaptrack shows are the cleaned names.
 Then: `-o -` is refused, and a plain-text name writes plain text.
 Ends with "N passed, N failed".
 """
@@ -192,6 +195,30 @@ def check_file(name, ht, want, tmp):
               % (name, cost, got, want[fig]))
 
 
+def check_nasty(name, ht, tmp):
+    """Frames of the hostile stream as heaptrack shows them."""
+    out = os.path.join(tmp, "nasty.folded")
+    run(["heaptrack_print", "-f", ht, "-p", "0", "-a", "0", "-T", "0", "-l", "0",
+         "--flamegraph-cost-type", "allocations", "-F", out])
+    with open(out, encoding="utf-8") as fh:
+        lines = set(fh.read().splitlines())
+    for want in ("na(me) \ufffd\ufffd.lua:3 (na(me) \ufffd\ufffd.lua);TRACE [1]; 1",
+                 "main [C]; 1", "__libc_start_main [C]; 1",
+                 "operator new(unsigned long) [C]; 1", "tmpl(int)::f  x; 1"):
+        check(want in lines, "%s: no flame graph line %r" % (name, want))
+
+
+def check_decoder(ljm, name, f, want):
+    """The decoder's own totals (JSON export) agree with the independent
+    reader, so a mismatch in the client's figures points at the exporter."""
+    r = run([ljm, "convert", "-f", "json", "-o", "-", f])
+    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
+    keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
+    check(all(got.get(k) == want[k] for k in keys),
+          "%s: decoder totals %s, independent reader %s"
+          % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
+
+
 def main():
     ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
@@ -220,7 +247,10 @@ def main():
             if not check(c.returncode == 0, "%s: convert rc=%d: %s"
                          % (name, c.returncode, c.stderr.strip())):
                 continue
+            check_decoder(ljm, name, f, want)
             check_file(name, ht, want, tmp)
+            if f == nasty:
+                check_nasty(name, ht, tmp)
             converted.append((f, want))
 
     if check(converted, "no profile converted"):

@@ -20,6 +20,7 @@ struct HtSink {
   z_stream z;
   ZSTD_CCtx *zc;
   uint8_t *cbuf;          /* compressed bytes on their way to out */
+  char *fill;             /* the buffer the caller fills */
   char *pend;             /* text handed to the writer */
   size_t plen;
   int has_work, done;     /* under mu */
@@ -102,8 +103,12 @@ static void *writer(void *arg)
 HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen)
 {
   HtSink *s = calloc(1, sizeof *s);
-  if (!s || !(s->cbuf = malloc(OUT_BUF)) || !(s->pend = malloc(HT_SINK_CHUNK))) {
-    if (s) free(s->cbuf);
+  if (!s || !(s->cbuf = malloc(OUT_BUF)) || !(s->pend = malloc(HT_SINK_CHUNK)) ||
+      !(s->fill = malloc(HT_SINK_CHUNK))) {
+    if (s) {
+      free(s->cbuf);
+      free(s->pend);
+    }
     free(s);
     snprintf(err, errlen, "out of memory");
     return NULL;
@@ -124,6 +129,7 @@ HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen)
              codec == HT_GZIP ? "gzip" : "zstd");
     if (codec == HT_GZIP) deflateEnd(&s->z);
     ZSTD_freeCCtx(s->zc);
+    free(s->fill);
     free(s->pend);
     free(s->cbuf);
     free(s);
@@ -135,19 +141,23 @@ HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen)
   return s;
 }
 
-void ht_sink_write(HtSink *s, const void *data, size_t len)
+char *ht_sink_buffer(HtSink *s) { return s->fill; }
+
+char *ht_sink_submit(HtSink *s, char *buf, size_t len)
 {
   if (!s->threaded) {
-    encode(s, data, len, 0);
-    return;
+    encode(s, buf, len, 0);
+    return buf;
   }
   pthread_mutex_lock(&s->mu);
   while (s->has_work) pthread_cond_wait(&s->cv, &s->mu);
-  memcpy(s->pend, data, len);
+  char *next = s->pend;  /* the writer is done with it */
+  s->pend = buf;
   s->plen = len;
   s->has_work = 1;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
+  return s->fill = next;
 }
 
 int ht_sink_close(HtSink *s, char *err, size_t errlen)
@@ -171,6 +181,7 @@ int ht_sink_close(HtSink *s, char *err, size_t errlen)
   ZSTD_freeCCtx(s->zc);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
+  free(s->fill);
   free(s->pend);
   free(s->cbuf);
   free(s);

@@ -16,8 +16,11 @@ typedef struct HtSink HtSink;
 
 /* Opens a sink writing to out (not closed by the sink). NULL + err on failure. */
 HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen);
-/* Queues len bytes (at most HT_SINK_CHUNK); the data is copied. */
-void ht_sink_write(HtSink *s, const void *data, size_t len);
+/* The first buffer to fill: HT_SINK_CHUNK bytes, owned by the sink. */
+char *ht_sink_buffer(HtSink *s);
+/* Hands over the filled buffer (len bytes) and returns the next one to
+** fill; the two buffers take turns, so nothing is copied. */
+char *ht_sink_submit(HtSink *s, char *buf, size_t len);
 /* Ends the stream, waits for the writer and frees the sink. 0 or -1 + err. */
 int ht_sink_close(HtSink *s, char *err, size_t errlen);
 

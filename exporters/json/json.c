@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "exporters/common/utf8.h"
+#include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
 
 typedef struct JsonState {
@@ -27,25 +28,36 @@ static void *json_begin(const LjmExportOptions *o, FILE *out, char *err,
   return st;
 }
 
-/* Writes s[0..len) as a JSON string. */
+/* Writes s[0..len) as a JSON string; plain runs are copied in one go. */
 static void json_str(FILE *f, const char *s, size_t len)
 {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t run = 0;
   if (!s) len = 0;
   putc('"', f);
   for (size_t i = 0; i < len;) {
     uint32_t cp;
     size_t n = ljm_utf8_decode(p + i, len - i, &cp);
-    if (cp == LJM_UTF8_BAD) fputs("\\ufffd", f);
-    else if (cp == '"') fputs("\\\"", f);
-    else if (cp == '\\') fputs("\\\\", f);
-    else if (cp == '\n') fputs("\\n", f);
-    else if (cp == '\r') fputs("\\r", f);
-    else if (cp == '\t') fputs("\\t", f);
-    else if (cp < 0x20 || cp == 0x7F) fprintf(f, "\\u%04x", (unsigned)cp);
-    else fwrite(p + i, 1, n, f);
+    char esc[8];
+    const char *rep = NULL;
+    if (cp == LJM_UTF8_BAD) rep = "\\ufffd";
+    else if (cp == '"') rep = "\\\"";
+    else if (cp == '\\') rep = "\\\\";
+    else if (cp == '\n') rep = "\\n";
+    else if (cp == '\r') rep = "\\r";
+    else if (cp == '\t') rep = "\\t";
+    else if (cp < 0x20 || cp == 0x7F) {
+      snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+      rep = esc;
+    }
+    if (rep) {
+      fwrite(p + run, 1, i - run, f);
+      fputs(rep, f);
+      run = i + n;
+    }
     i += n;
   }
+  fwrite(p + run, 1, len - run, f);
   putc('"', f);
 }
 
@@ -66,16 +78,26 @@ static const char *kind_name(LjmSiteKind k)
   }
 }
 
+/* Writes 'key' (already quoted, with its ':' and any ',') and v. Numbers
+** are formatted by hand: fprintf per figure shows up with many sites. */
+static void json_num(FILE *f, const char *key, uint64_t v)
+{
+  char buf[LJM_NUM_MAX];
+  fputs(key, f);
+  fputs(ljm_fmt_u64(buf, v), f);
+}
+
 /* The eight figures, as members of an object already opened. */
 static void json_figures(FILE *f, const LjmFigures *g)
 {
-  fprintf(f,
-          "\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64
-          ",\"free_count\":%" PRIu64 ",\"free_bytes\":%" PRIu64
-          ",\"inuse_count\":%" PRIu64 ",\"inuse_bytes\":%" PRIu64
-          ",\"peak_count\":%" PRIu64 ",\"peak_bytes\":%" PRIu64,
-          g->alloc_count, g->alloc_bytes, g->free_count, g->free_bytes,
-          g->inuse_count, g->inuse_bytes, g->peak_count, g->peak_bytes);
+  json_num(f, "\"alloc_count\":", g->alloc_count);
+  json_num(f, ",\"alloc_bytes\":", g->alloc_bytes);
+  json_num(f, ",\"free_count\":", g->free_count);
+  json_num(f, ",\"free_bytes\":", g->free_bytes);
+  json_num(f, ",\"inuse_count\":", g->inuse_count);
+  json_num(f, ",\"inuse_bytes\":", g->inuse_bytes);
+  json_num(f, ",\"peak_count\":", g->peak_count);
+  json_num(f, ",\"peak_bytes\":", g->peak_bytes);
 }
 
 static void json_stream(FILE *f, const LjmStreamInfo *si)
@@ -102,16 +124,22 @@ static void json_totals(FILE *f, const LjmTotals *t)
           ",\"unattributed_frees\":%" PRIu64 "}",
           t->events, t->allocs, t->reallocs, t->frees, t->peak_event,
           t->unattributed_frees);
+}
+
+static void json_symbols(FILE *f, const LjmTotals *t)
+{
   fprintf(f,
-          ",\"symbols\":{\"protos\":%" PRIu64 ",\"cfuncs\":%" PRIu64
+          "\"symbols\":{\"protos\":%" PRIu64 ",\"cfuncs\":%" PRIu64
           ",\"traces\":%" PRIu64 ",\"symtab_events\":%" PRIu64 "}",
           t->protos, t->cfuncs, t->traces, t->symtab_events);
 }
 
 static void json_site(FILE *f, uint32_t id, const LjmSite *s)
 {
-  fprintf(f, "{\"id\":%" PRIu32 ",\"kind\":\"%s\",\"name\":", id,
-          kind_name(s->kind));
+  json_num(f, "{\"id\":", id);
+  fputs(",\"kind\":\"", f);
+  fputs(kind_name(s->kind), f);
+  fputs("\",\"name\":", f);
   json_str(f, s->name, s->name_len);
   fputs(",\"func\":", f);
   json_cstr(f, s->func);
@@ -119,13 +147,17 @@ static void json_site(FILE *f, uint32_t id, const LjmSite *s)
   json_cstr(f, s->file);
   fputs(",\"chunk\":", f);
   json_cstr(f, s->chunk);
-  fprintf(f,
-          ",\"line\":%" PRId64 ",\"func_line\":%" PRIu64
-          ",\"addr\":\"0x%" PRIx64 "\",\"symbol_addr\":\"0x%" PRIx64
-          "\",\"traceno\":%" PRIu64 ",\"trace_start\":",
-          s->line, s->func_line, s->addr, s->symbol_addr, s->traceno);
-  if (s->trace_start == LJM_NO_SITE) fputs("null", f);
-  else fprintf(f, "%" PRIu32, s->trace_start);
+  if (s->line < 0) fprintf(f, ",\"line\":%" PRId64, s->line);
+  else json_num(f, ",\"line\":", (uint64_t)s->line);
+  json_num(f, ",\"func_line\":", s->func_line);
+  fprintf(f, ",\"addr\":\"0x%" PRIx64 "\",\"symbol_addr\":\"0x%" PRIx64 "\"",
+          s->addr, s->symbol_addr);
+  json_num(f, ",\"traceno\":", s->traceno);
+  fputs(",\"trace_start\":", f);
+  /* Only traces have a start; the field is unspecified for other kinds. */
+  if (s->kind != LJM_SITE_TRACE || s->trace_start == LJM_NO_SITE)
+    fputs("null", f);
+  else json_num(f, "", s->trace_start);
   fputc(',', f);
   json_figures(f, &s->fig);
   fputc('}', f);
@@ -154,6 +186,8 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   json_stream(f, ljm_model_stream(m));
   fputs(",\n", f);
   json_totals(f, ljm_model_totals(m));
+  fputs(",\n", f);
+  json_symbols(f, ljm_model_totals(m));
   fputs(",\n", f);
   json_aliases(f, m);
   fputs(",\n\"sites\":[", f);

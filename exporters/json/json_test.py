@@ -49,8 +49,8 @@ def check_doc(tag, doc, prof):
         T.check(s["kind"] in ("internal", "lua", "c", "trace"), "%s: kind %r" % (tag, s["kind"]))
         T.check(s["addr"].startswith("0x") and s["symbol_addr"].startswith("0x"), "%s: addr" % tag)
         ts = s.get("trace_start", "missing")
-        T.check(ts is None or (isinstance(ts, int) and 0 <= ts < len(sites)),
-                "%s: trace_start %r" % (tag, ts))
+        T.check(ts is None or (s["kind"] == "trace" and isinstance(ts, int) and 0 <= ts < len(sites)),
+                "%s: trace_start %r of a %s site" % (tag, ts, s["kind"]))
         T.check(s["inuse_bytes"] <= s["alloc_bytes"] and s["inuse_count"] <= s["alloc_count"],
                 "%s: site %d holds more than it allocated" % (tag, i))
     for f in FIGURES:

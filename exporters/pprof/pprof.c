@@ -38,21 +38,27 @@ typedef Perftools__Profiles__Function PbFunction;
 
 #define NVALUES 4
 #define MAXFRAMES 4
+#define NAME_MAX_BYTES 200  /* names shown to people */
+#define KEY_MAX_BYTES 1024  /* unique names (system_name), comments */
 
-/* -- Growable arrays and a string/number index --------------------------- */
+/* -- Growable arrays and hash maps ----------------------------------------- */
 
-/* Grows *p (elements of size sz) so that index n fits; 0 or -1. */
-static int grow(void *p, size_t *cap, size_t n, size_t sz)
+/* arr (elements of size sz) reallocated so that index n fits, or NULL. */
+static void *grow_raw(void *arr, size_t *cap, size_t n, size_t sz)
 {
-  if (n < *cap) return 0;
   size_t nc = *cap ? *cap * 2 : 64;
   while (nc <= n) nc *= 2;
-  void *q = realloc(*(void **)p, nc * sz);
-  if (!q) return -1;
-  *(void **)p = q;
-  *cap = nc;
-  return 0;
+  void *q = realloc(arr, nc * sz);
+  if (q) *cap = nc;
+  return q;
 }
+
+/* Makes index n of array field b->arr (capacity b->cap) valid: 1, or 0 when
+** out of memory (the array is kept). */
+#define GROW(b, arr, cap, n)                                             \
+  ((n) < (b)->cap ||                                                     \
+   (((b)->tmp = grow_raw((b)->arr, &(b)->cap, (n), sizeof *(b)->arr)) && \
+    ((b)->arr = (b)->tmp, 1)))
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -115,14 +121,23 @@ typedef struct Builder {
   uint64_t *ids;          /* location ids, MAXFRAMES per sample */
   int64_t *vals;          /* NVALUES per sample */
   size_t nsmp, capsmp, capids, capvals;
+  void *tmp;              /* for GROW */
   int oom;
 } Builder;
 
-/* Copies s[0..n) with names made safe for every viewer: valid UTF-8 (bad
-** bytes become U+FFFD), no control characters, no angle brackets. */
-static char *clean_name(const char *s, size_t n)
+/* Copies s[0..n) made safe for every viewer: valid UTF-8 (bad bytes become
+** U+FFFD), no control characters, '<' '>' as '(' ')' (heaptrack and pprof
+** shorten C++ templates by removing what is between them). Names longer
+** than max bytes (one-line chunks can be kilobytes) are cut and end in
+** "...". The result has room for 4 more bytes. */
+static char *clean_name(const char *s, size_t n, size_t max)
 {
-  char *o = malloc(n * 3 + 1), *p = o;
+  int cut = n > max;
+  if (cut) {  /* cut at a character boundary */
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  }
+  char *o = malloc(n * 3 + 8), *p = o;
   if (!o) return NULL;
   for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
@@ -153,15 +168,19 @@ static char *clean_name(const char *s, size_t n)
       i++;
     }
   }
+  if (cut) {
+    memcpy(p, "...", 3);
+    p += 3;
+  }
   *p = '\0';
   return o;
 }
 
 /* Index of the cleaned string s[0..n) in the string table. */
-static int64_t str_n(Builder *b, const char *s, size_t n)
+static int64_t str_n(Builder *b, const char *s, size_t n, size_t max)
 {
   if (b->oom) return 0;
-  char *c = clean_name(s, n);
+  char *c = clean_name(s, n, max);
   if (!c) return b->oom = 1, 0;
   size_t len = strlen(c);
   if (len == 0) return free(c), 0;
@@ -171,18 +190,22 @@ static int64_t str_n(Builder *b, const char *s, size_t n)
   size_t j = h & (b->strmap.cap - 1);
   for (Slot *sl; (sl = &b->strmap.slot[j])->val; j = (j + 1) & (b->strmap.cap - 1))
     if (sl->h == h && strcmp(b->str[sl->key], c) == 0) return free(c), (int64_t)sl->key;
-  if (grow(&b->str, &b->capstr, b->nstr, sizeof(char *))) return free(c), b->oom = 1, 0;
+  if (!GROW(b, str, capstr, b->nstr)) return free(c), b->oom = 1, 0;
   b->str[b->nstr] = c;
   b->strmap.slot[j] = (Slot){h, b->nstr, 1};
   b->strmap.n++;
   return (int64_t)b->nstr++;
 }
 
-/* Same for a C string; very long names (one-line chunks) are cut. */
+/* Index of a name shown to people / of a unique name or comment. */
 static int64_t str(Builder *b, const char *s)
 {
-  size_t n = strlen(s);
-  return str_n(b, s, n < 1024 ? n : 1024);
+  return str_n(b, s, strlen(s), NAME_MAX_BYTES);
+}
+
+static int64_t key(Builder *b, const char *s)
+{
+  return str_n(b, s, strlen(s), KEY_MAX_BYTES);
 }
 
 /* Frame kinds keep equal names of different kinds apart (a C symbol "move"
@@ -201,7 +224,7 @@ static uint64_t function(Builder *b, int kind, int64_t sys, int64_t name,
   size_t j = h & (b->fnmap.cap - 1);
   for (Slot *sl; (sl = &b->fnmap.slot[j])->val; j = (j + 1) & (b->fnmap.cap - 1))
     if (sl->key == key) return sl->val;
-  if (grow(&b->fn, &b->capfn, b->nfn, sizeof(PbFunction))) return b->oom = 1, 0;
+  if (!GROW(b, fn, capfn, b->nfn)) return b->oom = 1, 0;
   PbFunction *f = &b->fn[b->nfn];
   perftools__profiles__function__init(f);
   f->id = b->nfn + 1;
@@ -226,8 +249,7 @@ static uint64_t location(Builder *b, uint64_t fid, int64_t line)
     if (sl->key == key && b->line[sl->val - 1].function_id == fid &&
         b->line[sl->val - 1].line == line)
       return sl->val;
-  if (grow(&b->loc, &b->caploc, b->nloc, sizeof(PbLocation)) ||
-      grow(&b->line, &b->capline, b->nloc, sizeof(PbLine)))
+  if (!GROW(b, loc, caploc, b->nloc) || !GROW(b, line, capline, b->nloc))
     return b->oom = 1, 0;
   PbLine *ln = &b->line[b->nloc];
   perftools__profiles__line__init(ln);
@@ -258,13 +280,15 @@ static size_t site_frames(Builder *b, const LjmModel *m, const LjmSite *s,
     int keep = cl < 1000 ? (int)cl : 1000;
     char *sys = malloc((size_t)keep + 24);
     if (!sys) return b->oom = 1, 0;
-    snprintf(sys, (size_t)keep + 24, "%.*s:%" PRIu64, keep, s->chunk, s->func_line);
+    /* Built-ins written in bytecode are "defined" on line -1 (2^64-1). */
+    int64_t first = (int64_t)s->func_line;
+    snprintf(sys, (size_t)keep + 24, "%.*s:%" PRId64, keep, s->chunk, first);
     int64_t fs = str(b, file);
-    uint64_t f = function(b, FK_PROTO, str(b, sys), str(b, s->func), fs,
-                          (int64_t)s->func_line);
+    uint64_t f = function(b, FK_PROTO, key(b, sys), str(b, s->func), fs,
+                          first > 0 ? first : 0);
     free(sys);
     ids[n++] = location(b, f, s->line);
-    int64_t cs = *s->chunk ? str(b, s->chunk) : fs;
+    int64_t cs = *s->chunk ? key(b, s->chunk) : fs;
     ids[n++] = location(b, function(b, FK_FILE, cs, fs, fs, 0), 0);
     break;
   }
@@ -295,9 +319,8 @@ static void add_sample(Builder *b, const LjmModel *m, const LjmSite *s)
   if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
     return;
   size_t i = b->nsmp;
-  if (grow(&b->smp, &b->capsmp, i, sizeof(PbSample)) ||
-      grow(&b->ids, &b->capids, (i + 1) * MAXFRAMES, sizeof(uint64_t)) ||
-      grow(&b->vals, &b->capvals, (i + 1) * NVALUES, sizeof(int64_t))) {
+  if (!GROW(b, smp, capsmp, i) || !GROW(b, ids, capids, (i + 1) * MAXFRAMES) ||
+      !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
     b->oom = 1;
     return;
   }
@@ -329,21 +352,24 @@ static int write_gzip(FILE *out, const uint8_t *buf, size_t len, char *err,
   uint8_t chunk[65536];
   int rc = Z_OK;
   z.next_in = (uint8_t *)buf;
-  z.avail_in = (uInt)len;  /* profiles of sites stay far below 4 GiB */
-  while (rc != Z_STREAM_END) {
+  while (rc == Z_OK || rc == Z_BUF_ERROR) {
+    if (z.avail_in == 0 && len) {  /* zlib counts input in 32 bits */
+      z.avail_in = len > (1u << 30) ? 1u << 30 : (uInt)len;
+      len -= z.avail_in;
+    }
     z.next_out = chunk;
     z.avail_out = sizeof chunk;
-    rc = deflate(&z, Z_FINISH);
-    if (rc == Z_STREAM_ERROR) break;
+    rc = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
     size_t have = sizeof chunk - z.avail_out;
     if (have && fwrite(chunk, 1, have, out) != have) {
-      rc = Z_ERRNO;
-      break;
+      snprintf(err, errlen, "pprof: write failed: %s", strerror(errno));
+      deflateEnd(&z);
+      return -1;
     }
   }
   deflateEnd(&z);
   if (rc != Z_STREAM_END) {
-    snprintf(err, errlen, "pprof: writing failed: %s", strerror(errno));
+    snprintf(err, errlen, "pprof: zlib error %d", rc);
     return -1;
   }
   return 0;
@@ -409,7 +435,7 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
   char line[512];
   size_t n = 0;
   snprintf(line, sizeof line, "LuaJIT memprof profile %s", src);
-  c[n++] = str(b, line);
+  c[n++] = key(b, line);
   snprintf(line, sizeof line, "stream: ljs v%d, ljm v%d%s, %" PRIu64 " events",
            si->ljs_version, si->ljm_version, si->gzip ? ", gzip" : "", t->events);
   c[n++] = str(b, line);
@@ -430,7 +456,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   memset(&b, 0, sizeof b);
   int rc = -1;
   uint8_t *buf = NULL;
-  if (grow(&b.str, &b.capstr, 0, sizeof(char *)) || !(b.str[0] = calloc(1, 1))) {
+  if (!GROW(&b, str, capstr, 0) || !(b.str[0] = calloc(1, 1))) {
     snprintf(err, errlen, "out of memory");
     goto done;
   }
@@ -536,7 +562,7 @@ static const char *const pprof_suffixes[] = {".pb.gz", ".pprof", NULL};
 
 const LjmExporter ljm_exporter_pprof = {
   .name = "pprof",
-  .summary = "pprof profile (gzip protobuf) for go tool pprof",
+  .summary = "pprof heap profile (gzipped protobuf) for go tool pprof",
   .suffixes = pprof_suffixes,
   .binary = 1,
   .streaming = 0,

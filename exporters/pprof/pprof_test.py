@@ -4,13 +4,16 @@ the real `go tool pprof`.
 
 Usage: pprof_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
-For each .ljm file:
+For each .ljm file, plus a generated stream with hostile names (nasty_ljm.py):
   * ljm_totals.py (an independent reader) says whether the stream is valid;
-    an invalid one must make `ljm convert` fail, a valid one must convert;
+    an invalid one must make `ljm convert` fail, a valid one must convert,
+    and the decoder's own totals (JSON export) must agree with the reader;
   * `go tool pprof -raw` and `-top` (each sample type) exit 0 with nothing on
     stderr, and the totals pprof prints equal the independent figures;
   * the file names its source, opens on alloc_space, and the pseudo mapping
-    is there.
+    is there; names hold no angle brackets or control characters;
+  * on the hostile stream: a trace sits above its start line and file,
+    long names are cut.
 Then the options: --value choosing the default type, suffix inference, `-o -`.
 Ends with "N passed, N failed".
 """
@@ -98,6 +101,30 @@ def check_profile(name, pb, want, src):
     check("Type: alloc_space" in r.stdout, "%s: default type is not alloc_space" % name)
 
 
+def check_nasty(pb):
+    """Stack shape and name cleaning on the hostile stream."""
+    r = pprof("-traces", pb)
+    # A trace is shown as called from its start line, itself in its file.
+    check(re.search(r"TRACE \[1\]\n\s+na\(me\) \ufffd\ufffd\.lua:3\n"
+                    r"\s+na\(me\) \ufffd\ufffd\.lua\n", r.stdout),
+          "nasty: TRACE [1] not above its start site and file")
+    r = pprof("-raw", pb)
+    check("tmpl(int)::f  x" in r.stdout, "nasty: C name not cleaned as expected")
+    check(re.search(r"M=1 return 1 -- x{150,199}\.\.\. ", r.stdout),
+          "nasty: long name not cut")
+
+
+def check_decoder(ljm, name, f, want):
+    """The decoder's own totals (JSON export) agree with the independent
+    reader, so a mismatch in the client's figures points at the exporter."""
+    r = run([ljm, "convert", "-f", "json", "-o", "-", f])
+    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
+    keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
+    check(all(got.get(k) == want[k] for k in keys),
+          "%s: decoder totals %s, independent reader %s"
+          % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
+
+
 def main():
     ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
@@ -124,7 +151,10 @@ def main():
         if not check(c.returncode == 0, "%s: convert rc=%d: %s"
                      % (name, c.returncode, c.stderr.strip())):
             continue
+        check_decoder(ljm, name, f, want)
         check_profile(name, pb, want, f)
+        if f == nasty:
+            check_nasty(pb)
         converted.append((f, want))
 
     # Options, on the largest valid profile converted.

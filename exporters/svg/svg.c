@@ -81,19 +81,20 @@ static void frame_fill(char *buf, size_t len, LjmSiteKind k, const char *name,
   int ki = root ? 0 : (int)k;
   if (ki < 0 || ki > 3) ki = 0;
   double v = (h % 1000) / 1000.0;
-  snprintf(buf, len, "rgb(%d,%d,%d)", base[ki][0] + (int)(v * spread[ki][0]),
-           base[ki][1] + (int)(v * spread[ki][1]),
-           base[ki][2] + (int)(v * spread[ki][2]));
+  char n[3][LJM_NUM_MAX];
+  for (int i = 0; i < 3; i++)
+    ljm_fmt_u64(n[i], (uint64_t)(base[ki][i] + (int)(v * spread[ki][i])));
+  snprintf(buf, len, "rgb(%s,%s,%s)", n[0], n[1], n[2]);
 }
 
 /* -- Writing --------------------------------------------------------------- */
 
-/* Label that fits w pixels: the name, cut to whole code points + "..". */
+/* Label that fits w pixels: the whole name, or its first code points and
+** ".." when at least three of them fit, else nothing (as the script does). */
 static void label_of(LjmBuf *b, const char *s, size_t len, double w)
 {
   long fit = (long)((w - 6) / SVG_FONT_W);
   size_t cps = 0, i = 0, cut = 0;
-  if (fit < 3) return;
   while (i < len) {
     uint32_t cp;
     i += ljm_utf8_decode((const unsigned char *)s + i, len - i, &cp);
@@ -102,7 +103,7 @@ static void label_of(LjmBuf *b, const char *s, size_t len, double w)
   }
   if ((long)cps <= fit) {
     ljm_buf_put(b, s, len);
-  } else {
+  } else if (fit >= 5) {
     ljm_buf_put(b, s, cut);
     ljm_buf_puts(b, "..");
   }
@@ -117,14 +118,28 @@ typedef struct SvgCtx {
 #define W(call) do { if ((call) < 0) c->bad = 1; } while (0)
 #define X(s) ((const xmlChar *)(s))
 
+/* Per-frame attributes are formatted here, not with libxml2's Format
+** calls: those allocate and run vsnprintf for every number. */
+static void attr_fixed(SvgCtx *c, const char *name, double v)
+{
+  char buf[LJM_NUM_MAX];
+  W(xmlTextWriterWriteAttribute(c->w, X(name), X(ljm_fmt_fixed2(buf, v))));
+}
+
+static void attr_u64(SvgCtx *c, const char *name, uint64_t v)
+{
+  char buf[LJM_NUM_MAX];
+  W(xmlTextWriterWriteAttribute(c->w, X(name), X(ljm_fmt_u64(buf, v))));
+}
+
 static void el_text(SvgCtx *c, const char *id, double x, double y,
                     const char *cls, const char *text)
 {
   W(xmlTextWriterStartElement(c->w, X("text")));
   if (id) W(xmlTextWriterWriteAttribute(c->w, X("id"), X(id)));
   if (cls) W(xmlTextWriterWriteAttribute(c->w, X("class"), X(cls)));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("x"), "%.2f", x));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("y"), "%.2f", y));
+  attr_fixed(c, "x", x);
+  attr_fixed(c, "y", y);
   W(xmlTextWriterWriteString(c->w, X(text)));
   W(xmlTextWriterEndElement(c->w));
 }
@@ -133,10 +148,10 @@ static void el_rect(SvgCtx *c, double x, double y, double w, double h,
                     const char *fill)
 {
   W(xmlTextWriterStartElement(c->w, X("rect")));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("x"), "%.2f", x));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("y"), "%.2f", y));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("width"), "%.2f", w));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("height"), "%.2f", h));
+  attr_fixed(c, "x", x);
+  attr_fixed(c, "y", y);
+  attr_fixed(c, "width", w);
+  attr_fixed(c, "height", h);
   W(xmlTextWriterWriteAttribute(c->w, X("fill"), X(fill)));
   W(xmlTextWriterWriteAttribute(c->w, X("rx"), X("2")));
   W(xmlTextWriterWriteAttribute(c->w, X("ry"), X("2")));
@@ -184,7 +199,8 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   el_text(c, "title", SVG_WIDTH / 2.0, 24, NULL, ljm_buf_str(&c->tmp));
   ljm_buf_reset(&c->tmp);
   ljm_text_clean(&c->tmp, in, strlen(in), 0);
-  ljm_buf_printf(&c->tmp, ": %s %s in total", ljm_fmt_thousands(num, t->nodes[0].total), unit);
+  ljm_buf_printf(&c->tmp, ": %s %s in total",
+                 ljm_fmt_thousands(num, t->nodes[0].total), unit);
   el_text(c, "subtitle", SVG_WIDTH / 2.0, 44, NULL, ljm_buf_str(&c->tmp));
   el_text(c, "unzoom", SVG_XPAD, 24, "hide", "Reset Zoom");
   el_text(c, "search", SVG_WIDTH - SVG_XPAD, 24, NULL, "Search");
@@ -217,13 +233,19 @@ static void write_frame(SvgCtx *c, const SvgTree *t, size_t i, double scale,
   W(xmlTextWriterStartElement(c->w, X("g")));
   W(xmlTextWriterWriteAttribute(c->w, X("class"),
                                 X(i == 0 ? "internal" : kind_class(nd->kind))));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:x"), "%" PRIu64, nd->x));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:v"), "%" PRIu64, nd->total));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:depth"), "%" PRIu32, nd->depth));
+  attr_u64(c, "ljm:x", nd->x);
+  attr_u64(c, "ljm:v", nd->total);
+  attr_u64(c, "ljm:depth", nd->depth);
   ljm_buf_reset(&c->tmp);
   ljm_buf_put(&c->tmp, name, nd->name_len);
-  ljm_buf_printf(&c->tmp, " (%s %s, %.2f%%)", ljm_fmt_thousands(num, nd->total),
-                 unit, total ? 100.0 * nd->total / total : 100.0);
+  char pct[LJM_NUM_MAX];
+  ljm_buf_puts(&c->tmp, " (");
+  ljm_buf_puts(&c->tmp, ljm_fmt_thousands(num, nd->total));
+  ljm_buf_putc(&c->tmp, ' ');
+  ljm_buf_puts(&c->tmp, unit);
+  ljm_buf_puts(&c->tmp, ", ");
+  ljm_buf_puts(&c->tmp, ljm_fmt_fixed2(pct, total ? 100.0 * nd->total / total : 100.0));
+  ljm_buf_puts(&c->tmp, "%)");
   W(xmlTextWriterStartElement(c->w, X("title")));
   W(xmlTextWriterWriteString(c->w, X(ljm_buf_str(&c->tmp))));
   W(xmlTextWriterEndElement(c->w));

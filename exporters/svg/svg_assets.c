@@ -71,7 +71,7 @@ const char svg_script[] =
   "  var t = g.querySelector(\"text\"), n = nameOf(g);\n"
   "  var c = Math.floor((w - 6) / fw);\n"
   "  if (!t) return;\n"
-  "  t.textContent = c < 3 ? \"\" : n.length <= c ? n : n.substring(0, c - 2) + \"..\";\n"
+  "  t.textContent = n.length <= c ? n : c < 5 ? \"\" : n.substring(0, c - 2) + \"..\";\n"
   "}\n"
   "function place(g, x, w) {\n"
   "  var r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""module_test.py -- require "ljm.recorder" from stock /usr/bin/luajit:
+return values, errors, no truncation on failed start, /dev/full, repeated
+recordings, os.exit() with a recording running.
+usage: module_test.py SOFILE MODULE_API_LUA"""
+import os
+import shutil
+import subprocess
+import sys
+
+import testlib
+
+res = testlib.Results("module")
+so = testlib.runfile(sys.argv[1])
+script = testlib.runfile(sys.argv[2])
+out = testlib.scratch("module")
+cdir = testlib.scratch("module_cpath")
+os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
+shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
+
+env = testlib.module_env(so)
+env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+p = subprocess.run(["luajit", script, out], capture_output=True, text=True,
+                   env=env, timeout=300)
+sys.stdout.write(p.stdout)
+sys.stderr.write(p.stderr)
+res.check(p.returncode == 0, "module_api.lua exit status %d" % p.returncode)
+res.check("module_api: ok" in p.stdout, "module_api.lua checks")
+
+A = "ALLOCATIONS"
+r, info = testlib.rows(out + "/module.ljm")
+res.check(info["complete"], "module.ljm complete")
+name = "@" + script + ":28"
+res.check(500 <= testlib.count(r, A, name) <= 505, "500 allocations at %s: %d" % (name, testlib.count(r, A, name)))
+for k in range(1, 6):
+    r, info = testlib.rows("%s/cycle%d.ljm" % (out, k))
+    res.check(info["complete"] and 100 <= testlib.count(r, A, "@" + script + ":43") <= 105,
+              "cycle %d: 100 allocations at line 43" % k)
+r, info = testlib.rows(out + "/after_full.ljm")
+res.check(info["complete"], "recording after a write error")
+r, info = testlib.rows(out + "/atexit.ljm")
+res.check(info["complete"], "os.exit() completes a running recording")
+res.check(100 <= testlib.count(r, A, "@" + script + ":61") <= 105, "atexit.ljm events")
+res.check(open(out + "/keep.txt").read() == "precious", "keep.txt untouched")
+res.finish()

@@ -1,0 +1,151 @@
+/* rec_unit_test.c -- unit tests of the buffer (ULEB128, flushing, sink
+** errors, background writer) and of the address map. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/rec_buf.h"
+#include "recorder/rec_map.h"
+
+static int failures;
+
+#define CHECK(cond, what) \
+  do { if (!(cond)) { printf("FAIL %s (line %d)\n", what, __LINE__); failures++; } } while (0)
+
+/* Plain loop encoder to compare with. */
+static size_t uleb_ref(uint8_t *p, uint64_t v)
+{
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+static void test_uleb(void)
+{
+  uint8_t buf[32], ref[16];
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  int i, bad = 0;
+  for (i = 0; i < 2000000; i++) {
+    uint64_t v;
+    size_t n;
+    uint8_t *end;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = i < 128 ? ((uint64_t)1 << (i % 64)) - (uint64_t)(i / 64) : x >> (x % 64);
+    memset(buf, 0xAA, sizeof(buf));
+    end = rec_uleb_put(buf, v);
+    n = uleb_ref(ref, v);
+    if ((size_t)(end - buf) != n || memcmp(buf, ref, n)) bad++;
+  }
+  CHECK(bad == 0, "ULEB128 encoding equals the reference loop");
+  CHECK(rec_uleb_put(buf, ~(uint64_t)0) - buf == 10, "2^64-1 takes 10 bytes");
+  CHECK(buf[9] == 0x01, "last byte of 2^64-1");
+}
+
+typedef struct Sink {
+  uint8_t *data;
+  size_t len;
+  int calls;
+  int fail_at;  /* call number that fails, 0 = never */
+} Sink;
+
+static int sink_write(void *ud, const void *d, size_t n)
+{
+  Sink *s = ud;
+  if (s->fail_at && s->calls + 1 == s->fail_at) return ENOSPC;
+  s->calls++;
+  s->data = realloc(s->data, s->len + n);
+  memcpy(s->data + s->len, d, n);
+  s->len += n;
+  return 0;
+}
+
+static void fill(RecBuf *b, int n)
+{
+  int i;
+  for (i = 0; i < n; i++) {
+    rec_buf_need(b, REC_EVENT_MAX);
+    rec_buf_byte(b, (uint8_t)i);
+  }
+}
+
+static void test_buf(int async)
+{
+  RecBuf b;
+  Sink s = {NULL, 0, 0, 0}, f = {NULL, 0, 0, 2};
+  int i, ok = 1;
+  CHECK(rec_buf_init(&b, 4096, sink_write, &s) == 0, "init");
+  if (async) CHECK(rec_buf_async(&b) == 0, "async");
+  fill(&b, 100000);
+  rec_buf_str(&b, "hello", 5);
+  CHECK(rec_buf_sync(&b) == 0, "no error");
+  CHECK(s.len == 100000 + 6, "all bytes delivered");
+  for (i = 0; i < 100000; i++) ok &= s.data[i] == (uint8_t)i;
+  CHECK(ok, "bytes in order");
+  CHECK(!memcmp(s.data + 100000, "\x05hello", 6), "string with length");
+  CHECK(s.calls >= 100000 / 4096, "one call per buffer");
+  CHECK(b.written == s.len, "written counter");
+  rec_buf_free(&b);
+  free(s.data);
+
+  /* Long strings cross buffer boundaries. */
+  {
+    char big[10000];
+    memset(big, 'x', sizeof(big));
+    s.data = NULL;
+    s.len = 0;
+    s.calls = 0;
+    rec_buf_init(&b, 4096, sink_write, &s);
+    if (async) rec_buf_async(&b);
+    rec_buf_str(&b, big, sizeof(big));
+    rec_buf_sync(&b);
+    CHECK(s.len == 2 + sizeof(big) && s.data[0] == (0x80 | (10000 & 0x7f)), "long string");
+    rec_buf_free(&b);
+    free(s.data);
+  }
+
+  /* A failing sink: the error sticks, later data is dropped. */
+  CHECK(rec_buf_init(&b, 4096, sink_write, &f) == 0, "init");
+  if (async) rec_buf_async(&b);
+  fill(&b, 50000);
+  CHECK(rec_buf_sync(&b) == ENOSPC, "sticky ENOSPC");
+  CHECK(f.calls == 1, "nothing accepted after the error");
+  CHECK(b.written == f.len, "written counts accepted bytes only");
+  rec_buf_free(&b);
+  free(f.data);
+}
+
+static void test_map(void)
+{
+  RecMap m;
+  uint64_t k;
+  int ok = 1;
+  rec_map_init(&m);
+  CHECK(rec_map_get(&m, 16) == NULL, "empty map");
+  for (k = 1; k <= 100000; k++) CHECK(rec_map_put(&m, k * 16, k) == 0, "put");
+  for (k = 1; k <= 100000; k++) {
+    RecMapEntry *e = rec_map_get(&m, k * 16);
+    ok &= e && e->val == k;
+  }
+  CHECK(ok, "all keys found after growth");
+  CHECK(rec_map_get(&m, 8) == NULL, "absent key");
+  rec_map_put(&m, 32, 7);
+  CHECK(rec_map_get(&m, 32)->val == 7 && m.n == 100000, "overwrite keeps the count");
+  rec_map_free(&m);
+}
+
+int main(void)
+{
+  test_uleb();
+  test_buf(0);
+  test_buf(1);
+  test_map();
+  printf("%s\n", failures ? "rec_unit_test: FAILED" : "rec_unit_test: ok");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""record_cli_test.py -- `ljm record` runs scripts like `luajit script.lua`
+(arg, stdout/stderr, exit status, error messages), usage errors, os.exit(),
+default output name, /dev/full.
+usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import testlib
+
+res = testlib.Results("record_cli")
+tool = testlib.runfile(sys.argv[1])
+cases = os.path.dirname(testlib.runfile(sys.argv[2]))
+work = testlib.scratch("record_cli")
+for f in os.listdir(cases):
+    shutil.copy(os.path.join(cases, f), work)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=120, **kw)
+
+
+# Usage.
+p = run([tool, "--help"])
+res.check(p.returncode == 0 and "usage: ljm record" in p.stdout, "--help")
+for argv in ([], ["-x", "args.lua"], ["-o"], ["--bogus"]):
+    p = run([tool] + argv)
+    lines = p.stderr.strip().splitlines()
+    res.check(p.returncode == 2 and len(lines) == 1 and "--help" in lines[0],
+              "usage error %r -> exit 2 with a one-line hint (%d, %r)" % (argv, p.returncode, p.stderr))
+
+# Same as luajit: output, arguments, errors, exit status.
+for script, args in (("args.lua", ["a", "b c", ""]), ("error.lua", []),
+                     ("syntax.lua", []), ("missing.lua", [])):
+    ref = run(["luajit", script] + args)
+    p = run([tool, "-o", "same.ljm", script] + args)
+    res.check(p.returncode == ref.returncode, "%s: exit status %d vs luajit %d"
+              % (script, p.returncode, ref.returncode))
+    res.check(p.stdout == ref.stdout, "%s: stdout %r vs luajit %r" % (script, p.stdout, ref.stdout))
+    # Addresses of C frames in tracebacks differ between any two runs.
+    norm = lambda t: re.sub(r"0x[0-9a-f]+", "0x?", t)
+    res.check(norm(p.stderr) == norm(ref.stderr),
+              "%s: stderr %r vs luajit %r" % (script, p.stderr, ref.stderr))
+    if script != "missing.lua":
+        r, info = testlib.rows(os.path.join(work, "same.ljm"))
+        res.check(info["complete"], "%s: whole-run stream complete" % script)
+
+# `--` and the default output name.
+p = run([tool, "--", "args.lua", "-o"])
+res.check(p.returncode == 0 and "arg\t1\t-o" in p.stdout, "-- ends the options")
+r, info = testlib.rows(os.path.join(work, "args.record.ljm"))
+res.check(info["complete"], "default output <script>.record.ljm")
+
+# os.exit(): exit status kept, both streams complete.
+p = run([tool, "-o", "exit_whole.ljm", "exit.lua", "exit_memprof.ljm"])
+res.check(p.returncode == 3, "os.exit(3) -> exit status 3 (%d)" % p.returncode)
+for name in ("exit_whole.ljm", "exit_memprof.ljm"):
+    r, info = testlib.rows(os.path.join(work, name))
+    res.check(info["complete"], name + ": final byte written at os.exit()")
+    res.check(testlib.count(r, "ALLOCATIONS", "@exit.lua:5") >= 1000, name + ": events of line 5")
+
+# Two streams into one file are refused.
+p = run([tool, "-o", "same2.ljm", "samefile.lua", "same2.ljm"])
+res.check(p.stdout == "nil\tsame2.ljm: file is already being recorded to\t16\n",
+          "second stream into the same file refused: %r" % p.stdout)
+r, info = testlib.rows(os.path.join(work, "same2.ljm"))
+res.check(info["complete"], "the first stream is intact")
+
+# A profile that cannot be written: the script still runs, the tool says so.
+p = run([tool, "-o", "/dev/full", "args.lua"])
+res.check("arg[0]\targs.lua" in p.stdout, "/dev/full: the script ran")
+res.check(p.returncode == 1 and "ljm record: /dev/full: No space left on device" in p.stderr,
+          "/dev/full: exit 1 with the error (%d %r)" % (p.returncode, p.stderr))
+p = run([tool, "-o", "/nonexistent-dir/x.ljm", "args.lua"])
+res.check(p.returncode == 1 and p.stderr.startswith("ljm record: /nonexistent-dir/x.ljm:"),
+          "unwritable output: exit 1 with one line")
+res.finish()
