@@ -2,6 +2,8 @@
 #ifndef LJM_CLI_H
 #define LJM_CLI_H
 
+#include <stdio.h>
+
 #include "decoder/ljm_decoder.h"
 
 #define LJM_VERSION "0.1.0"

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/output.h"
 #include "exporters/ljm_exporter.h"
 
 static void usage(FILE *f)
@@ -135,54 +136,41 @@ int ljm_cmd_convert(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  FILE *out = NULL;
+  LjmOutput out = { NULL, NULL, NULL };
   char err[256] = "";
   int rc = 0, worth = 0;
   /* Streaming formats write while decoding, the others once it is over. */
   if (run.e->streaming) {
-    out = to_stdout ? stdout : fopen(o.out_path, "wb");
-    if (!out) {
-      fprintf(stderr, "ljm: %s: cannot create: %s\n", o.out_path, strerror(errno));
+    if (ljm_output_open(&out, o.out_path) != 0) {
       ljm_model_free(m);
       return LJM_EXIT_BAD_INPUT;
     }
-    if (!(run.st = run.e->begin(&o, out, err, sizeof(err)))) goto export_failed;
+    if (!(run.st = run.e->begin(&o, out.f, err, sizeof(err)))) goto export_failed;
     LjmListener l = { forward_event };
     ljm_model_set_listener(m, &l, &run);
   }
   rc = ljm_cli_load(o.in_path, strict, m, &worth);
   if (!worth) {  /* nothing was read: leave no output behind */
     if (run.st) run.e->finish(run.st, m, err, sizeof(err));
-    if (out && out != stdout) {
-      fclose(out);
-      remove(o.out_path);
-    }
+    ljm_output_abort(&out);
     ljm_model_free(m);
     return rc ? rc : LJM_EXIT_BAD_INPUT;
   }
   if (!run.e->streaming) {
-    out = to_stdout ? stdout : fopen(o.out_path, "wb");
-    if (!out) {
-      fprintf(stderr, "ljm: %s: cannot create: %s\n", o.out_path, strerror(errno));
+    if (ljm_output_open(&out, o.out_path) != 0) {
       ljm_model_free(m);
       return LJM_EXIT_BAD_INPUT;
     }
-    if (!(run.st = run.e->begin(&o, out, err, sizeof(err)))) goto export_failed;
+    if (!(run.st = run.e->begin(&o, out.f, err, sizeof(err)))) goto export_failed;
   }
-  if (run.e->finish(run.st, m, err, sizeof(err)) != 0) {
-    run.st = NULL;
-    goto export_failed;
-  }
-  if (ljm_cli_close_output(out, o.out_path)) rc = 1;
+  if (run.e->finish(run.st, m, err, sizeof(err)) != 0) goto export_failed;
+  if (ljm_output_commit(&out)) rc = 1;
   ljm_model_free(m);
   return rc;
 
 export_failed:
   fprintf(stderr, "ljm convert: %s: %s\n", o.out_path, err[0] ? err : "export failed");
-  if (out && out != stdout) {
-    fclose(out);
-    remove(o.out_path);
-  }
+  ljm_output_abort(&out);
   ljm_model_free(m);
   return LJM_EXIT_BAD_INPUT;
 }
