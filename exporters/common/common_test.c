@@ -13,17 +13,23 @@ static int failures;
 #define CHECK(c) \
   do { if (!(c)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
-/* ljm_text_clean of s (length n) with flags equals want. */
-static void check_clean(const char *s, size_t n, unsigned flags, const char *want)
+/* ljm_text_clean of s (length n) with flags and max equals want. */
+static void check_clean_max(const char *s, size_t n, unsigned flags, size_t max,
+                            const char *want)
 {
   LjmBuf b = {0};
-  ljm_text_clean(&b, s, n, flags);
+  ljm_text_clean(&b, s, n, flags, max);
   if (strcmp(ljm_buf_str(&b), want) != 0) {
-    fprintf(stderr, "FAIL clean(%zu bytes, %u): got '%s' want '%s'\n", n, flags,
-            ljm_buf_str(&b), want);
+    fprintf(stderr, "FAIL clean(%zu bytes, %u, %zu): got '%s' want '%s'\n", n, flags,
+            max, ljm_buf_str(&b), want);
     failures++;
   }
   ljm_buf_free(&b);
+}
+
+static void check_clean(const char *s, size_t n, unsigned flags, const char *want)
+{
+  check_clean_max(s, n, flags, LJM_CLEAN_NO_CAP, want);
 }
 
 static void check_fix_last(const char *s, const char *want)
@@ -66,6 +72,14 @@ static void test_clean(void)
   check_clean("a\xC2\xA0" "1", 4, LJM_CLEAN_FOLDED, "a_1");         /* ... not in folded */
   check_clean("<&>\"'", 5, 0, "<&>\"'");                            /* XML escaping is libxml2's job */
   check_clean("\xC3(", 2, 0, "\xEF\xBF\xBD(");
+  /* The pprof / heaptrack rules. */
+  const unsigned prof = LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE;
+  check_clean("t<int>\n\x7F\0;", 10, prof, "t(int)   ;");
+  check_clean("\xC2\x85\xEF\xBF\xBE\xff", 6, prof, "\xC2\x85\xEF\xBF\xBE\xEF\xBF\xBD");
+  check_clean_max("abcdef", 6, prof, 6, "abcdef");
+  check_clean_max("abcdefg", 7, prof, 6, "abcdef...");
+  check_clean_max("ab\xC3\xA9z", 5, 0, 3, "ab...");        /* cut before the é */
+  check_clean_max("\x80\x80\x80\x80", 4, 0, 2, "...");    /* nothing but continuations */
 }
 
 static void test_fix_last(void)

@@ -1,10 +1,13 @@
 """Shared helpers of the exporter tests: runfiles, running `ljm convert`, the
-corpus, a writer of small ljm streams, and the frame rules of frames.h in
-Python (an independent re-statement, used to check the C output).
+corpus, the common steps of the tests through a format's own reader (pprof,
+heaptrack_print), a writer of small ljm streams, and the frame rules of
+frames.h in Python (an independent re-statement, used to check the C output).
 
 Every check raises AssertionError via check(); tests end with a summary and
 exit 1 when anything failed, so a failing assertion can never pass.
 """
+import glob
+import json
 import os
 import re
 import subprocess
@@ -13,6 +16,7 @@ import tempfile
 
 WORKSPACE = "ljmkit"
 FAILURES = []
+PASSED = 0
 
 
 def runfiles_root():
@@ -40,9 +44,12 @@ def is_bad_input(path):
 
 
 def check(cond, msg):
+    global PASSED
     if not cond:
         FAILURES.append(msg)
         print("FAIL:", msg, file=sys.stderr)
+    else:
+        PASSED += 1
     return cond
 
 
@@ -84,6 +91,74 @@ def convert_ok(profile, out, fmt=None, extra=()):
 
 
 VALUE_KINDS = ["alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak_bytes"]
+
+# -- Tests through a format's own reader (pprof, heaptrack_print) -----------
+# These take the binary, the independent reader ljm_totals.py and the corpus
+# folders as arguments, and count every check.
+
+
+def run(cmd, **kw):
+    """Runs cmd; returns the CompletedProcess with stdout and stderr as text."""
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def reader_cases(args):
+    """From args LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...: returns (binary,
+    temporary folder, path of the hostile-names stream, cases), cases being
+    (profile, figures of the independent reader) for every .ljm file under
+    the folders (sorted; checked to be there), then for the hostile stream
+    (exporters/pprof/nasty_ljm.py), written to the temporary folder."""
+    ljm, totals_py, dirs = args[0], args[1], args[2:]
+    files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
+                                                      recursive=True))
+    check(len(files) > 0, "no corpus files in %s" % dirs)
+    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+    nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pprof",
+                          "nasty_ljm.py")
+    subprocess.run([sys.executable, script, nasty], check=True)
+    cases = [(f, json.loads(run([sys.executable, totals_py, f]).stdout))
+             for f in files + [nasty]]
+    return ljm, tmp, nasty, cases
+
+
+def check_decoder(ljm, name, f, want):
+    """The decoder's own totals (JSON export) agree with the independent
+    reader, so a mismatch in the client's figures points at the exporter."""
+    r = run([ljm, "convert", "-f", "json", "-o", "-", f])
+    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
+    keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
+    check(all(got.get(k) == want[k] for k in keys),
+          "%s: decoder totals %s, independent reader %s"
+          % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
+
+
+def convert_vs_reader(ljm, fmt, out, f, name, want):
+    """Converts f to out (a fresh file) and checks rc against the independent
+    reader's status in want: an invalid stream must fail, a cut one may fail
+    with a message, anything else must convert and have the reader's totals
+    (check_decoder). True when out holds a conversion to check further."""
+    if os.path.exists(out):
+        os.remove(out)
+    c = run([ljm, "convert", "-f", fmt, "-o", out, f])
+    if want["status"] == "error":
+        check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+        return False
+    if want["status"] == "truncated" and c.returncode != 0:
+        check(c.stderr != "", "%s: cut stream refused without a message" % name)
+        return False
+    if not check(c.returncode == 0, "%s: convert rc=%d: %s"
+                 % (name, c.returncode, c.stderr.strip())):
+        return False
+    check_decoder(ljm, name, f, want)
+    return True
+
+
+def summary():
+    """Prints "N passed, N failed" (checks); returns the exit status."""
+    print("%d passed, %d failed" % (PASSED, len(FAILURES)))
+    return 1 if FAILURES else 0
+
 
 # -- ljm stream writer (ljm-format.md section 1) ----------------------------
 
@@ -136,6 +211,11 @@ class Stream:
     def free(self, src, loc, addr, size):
         s, l = self._loc(src, loc)
         self.events += bytes([s | 2]) + l + uleb(addr) + uleb(size)
+
+    def realloc(self, src, loc, old_addr, old_size, addr, size):
+        s, l = self._loc(src, loc)
+        self.events += (bytes([s | 3]) + l + uleb(old_addr) + uleb(old_size) +
+                        uleb(addr) + uleb(size))
 
     def data(self):
         return (b"ljs\x03\x00\x00\x00" + bytes(self.syms) + b"\x80" +

@@ -52,7 +52,7 @@ void ljm_frames_of(const LjmModel *m, const LjmSite *s, LjmFrames *f)
 void ljm_frame_clean(LjmBuf *b, const char *s, size_t len, unsigned flags)
 {
   if (len == 0) ljm_buf_putc(b, '?');
-  else ljm_text_clean(b, s, len, flags);
+  else ljm_text_clean(b, s, len, flags, LJM_CLEAN_NO_CAP);
 }
 
 /* Bytes that may belong to the number: ASCII digits and '.', and any

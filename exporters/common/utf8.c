@@ -1,4 +1,4 @@
-/* utf8.c -- UTF-8 decoding and name cleaning shared by the text exporters. */
+/* utf8.c -- UTF-8 decoding and name cleaning shared by the exporters. */
 #include "exporters/common/utf8.h"
 
 size_t ljm_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
@@ -33,18 +33,29 @@ static int is_unicode_space(uint32_t cp)
          cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
-void ljm_text_clean(LjmBuf *b, const char *s, size_t len, unsigned flags)
+void ljm_text_clean(LjmBuf *b, const char *s, size_t len, unsigned flags,
+                    size_t max)
 {
   const unsigned char *p = (const unsigned char *)s;
+  int cut = len > max;
+  if (cut) {  /* back to the start of the character at s[max] */
+    len = max;
+    while (len > 0 && (p[len] & 0xC0) == 0x80) len--;
+  }
+  int space = (flags & LJM_CLEAN_SPACE) != 0;
   size_t i = 0, run = 0;  /* run: start of bytes copied unchanged */
   while (i < len) {
     uint32_t cp;
     size_t n = ljm_utf8_decode(p + i, len - i, &cp);
     const char *rep = NULL;
-    if (cp == LJM_UTF8_BAD || cp == 0xFFFE || cp == 0xFFFF)
+    if (cp == LJM_UTF8_BAD || (!space && (cp == 0xFFFE || cp == 0xFFFF)))
       rep = "\xEF\xBF\xBD";
-    else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+    else if (cp < 0x20 || cp == 0x7F)
+      rep = space ? " " : "_";
+    else if (!space && cp >= 0x80 && cp <= 0x9F)
       rep = "_";
+    else if ((flags & LJM_CLEAN_BRACKETS) && (cp == '<' || cp == '>'))
+      rep = cp == '<' ? "(" : ")";
     else if ((flags & LJM_CLEAN_FOLDED) && cp == ';')
       rep = ":";
     else if ((flags & LJM_CLEAN_FOLDED) && is_unicode_space(cp))
@@ -57,4 +68,5 @@ void ljm_text_clean(LjmBuf *b, const char *s, size_t len, unsigned flags)
     i += n;
   }
   ljm_buf_put(b, s + run, len - run);
+  if (cut) ljm_buf_puts(b, "...");
 }

@@ -13,12 +13,12 @@
 
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
+#include "exporters/common/state.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
 
 typedef struct FoldedState {
-  FILE *out;
-  LjmValueKind value;
+  LjmExportBase base;
 } FoldedState;
 
 typedef struct FoldedLine {
@@ -30,14 +30,7 @@ typedef struct FoldedLine {
 static void *folded_begin(const LjmExportOptions *o, FILE *out, char *err,
                           size_t errlen)
 {
-  FoldedState *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  st->out = out;
-  st->value = ljm_value_resolve(o->value);
-  return st;
+  return ljm_export_state_new(sizeof(FoldedState), o, out, err, errlen);
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -67,7 +60,7 @@ static int folded_write(FoldedState *st, const LjmModel *m, char *err,
   if (n && !lines) goto oom;
   for (uint32_t id = 0; id < n; id++) {
     const LjmSite *s = ljm_model_site(m, id);
-    uint64_t v = ljm_value_get(&s->fig, st->value);
+    uint64_t v = ljm_value_get(&s->fig, st->base.value);
     if (v == 0) continue;
     lines[nl].stack.off = b.len;
     ljm_frames_folded(&b, m, s);
@@ -86,8 +79,8 @@ static int folded_write(FoldedState *st, const LjmModel *m, char *err,
         snprintf(err, errlen, "figure overflows 64 bits");
         goto done;
       }
-    fwrite(lines[i].stack.p, 1, lines[i].len, st->out);
-    fprintf(st->out, " %" PRIu64 "\n", v);
+    fwrite(lines[i].stack.p, 1, lines[i].len, st->base.out);
+    fprintf(st->base.out, " %" PRIu64 "\n", v);
     i = j;
   }
   rc = 0;

@@ -27,12 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exporters/common/utf8.h"
 #include "exporters/heaptrack/ht_sink.h"
 #include "exporters/ljm_exporter.h"
 
 #define EVENTS_PER_MS 100
 #define TEXT_BUF HT_SINK_CHUNK
 #define NAME_MAX_BYTES 200  /* longer names (one-line chunks) are cut */
+#define NAME_CLEAN (LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE)
 
 /* -- Hash maps ---------------------------------------------------------- */
 
@@ -82,6 +84,7 @@ typedef struct Ht {
   size_t capse, nse;
   uint64_t nstr, nip, ntrace;
   uint64_t last_ms;
+  LjmBuf clean;           /* the name being cleaned */
   int have_c;
   int oom;
 } Ht;
@@ -126,56 +129,6 @@ static void rec1(Ht *h, char mode, uint64_t a) { rec(h, mode, 1, &a); }
 
 /* -- Strings ------------------------------------------------------------ */
 
-/* Copies s[0..n) made safe for every viewer: valid UTF-8 (bad bytes become
-** U+FFFD), no control characters, '<' '>' as '(' ')' (heaptrack and pprof
-** shorten C++ templates by removing what is between them). Names longer
-** than max bytes (one-line chunks can be kilobytes) are cut and end in
-** "...". The result has room for 4 more bytes. */
-static char *clean_name(const char *s, size_t n, size_t max)
-{
-  int cut = n > max;
-  if (cut) {  /* cut at a character boundary */
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
-  }
-  char *o = malloc(n * 3 + 8), *p = o;
-  if (!o) return NULL;
-  for (size_t i = 0; i < n;) {
-    unsigned char c = (unsigned char)s[i];
-    if (c < 0x80) {
-      *p++ = c < 0x20 || c == 0x7f ? ' ' : c == '<' ? '(' : c == '>' ? ')' : (char)c;
-      i++;
-      continue;
-    }
-    size_t k = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    int ok = k && i + k <= n;
-    for (size_t j = 1; ok && j < k; j++)
-      ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-    if (ok && k == 3) {  /* no overlongs, no surrogates */
-      unsigned char d = (unsigned char)s[i + 1];
-      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
-    } else if (ok && k == 4) {
-      unsigned char d = (unsigned char)s[i + 1];
-      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
-    }
-    if (ok) {
-      memcpy(p, s + i, k);
-      p += k;
-      i += k;
-    } else {
-      memcpy(p, "\xef\xbf\xbd", 3);
-      p += 3;
-      i++;
-    }
-  }
-  if (cut) {
-    memcpy(p, "...", 3);
-    p += 3;
-  }
-  *p = '\0';
-  return o;
-}
-
 /* heaptrack ends a backtrace at these names and drops "operator new" at
 ** the leaf; a function spelled so (a C symbol) gets a suffix. */
 static int special_name(const char *s)
@@ -195,15 +148,17 @@ static uint64_t hash_str(const char *s)
 /* Index of string s (written as an 's' record on first use); 0 on OOM. */
 static uint64_t string_id(Ht *h, const char *raw, int is_func)
 {
-  size_t rl = strlen(raw);
-  char *c = clean_name(raw, rl, NAME_MAX_BYTES);
-  if (!c) return h->oom = 1, 0;
-  if (!*c) strcpy(c, "?");
-  if (is_func && special_name(c)) strcat(c, " [C]");
+  LjmBuf *t = &h->clean;
+  ljm_buf_reset(t);
+  ljm_text_clean(t, raw, strlen(raw), NAME_CLEAN, NAME_MAX_BYTES);
+  if (!t->len) ljm_buf_putc(t, '?');
+  if (is_func && special_name(ljm_buf_str(t))) ljm_buf_puts(t, " [C]");
+  if (t->oom) return h->oom = 1, 0;
+  const char *c = t->p;
   if (h->nse * 2 >= h->capse) {
     size_t nc = h->capse ? h->capse * 2 : 256;
     SEntry *n = calloc(nc, sizeof *n);
-    if (!n) return free(c), h->oom = 1, 0;
+    if (!n) return h->oom = 1, 0;
     for (size_t i = 0; i < h->capse; i++) {
       if (!h->se[i].s) continue;
       size_t j = h->se[i].h & (nc - 1);
@@ -217,8 +172,11 @@ static uint64_t string_id(Ht *h, const char *raw, int is_func)
   uint64_t hv = hash_str(c);
   size_t j = hv & (h->capse - 1);
   for (; h->se[j].s; j = (j + 1) & (h->capse - 1))
-    if (h->se[j].h == hv && strcmp(h->se[j].s, c) == 0) return free(c), h->se[j].idx;
-  size_t len = strlen(c);
+    if (h->se[j].h == hv && strcmp(h->se[j].s, c) == 0) return h->se[j].idx;
+  size_t len = t->len;
+  char *copy = malloc(len + 1);
+  if (!copy) return h->oom = 1, 0;
+  memcpy(copy, c, len + 1);
   char *p = room(h, len + 24), *s = p;
   *p++ = 's';
   *p++ = ' ';
@@ -228,7 +186,7 @@ static uint64_t string_id(Ht *h, const char *raw, int is_func)
   p += len;
   *p++ = '\n';
   h->len += (size_t)(p - s);
-  h->se[j] = (SEntry){hv, c, ++h->nstr};
+  h->se[j] = (SEntry){hv, copy, ++h->nstr};
   h->nse++;
   return h->nstr;
 }
@@ -368,12 +326,13 @@ static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
   /* 'X' is the rest of the line, not a sized string. */
   const char *in = o->in_path ? o->in_path : "-";
   size_t il = strlen(in);
-  char *src = clean_name(in, il, 1024);
-  if (src) {
-    char *p = room(h, strlen(src) + 48);
-    h->len += (size_t)sprintf(p, "X %s (LuaJIT memprof, via ljm convert)\n", src);
-    free(src);
+  LjmBuf src = {0};
+  ljm_text_clean(&src, in, il, NAME_CLEAN, 1024);
+  if (!src.oom) {
+    char *p = room(h, src.len + 48);
+    h->len += (size_t)sprintf(p, "X %s (LuaJIT memprof, via ljm convert)\n", ljm_buf_str(&src));
   }
+  ljm_buf_free(&src);
   long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
   uint64_t si[2] = {pg > 0 ? (uint64_t)pg : 4096, np > 0 ? (uint64_t)np : 0};
   rec(h, 'I', 2, si);
@@ -405,6 +364,7 @@ static void ht_free(Ht *h)
   free(h->se);
   free(h->ai);
   free(h->site);
+  ljm_buf_free(&h->clean);
   free(h);
 }
 

@@ -19,36 +19,25 @@ and each of .heaptrack.gz / .heaptrack.zst:
 Then: `-o -` is refused, and a plain-text name writes plain text.
 Ends with "N passed, N failed".
 """
-import glob
 import gzip
-import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import export_testlib as T  # noqa: E402
+from export_testlib import check  # noqa: E402
 
 ERRORS = re.compile(r"failed to parse line|unexpected non-hex|allocation index out of "
                     r"bounds|Duplicated debuggee|not compatible|Trace recursion detected|"
                     r"Damaged timestamp")
 SPECIAL = {b"main", b"__libc_start_main", b"__static_initialization_and_destruction_0"}
 
-passed = 0
-failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
-    return ok
-
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", **kw)
+    """T.run, undecodable output bytes replaced instead of raising."""
+    return T.run(cmd, errors="replace", **kw)
 
 
 def decompress(path):
@@ -208,46 +197,15 @@ def check_nasty(name, ht, tmp):
         check(want in lines, "%s: no flame graph line %r" % (name, want))
 
 
-def check_decoder(ljm, name, f, want):
-    """The decoder's own totals (JSON export) agree with the independent
-    reader, so a mismatch in the client's figures points at the exporter."""
-    r = run([ljm, "convert", "-f", "json", "-o", "-", f])
-    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
-    keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
-    check(all(got.get(k) == want[k] for k in keys),
-          "%s: decoder totals %s, independent reader %s"
-          % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
-
-
 def main():
-    ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
-                                                      recursive=True))
-    check(len(files) > 0, "no corpus files in %s" % dirs)
-    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
-    nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
-    subprocess.run([sys.executable, os.path.join(os.path.dirname(totals_py),
-                                                 "nasty_ljm.py"), nasty], check=True)
-    files.append(nasty)
+    ljm, tmp, nasty, cases = T.reader_cases(sys.argv[1:])
     converted = []
-    for f in files:
-        want = json.loads(run([sys.executable, totals_py, f]).stdout)
+    for f, want in cases:
         for suffix in (".heaptrack.gz", ".heaptrack.zst"):
             name = os.path.relpath(f) + " " + suffix
             ht = os.path.join(tmp, os.path.basename(f) + suffix)
-            if os.path.exists(ht):
-                os.remove(ht)
-            c = run([ljm, "convert", "-f", "heaptrack", "-o", ht, f])
-            if want["status"] == "error":
-                check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+            if not T.convert_vs_reader(ljm, "heaptrack", ht, f, name, want):
                 continue
-            if want["status"] == "truncated" and c.returncode != 0:
-                check(c.stderr != "", "%s: cut stream refused without a message" % name)
-                continue
-            if not check(c.returncode == 0, "%s: convert rc=%d: %s"
-                         % (name, c.returncode, c.stderr.strip())):
-                continue
-            check_decoder(ljm, name, f, want)
             check_file(name, ht, want, tmp)
             if f == nasty:
                 check_nasty(name, ht, tmp)
@@ -270,8 +228,7 @@ def main():
                 check(fh.read(10) == b"v 10400 3\n", "plain name: not plain text")
             check_file("plain " + os.path.relpath(f), ht, want, tmp)
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

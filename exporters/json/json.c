@@ -8,24 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
 
 typedef struct JsonState {
-  FILE *out;
+  LjmExportBase base;
 } JsonState;
 
 static void *json_begin(const LjmExportOptions *o, FILE *out, char *err,
                         size_t errlen)
 {
-  JsonState *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  st->out = out;
-  return st;
+  return ljm_export_state_new(sizeof(JsonState), o, out, err, errlen);
 }
 
 /* Writes s[0..len) as a JSON string; plain runs are copied in one go. */
@@ -180,7 +175,7 @@ static void json_aliases(FILE *f, const LjmModel *m)
 static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
 {
   JsonState *st = p;
-  FILE *f = st->out;
+  FILE *f = st->base.out;
   size_t n = ljm_model_nsites(m);
   fputs("{\"format\":\"ljmkit-json\",\"version\":1,\n", f);
   json_stream(f, ljm_model_stream(m));

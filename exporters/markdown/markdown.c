@@ -15,14 +15,13 @@
 #include <string.h>
 
 #include "exporters/common/buf.h"
+#include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
 
 typedef struct MdState {
-  FILE *out;
-  LjmExportOptions o;
-  LjmValueKind value;
+  LjmExportBase base;
 } MdState;
 
 typedef struct MdRow {
@@ -35,15 +34,7 @@ typedef struct MdRow {
 static void *md_begin(const LjmExportOptions *o, FILE *out, char *err,
                       size_t errlen)
 {
-  MdState *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  st->out = out;
-  st->o = *o;
-  st->value = ljm_value_resolve(o->value);
-  return st;
+  return ljm_export_state_new(sizeof(MdState), o, out, err, errlen);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -110,7 +101,7 @@ static size_t max_ticks(const char *s, size_t len)
 static void md_code(LjmBuf *b, const char *s, size_t len)
 {
   LjmBuf t = {0};
-  ljm_text_clean(&t, s, len, 0);
+  ljm_text_clean(&t, s, len, 0, LJM_CLEAN_NO_CAP);
   if (t.oom) { b->oom = 1; ljm_buf_free(&t); return; }
   const char *p = t.p ? t.p : "";
   size_t fence = max_ticks(p, t.len) + 1;
@@ -134,13 +125,13 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   LjmBuf b = {0};
   char c1[LJM_THOUSANDS_MAX], c2[LJM_THOUSANDS_MAX];
   uint64_t hid_count = 0, hid_bytes = 0, all_count = 0, all_bytes = 0;
-  int by_count = !ljm_value_is_bytes(st->value);
+  int by_count = !ljm_value_is_bytes(st->base.value);
   if (n && !rows) goto oom;
   for (uint32_t id = 0; id < n; id++) {
     MdRow *r = &rows[nr];
     r->s = ljm_model_site(m, id);
     r->id = id;
-    row_pair(&r->s->fig, st->value, &r->count, &r->bytes);
+    row_pair(&r->s->fig, st->base.value, &r->count, &r->bytes);
     if (r->count == 0 && r->bytes == 0) continue;
     r->key = by_count ? r->count : r->bytes;
     r->key2 = by_count ? r->bytes : r->count;
@@ -151,14 +142,14 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   if (nr) qsort(rows, nr, sizeof(*rows), row_cmp);
 
   ljm_buf_puts(&b, "# LuaJIT memory profile ");
-  md_code(&b, st->o.in_path ? st->o.in_path : "-",
-          strlen(st->o.in_path ? st->o.in_path : "-"));
+  md_code(&b, st->base.o.in_path ? st->base.o.in_path : "-",
+          strlen(st->base.o.in_path ? st->base.o.in_path : "-"));
   ljm_buf_printf(&b, "\n\nSites by %s, largest first.\n\n",
-                 ljm_value_kind_name(st->value));
-  ljm_buf_printf(&b, "%s\n|---:|---:|:---|\n", header_of(st->value));
+                 ljm_value_kind_name(st->base.value));
+  ljm_buf_printf(&b, "%s\n|---:|---:|:---|\n", header_of(st->base.value));
   for (size_t i = 0; i < nr; i++) {
     const MdRow *r = &rows[i];
-    if (r->bytes < st->o.min_bytes || (st->o.top && shown >= st->o.top)) {
+    if (r->bytes < st->base.o.min_bytes || (st->base.o.top && shown >= st->base.o.top)) {
       hid_count += r->count;
       hid_bytes += r->bytes;
       continue;
@@ -170,17 +161,17 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     shown++;
   }
   ljm_buf_printf(&b, "\nTotal: %s %s, %s bytes in %zu sites",
-                 ljm_fmt_thousands(c1, all_count), count_word(st->value),
+                 ljm_fmt_thousands(c1, all_count), count_word(st->base.value),
                  ljm_fmt_thousands(c2, all_bytes), nr);
   if (shown < nr) {
     ljm_buf_printf(&b, "; %zu hidden by --min-bytes/--top (%s %s, ",
                    nr - shown, ljm_fmt_thousands(c1, hid_count),
-                   count_word(st->value));
+                   count_word(st->base.value));
     ljm_buf_printf(&b, "%s bytes)", ljm_fmt_thousands(c2, hid_bytes));
   }
   ljm_buf_puts(&b, ".\n");
   if (b.oom) goto oom;
-  fwrite(b.p, 1, b.len, st->out);
+  fwrite(b.p, 1, b.len, st->base.out);
   free(rows);
   ljm_buf_free(&b);
   return 0;

@@ -6,62 +6,41 @@ realloc, free of unknown blocks, and an address reused without a free.
 
 Usage: nasty_ljm.py OUT.ljm
 """
+import os
 import sys
 
-
-def uleb(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def string(s):
-    return uleb(len(s)) + s
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from export_testlib import Stream  # noqa: E402
 
 
 def stream():
-    s = bytearray(b"ljs\x03\x00\x00\x00")
-    protos = [(0x1000, b"@na<me>\x01\xff\xc3.lua", 3), (0x2000, b"@main", 0),
-              (0x3000, b"return 1 -- " + b"x" * 5000, 0)]
-    for addr, chunk, first in protos:
-        s += b"\x00" + uleb(addr) + string(chunk) + uleb(first)
+    s = Stream()
+    s.proto(0x1000, b"@na<me>\x01\xff\xc3.lua", 3)
+    s.proto(0x2000, b"@main", 0)
+    s.proto(0x3000, b"return 1 -- " + b"x" * 5000, 0)
     for addr, name in [(0x5000, b"main"), (0x6000, b"operator new(unsigned long)"),
                        (0x7000, b"tmpl<int>::f\n\tx"), (0x8000, b"__libc_start_main")]:
-        s += b"\x01" + uleb(addr) + string(name)
-    s += b"\x02" + uleb(1) + uleb(0x1000) + uleb(4)  # trace 1 starts at proto 0x1000:4
-    s += b"\x80"
-    s += b"ljm\x03\x00\x00\x00"
-    lua = lambda p, l: uleb(p) + uleb(l)
-    ev = [
-        b"\x09" + lua(0x1000, 5) + uleb(0xa0) + uleb(16),        # alloc Lua
-        b"\x09" + lua(0x2000, 1) + uleb(0xb0) + uleb(24),        # alloc in "@main"
-        b"\x09" + lua(0x3000, 1) + uleb(0xc0) + uleb(8),         # long chunk
-        b"\x0d" + uleb(0x5000) + uleb(0xd0) + uleb(32),          # C "main"
-        b"\x0d" + uleb(0x6008) + uleb(0xe0) + uleb(48),          # inside operator new
-        b"\x0d" + uleb(0x7000) + uleb(0xf0) + uleb(64),          # template name
-        b"\x0d" + uleb(0x8000) + uleb(0x100) + uleb(72),
-        b"\x0d" + uleb(0x10) + uleb(0x110) + uleb(8),            # below all symbols
-        b"\x11" + uleb(1) + uleb(0x120) + uleb(80),              # trace 1
-        b"\x11" + uleb(9) + uleb(0x130) + uleb(88),              # unknown trace 9
-        b"\x05" + uleb(0x140) + uleb(96),                        # INTERNAL
-        b"\x0b" + lua(0x1000, 6) + uleb(0xa0) + uleb(16) + uleb(0x150) + uleb(100),
-        b"\x0b" + lua(0x1000, 6) + uleb(0x150) + uleb(100) + uleb(0x150) + uleb(120),
-        b"\x06" + uleb(0xd0) + uleb(32),                         # free C main's block
-        b"\x06" + uleb(0x9999) + uleb(7),                        # unknown block
-        b"\x07" + uleb(0x8888) + uleb(5) + uleb(0x160) + uleb(10),  # realloc unknown
-        b"\x09" + lua(0x1000, 7) + uleb(0xe0) + uleb(50),        # over a live block
-        b"\x06" + uleb(0) + uleb(0),                             # free(NULL)
-    ]
-    for e in ev:
-        s += e
-    s += b"\x80"
-    return bytes(s)
+        s.cfunc(addr, name)
+    s.trace(1, 0x1000, 4)  # trace 1 starts at proto 0x1000:4
+    s.alloc("lua", (0x1000, 5), 0xa0, 16)
+    s.alloc("lua", (0x2000, 1), 0xb0, 24)        # in "@main"
+    s.alloc("lua", (0x3000, 1), 0xc0, 8)         # long chunk
+    s.alloc("c", 0x5000, 0xd0, 32)               # C "main"
+    s.alloc("c", 0x6008, 0xe0, 48)               # inside operator new
+    s.alloc("c", 0x7000, 0xf0, 64)               # template name
+    s.alloc("c", 0x8000, 0x100, 72)
+    s.alloc("c", 0x10, 0x110, 8)                 # below all symbols
+    s.alloc("trace", 1, 0x120, 80)               # trace 1
+    s.alloc("trace", 9, 0x130, 88)               # unknown trace 9
+    s.alloc("int", None, 0x140, 96)              # INTERNAL
+    s.realloc("lua", (0x1000, 6), 0xa0, 16, 0x150, 100)
+    s.realloc("lua", (0x1000, 6), 0x150, 100, 0x150, 120)
+    s.free("int", None, 0xd0, 32)                # free C main's block
+    s.free("int", None, 0x9999, 7)               # unknown block
+    s.realloc("int", None, 0x8888, 5, 0x160, 10)  # realloc unknown
+    s.alloc("lua", (0x1000, 7), 0xe0, 50)        # over a live block
+    s.free("int", None, 0, 0)                    # free(NULL)
+    return s.data()
 
 
 if __name__ == "__main__":

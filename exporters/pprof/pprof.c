@@ -25,6 +25,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "exporters/common/state.h"
+#include "exporters/common/utf8.h"
 #include "exporters/ljm_exporter.h"
 #include "exporters/pprof/profile.pb-c.h"
 
@@ -121,76 +123,30 @@ typedef struct Builder {
   uint64_t *ids;          /* location ids, MAXFRAMES per sample */
   int64_t *vals;          /* NVALUES per sample */
   size_t nsmp, capsmp, capids, capvals;
+  LjmBuf clean;           /* the name being cleaned */
   void *tmp;              /* for GROW */
   int oom;
 } Builder;
-
-/* Copies s[0..n) made safe for every viewer: valid UTF-8 (bad bytes become
-** U+FFFD), no control characters, '<' '>' as '(' ')' (heaptrack and pprof
-** shorten C++ templates by removing what is between them). Names longer
-** than max bytes (one-line chunks can be kilobytes) are cut and end in
-** "...". The result has room for 4 more bytes. */
-static char *clean_name(const char *s, size_t n, size_t max)
-{
-  int cut = n > max;
-  if (cut) {  /* cut at a character boundary */
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
-  }
-  char *o = malloc(n * 3 + 8), *p = o;
-  if (!o) return NULL;
-  for (size_t i = 0; i < n;) {
-    unsigned char c = (unsigned char)s[i];
-    if (c < 0x80) {
-      *p++ = c < 0x20 || c == 0x7f ? ' ' : c == '<' ? '(' : c == '>' ? ')' : (char)c;
-      i++;
-      continue;
-    }
-    size_t k = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    if (c >= 0xf5) k = 0;
-    int ok = k && i + k <= n;
-    for (size_t j = 1; ok && j < k; j++)
-      ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-    if (ok && k == 3) {  /* no overlongs, no surrogates */
-      unsigned char d = (unsigned char)s[i + 1];
-      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
-    } else if (ok && k == 4) {
-      unsigned char d = (unsigned char)s[i + 1];
-      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
-    }
-    if (ok) {
-      memcpy(p, s + i, k);
-      p += k;
-      i += k;
-    } else {
-      memcpy(p, "\xef\xbf\xbd", 3);
-      p += 3;
-      i++;
-    }
-  }
-  if (cut) {
-    memcpy(p, "...", 3);
-    p += 3;
-  }
-  *p = '\0';
-  return o;
-}
 
 /* Index of the cleaned string s[0..n) in the string table. */
 static int64_t str_n(Builder *b, const char *s, size_t n, size_t max)
 {
   if (b->oom) return 0;
-  char *c = clean_name(s, n, max);
-  if (!c) return b->oom = 1, 0;
-  size_t len = strlen(c);
-  if (len == 0) return free(c), 0;
+  LjmBuf *t = &b->clean;
+  ljm_buf_reset(t);
+  ljm_text_clean(t, s, n, LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE, max);
+  if (t->oom) return b->oom = 1, 0;
+  size_t len = t->len;
+  if (len == 0) return 0;
   if (b->strmap.n * 2 >= b->strmap.cap && map_grow(&b->strmap))
-    return free(c), b->oom = 1, 0;
-  uint64_t h = hash_bytes(c, len);
+    return b->oom = 1, 0;
+  uint64_t h = hash_bytes(t->p, len);
   size_t j = h & (b->strmap.cap - 1);
   for (Slot *sl; (sl = &b->strmap.slot[j])->val; j = (j + 1) & (b->strmap.cap - 1))
-    if (sl->h == h && strcmp(b->str[sl->key], c) == 0) return free(c), (int64_t)sl->key;
-  if (!GROW(b, str, capstr, b->nstr)) return free(c), b->oom = 1, 0;
+    if (sl->h == h && strcmp(b->str[sl->key], t->p) == 0) return (int64_t)sl->key;
+  char *c;
+  if (!GROW(b, str, capstr, b->nstr) || !(c = malloc(len + 1))) return b->oom = 1, 0;
+  memcpy(c, t->p, len + 1);
   b->str[b->nstr] = c;
   b->strmap.slot[j] = (Slot){h, b->nstr, 1};
   b->strmap.n++;
@@ -378,8 +334,7 @@ static int write_gzip(FILE *out, const uint8_t *buf, size_t len, char *err,
 /* -- The exporter ------------------------------------------------------- */
 
 typedef struct State {
-  LjmExportOptions o;
-  FILE *out;
+  LjmExportBase base;
 } State;
 
 static const char *default_type(LjmValueKind k)
@@ -400,14 +355,7 @@ static void *pprof_begin(const LjmExportOptions *o, FILE *out, char *err,
              "alloc_count, inuse_bytes or inuse_count");
     return NULL;
   }
-  State *st = calloc(1, sizeof *st);
-  if (!st) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  st->o = *o;
-  st->out = out;
-  return st;
+  return ljm_export_state_new(sizeof(State), o, out, err, errlen);
 }
 
 static void builder_free(Builder *b)
@@ -423,6 +371,7 @@ static void builder_free(Builder *b)
   free(b->smp);
   free(b->ids);
   free(b->vals);
+  ljm_buf_free(&b->clean);
 }
 
 /* Adds the comment lines: source, stream versions, peak, truncation. */
@@ -431,7 +380,7 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
 {
   const LjmStreamInfo *si = ljm_model_stream(m);
   const LjmTotals *t = ljm_model_totals(m);
-  const char *src = st->o.in_path ? st->o.in_path : si->path ? si->path : "?";
+  const char *src = st->base.o.in_path ? st->base.o.in_path : si->path ? si->path : "?";
   char line[512];
   size_t n = 0;
   snprintf(line, sizeof line, "LuaJIT memprof profile %s", src);
@@ -489,7 +438,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
 
   int64_t cm[4];
   size_t ncm = comments(&b, m, st, cm);
-  int64_t dst = str(&b, default_type(st->o.value));
+  int64_t dst = str(&b, default_type(st->base.o.value));
   if (b.oom) {
     snprintf(err, errlen, "out of memory");
     goto done;
@@ -544,7 +493,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
     goto out_ptrs;
   }
   perftools__profiles__profile__pack(&p, buf);
-  rc = write_gzip(st->out, buf, len, err, errlen);
+  rc = write_gzip(st->base.out, buf, len, err, errlen);
 
 out_ptrs:
   free(sp);

@@ -17,34 +17,17 @@ For each .ljm file, plus a generated stream with hostile names (nasty_ljm.py):
 Then the options: --value choosing the default type, suffix inference, `-o -`.
 Ends with "N passed, N failed".
 """
-import glob
-import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import export_testlib as T  # noqa: E402
+from export_testlib import check, run  # noqa: E402
 
 TYPES = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"]
 FIGS = ["alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes"]
-NASTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nasty_ljm.py")
-
-passed = 0
-failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
-    return ok
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
 def pprof(*args):
@@ -114,44 +97,14 @@ def check_nasty(pb):
           "nasty: long name not cut")
 
 
-def check_decoder(ljm, name, f, want):
-    """The decoder's own totals (JSON export) agree with the independent
-    reader, so a mismatch in the client's figures points at the exporter."""
-    r = run([ljm, "convert", "-f", "json", "-o", "-", f])
-    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
-    keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
-    check(all(got.get(k) == want[k] for k in keys),
-          "%s: decoder totals %s, independent reader %s"
-          % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
-
-
 def main():
-    ljm, totals_py, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
-                                                      recursive=True))
-    check(len(files) > 0, "no corpus files in %s" % dirs)
-    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
-    nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
-    subprocess.run([sys.executable, NASTY, nasty], check=True)
-    files.append(nasty)
+    ljm, tmp, nasty, cases = T.reader_cases(sys.argv[1:])
     converted = []
-    for f in files:
+    for f, want in cases:
         name = os.path.relpath(f)
-        want = json.loads(run([sys.executable, totals_py, f]).stdout)
         pb = os.path.join(tmp, os.path.basename(f) + ".pb.gz")
-        if os.path.exists(pb):
-            os.remove(pb)
-        c = run([ljm, "convert", "-f", "pprof", "-o", pb, f])
-        if want["status"] == "error":
-            check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+        if not T.convert_vs_reader(ljm, "pprof", pb, f, name, want):
             continue
-        if want["status"] == "truncated" and c.returncode != 0:
-            check(c.stderr != "", "%s: cut stream refused without a message" % name)
-            continue
-        if not check(c.returncode == 0, "%s: convert rc=%d: %s"
-                     % (name, c.returncode, c.stderr.strip())):
-            continue
-        check_decoder(ljm, name, f, want)
         check_profile(name, pb, want, f)
         if f == nasty:
             check_nasty(pb)
@@ -185,8 +138,7 @@ def main():
         check(raw_sums(pprof("-raw", pb).stdout) == [want[k] for k in FIGS],
               "-o -: totals differ")
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

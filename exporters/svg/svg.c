@@ -15,6 +15,7 @@
 
 #include <libxml/xmlwriter.h>
 
+#include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
@@ -29,23 +30,13 @@
 #define SVG_FONT_W 7.0 /* average glyph width at 12px, for labels */
 
 typedef struct SvgState {
-  FILE *out;
-  LjmExportOptions o;
-  LjmValueKind value;
+  LjmExportBase base;
 } SvgState;
 
 static void *svg_begin(const LjmExportOptions *o, FILE *out, char *err,
                        size_t errlen)
 {
-  SvgState *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  st->out = out;
-  st->o = *o;
-  st->value = ljm_value_resolve(o->value);
-  return st;
+  return ljm_export_state_new(sizeof(SvgState), o, out, err, errlen);
 }
 
 static int out_write(void *ctx, const char *buf, int len)
@@ -162,8 +153,8 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
                        int height)
 {
   char num[LJM_THOUSANDS_MAX];
-  const char *unit = ljm_value_unit(st->value);
-  const char *in = st->o.in_path ? st->o.in_path : "-";
+  const char *unit = ljm_value_unit(st->base.value);
+  const char *in = st->base.o.in_path ? st->base.o.in_path : "-";
   W(xmlTextWriterStartDocument(c->w, "1.0", "UTF-8", "no"));
   W(xmlTextWriterWriteDTD(c->w, X("svg"), X("-//W3C//DTD SVG 1.1//EN"),
                           X("http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd"),
@@ -180,7 +171,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   W(xmlTextWriterWriteFormatAttribute(c->w, X("ljm:total"), "%" PRIu64,
                                       t->nodes[0].total));
   W(xmlTextWriterWriteAttribute(c->w, X("ljm:value"),
-                                X(ljm_value_kind_name(st->value))));
+                                X(ljm_value_kind_name(st->base.value))));
   W(xmlTextWriterWriteAttribute(c->w, X("ljm:unit"), X(unit)));
 
   W(xmlTextWriterStartElement(c->w, X("style")));
@@ -195,10 +186,10 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   el_rect(c, 0, 0, SVG_WIDTH, height, "rgb(248,248,240)");
   ljm_buf_reset(&c->tmp);
   ljm_buf_printf(&c->tmp, "LuaJIT memory flame graph: %s",
-                 ljm_value_kind_name(st->value));
+                 ljm_value_kind_name(st->base.value));
   el_text(c, "title", SVG_WIDTH / 2.0, 24, NULL, ljm_buf_str(&c->tmp));
   ljm_buf_reset(&c->tmp);
-  ljm_text_clean(&c->tmp, in, strlen(in), 0);
+  ljm_text_clean(&c->tmp, in, strlen(in), 0, LJM_CLEAN_NO_CAP);
   ljm_buf_printf(&c->tmp, ": %s %s in total",
                  ljm_fmt_thousands(num, t->nodes[0].total), unit);
   el_text(c, "subtitle", SVG_WIDTH / 2.0, 44, NULL, ljm_buf_str(&c->tmp));
@@ -261,7 +252,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
 {
   SvgTree t;
   SvgCtx ctx = {0}, *c = &ctx;
-  if (svg_tree_build(&t, m, st->value) < 0) {
+  if (svg_tree_build(&t, m, st->base.value) < 0) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
@@ -270,7 +261,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
                      ? (double)(SVG_WIDTH - 2 * SVG_XPAD) / t.nodes[0].total
                      : 0;
   xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(out_write, out_close,
-                                                  st->out, NULL);
+                                                  st->base.out, NULL);
   c->w = ob ? xmlNewTextWriter(ob) : NULL;
   if (!c->w) {
     if (ob) xmlOutputBufferClose(ob);
@@ -283,7 +274,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   W(xmlTextWriterStartElement(c->w, X("g")));
   W(xmlTextWriterWriteAttribute(c->w, X("id"), X("frames")));
   for (size_t i = 0; i < t.n; i++) {
-    write_frame(c, &t, i, scale, height, ljm_value_unit(st->value));
+    write_frame(c, &t, i, scale, height, ljm_value_unit(st->base.value));
     W(xmlTextWriterWriteString(c->w, X("\n")));
   }
   W(xmlTextWriterEndDocument(c->w));  /* closes every open element */

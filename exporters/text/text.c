@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/common/state.h"
 #include "exporters/ljm_exporter.h"
 #include "exporters/text/bytes_fmt.h"
 
 typedef struct TextState {
-  FILE *out;
-  int human, leak_only;
+  LjmExportBase base;
 } TextState;
 
 static void put_str(FILE *out, LjmStr s) { fwrite(s.s, 1, s.len, out); }
@@ -17,8 +17,8 @@ static void put_str(FILE *out, LjmStr s) { fwrite(s.s, 1, s.len, out); }
 static void put_bytes(const TextState *t, double n)
 {
   char buf[64];
-  ljm_fmt_bytes(buf, sizeof(buf), n, t->human);
-  fputs(buf, t->out);
+  ljm_fmt_bytes(buf, sizeof(buf), n, t->base.o.human_readable);
+  fputs(buf, t->base.out);
 }
 
 static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
@@ -26,41 +26,41 @@ static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
 {
   const LjmRow *rows;
   size_t n = ljm_model_rows(m, sec, &rows);
-  fprintf(t->out, "%s\n", title);
+  fprintf(t->base.out, "%s\n", title);
   for (size_t i = 0; i < n; i++) {
     const LjmRow *r = &rows[i];
-    put_str(t->out, r->name);
-    fprintf(t->out, ": %llu events\t+", (unsigned long long)r->num);
+    put_str(t->base.out, r->name);
+    fprintf(t->base.out, ": %llu events\t+", (unsigned long long)r->num);
     put_bytes(t, r->alloc);
-    fputs("\t-", t->out);
+    fputs("\t-", t->base.out);
     put_bytes(t, r->free);
-    fputc('\n', t->out);
+    fputc('\n', t->base.out);
     if (r->noverrides) {
-      fputs("\tOverrides:\n", t->out);
+      fputs("\tOverrides:\n", t->base.out);
       for (size_t k = 0; k < r->noverrides; k++) {
-        fputs("\t\t", t->out);
-        put_str(t->out, r->overrides[k]);
-        fputc('\n', t->out);
+        fputs("\t\t", t->base.out);
+        put_str(t->base.out, r->overrides[k]);
+        fputc('\n', t->base.out);
       }
-      fputc('\n', t->out);
+      fputc('\n', t->base.out);
     }
   }
-  fputc('\n', t->out);
+  fputc('\n', t->base.out);
 }
 
 static void put_summary(const TextState *t, const LjmModel *m)
 {
   const LjmHeapLine *lines;
   size_t n = ljm_model_heap_summary(m, &lines);
-  fputs("HEAP SUMMARY:\n", t->out);
+  fputs("HEAP SUMMARY:\n", t->base.out);
   for (size_t i = 0; i < n; i++) {
-    put_str(t->out, lines[i].name);
-    fputs(" holds ", t->out);
+    put_str(t->base.out, lines[i].name);
+    fputs(" holds ", t->base.out);
     put_bytes(t, lines[i].dbytes);
-    fprintf(t->out, ": %llu allocs, %llu frees\n", (unsigned long long)lines[i].nalloc,
+    fprintf(t->base.out, ": %llu allocs, %llu frees\n", (unsigned long long)lines[i].nalloc,
             (unsigned long long)lines[i].nfree);
   }
-  fputc('\n', t->out);
+  fputc('\n', t->base.out);
 }
 
 /* Non-empty lines of each aliased chunk, numbered from 1 (§3.7). */
@@ -69,42 +69,34 @@ static void put_aliases(const TextState *t, const LjmModel *m)
   const LjmAlias *a;
   size_t n = ljm_model_aliases(m, &a);
   if (!n) return;
-  fputs("ALIASES:\n", t->out);
+  fputs("ALIASES:\n", t->base.out);
   for (size_t i = 0; i < n; i++) {
-    fprintf(t->out, "function_alias_%u:\n", a[i].number);
+    fprintf(t->base.out, "function_alias_%u:\n", a[i].number);
     const char *p = a[i].text.s, *end = p + a[i].text.len;
     unsigned k = 0;
     while (p < end) {
       const char *nl = memchr(p, '\n', (size_t)(end - p));
       const char *stop = nl ? nl : end;
       if (stop > p) {
-        fprintf(t->out, "%u\t| ", ++k);
-        fwrite(p, 1, (size_t)(stop - p), t->out);
-        fputc('\n', t->out);
+        fprintf(t->base.out, "%u\t| ", ++k);
+        fwrite(p, 1, (size_t)(stop - p), t->base.out);
+        fputc('\n', t->base.out);
       }
       p = nl ? nl + 1 : end;
     }
-    fputs("\n\n", t->out);
+    fputs("\n\n", t->base.out);
   }
 }
 
 static void *text_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
 {
-  TextState *t = calloc(1, sizeof(*t));
-  if (!t) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  t->out = out;
-  t->human = o->human_readable;
-  t->leak_only = o->leak_only;
-  return t;
+  return ljm_export_state_new(sizeof(TextState), o, out, err, errlen);
 }
 
 static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 {
   TextState *t = st;
-  if (!t->leak_only) {
+  if (!t->base.o.leak_only) {
     put_section(t, m, LJM_SEC_ALLOC, "ALLOCATIONS");
     put_section(t, m, LJM_SEC_REALLOC, "REALLOCATIONS");
     put_section(t, m, LJM_SEC_FREE, "DEALLOCATIONS");
