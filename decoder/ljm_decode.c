@@ -90,7 +90,7 @@ static Rd dec_uleb_slow(Dec *d, uint64_t *v);
 
 /* Callers made EVENT_MAX bytes available, so hitting the end means EOF.
 ** Most numbers of a stream are one or two bytes: decode those inline. */
-static inline Rd dec_uleb(Dec *d, uint64_t *v)
+static inline __attribute__((always_inline)) Rd dec_uleb(Dec *d, uint64_t *v)
 {
   const uint8_t *p = d->p;
   if (d->end - p >= LJM_ULEB_MAX) {  /* no bounds checks needed */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -11,7 +12,8 @@
 #include "ljm_input.h"
 
 struct LjmInput {
-  gzFile gz;             /* zlib reads plain and gzip data alike */
+  gzFile gz;             /* zlib reads plain and gzip data alike (pipes) */
+  int plain;             /* a regular file without gzip magic: read() it */
   int fd, own_fd;
   const uint8_t *mem;    /* memory input (no gzip) */
   size_t memlen, mempos;
@@ -25,9 +27,28 @@ static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
   snprintf(d->msg, sizeof(d->msg), "%s", msg);
 }
 
+/* A regular file can be peeked at without consuming it: plain files then
+** skip zlib's extra copy. */
+static int is_plain_file(int fd)
+{
+  struct stat st;
+  unsigned char magic[2];
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  off_t at = lseek(fd, 0, SEEK_CUR);
+  if (at < 0) return 0;
+  ssize_t n = pread(fd, magic, 2, at);
+  return n >= 0 && !(n == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
+}
+
 LjmInput *ljm_input_fdopen(int fd, int own_fd, LjmDiag *diag)
 {
   LjmInput *in = calloc(1, sizeof(*in));
+  if (in && is_plain_file(fd)) {
+    in->plain = 1;
+    in->fd = fd;
+    in->own_fd = own_fd;
+    return in;
+  }
   int zfd = dup(fd);  /* gzclose closes what gzdopen got */
   if (!in || zfd < 0) {
     diag_set(diag, 0, strerror(errno));
@@ -84,6 +105,17 @@ void ljm_input_close(LjmInput *in)
 ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                          uint64_t offset)
 {
+  if (in->plain) {
+    for (;;) {
+      ssize_t n = read(in->fd, buf, len);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      char text[200];
+      snprintf(text, sizeof(text), "read error: %s", strerror(errno));
+      diag_set(diag, offset, text);
+      return -1;
+    }
+  }
   if (!in->gz) {
     size_t n = in->memlen - in->mempos;
     if (n > len) n = len;

@@ -244,6 +244,19 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   m->totals.events++;
 }
 
+/* The live map is larger than the caches: prefetch every slot a batch will
+** touch first, so the misses overlap instead of queueing one by one. */
+static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
+{
+  LjmModel *m = ud;
+  for (size_t i = 0; i < n; i++) {
+    const LjmRawEvent *e = &evs[i];
+    ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_EV_ALLOC ? e->naddr : e->oaddr);
+    if (e->kind == LJM_EV_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
+  }
+  for (size_t i = 0; i < n; i++) on_event(ud, &evs[i]);
+}
+
 /* -- Decoder wiring ------------------------------------------------------- */
 
 static void on_versions(void *ud, int ljs, int ljm)
@@ -274,23 +287,6 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
   LjmModel *m = ud;
   if (in_events) m->totals.symtab_events++;
   if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
-}
-
-/* The live map is larger than the caches: prefetch the slots a few events
-** ahead so their misses overlap. */
-#define PREFETCH_AHEAD 16
-
-static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
-{
-  LjmModel *m = ud;
-  for (size_t i = 0; i < n; i++) {
-    if (i + PREFETCH_AHEAD < n) {
-      const LjmRawEvent *e = &evs[i + PREFETCH_AHEAD];
-      ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_EV_ALLOC ? e->naddr : e->oaddr);
-      if (e->kind == LJM_EV_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
-    }
-    on_event(ud, &evs[i]);
-  }
 }
 
 static const LjmCallbacks model_callbacks = {
