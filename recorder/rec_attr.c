@@ -120,6 +120,9 @@ void rec_attr(global_State *g, const void *ptr, RecLoc *loc)
 
   loc->src = REC_SRC_INT;
   if (st >= 0) {
+    /* Only the thread object is read here, never its frames. */
+    L = gco2th(gcref(g->cur_L));
+    if (ptr && L && ptr == mref(L->stack, void)) return;  /* stack resize */
     loc->src = REC_SRC_TRACE;
     loc->traceno = st;
     return;

@@ -71,9 +71,11 @@ int rec_check(lua_State *L, LjmRecError *err)
       return fail(err, "jit_State layout");
   }
   /* The version string as compiled vs. as running (when jit is loaded). */
-  lua_getglobal(L, "jit");
+  lua_pushliteral(L, "jit");  /* raw: no __index of a strict _G may run */
+  lua_rawget(L, LUA_GLOBALSINDEX);
   if (lua_istable(L, -1)) {
-    lua_getfield(L, -1, "version");
+    lua_pushliteral(L, "version");
+    lua_rawget(L, -2);
     s = lua_tostring(L, -1);
     ok = !s || !strcmp(s, LUAJIT_VERSION);
     lua_pop(L, 2);

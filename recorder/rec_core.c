@@ -23,6 +23,7 @@
 #include "ljm_recorder.h"
 #include "rec_attr.h"
 #include "rec_check.h"
+#include "rec_cname.h"
 #include "rec_stream.h"
 
 struct LjmRecorder {
@@ -251,6 +252,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     }
   }
   sentinel_ensure(L);
+  rec_cname_scan(L);
   if (!R.atexit_done && atexit(rec_atexit) == 0) {
     pthread_atfork(NULL, NULL, rec_atfork_child);
     R.atexit_done = 1;

@@ -1,8 +1,10 @@
 /* rec_stream.c -- one ljm stream: its buffer and what it has announced. */
 #include "rec_stream.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "rec_cname.h"
 #include "rec_csym.h"
 
 #define SYM_LFUNC 0x00
@@ -123,6 +125,11 @@ static REC_COLD void announce_trace(RecStream *s, global_State *g, int32_t n)
   if (!T || T->traceno != (TraceNo1)n) return;  /* unknown: plain TRACE [n] */
   e = rec_map_get(&s->traces, (uint64_t)n);
   if (e && e->val == trace_id(T)) return;
+  {  /* its start prototype must be known to name the trace */
+    const GCproto *pt = &gcref(T->startpt)->pt;
+    RecMapEntry *pe = rec_map_get(&s->protos, (uint64_t)(uintptr_t)pt);
+    if (!pe || pe->val != proto_id(pt)) announce_proto(s, pt);
+  }
   rec_buf_need(&s->out, 1);
   rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_TRACE);
   put_trace(&s->out, T);
@@ -131,8 +138,9 @@ static REC_COLD void announce_trace(RecStream *s, global_State *g, int32_t n)
 
 /* A C address seen for the first time: write the symbols of objects
 ** loaded since the stream began; if no symbol covers the address, name
-** it after its object ("libfoo.so+0x1234") rather than leave the reader
-** to pick the nearest lower symbol of some other function. */
+** it by its Lua name ("package.loaders[2]") or after its object
+** ("libfoo.so+0x1234") rather than leave the reader to pick the nearest
+** lower symbol of some other function. */
 static REC_COLD void announce_cfunc(RecStream *s, uint64_t addr)
 {
   RecBuf *b = &s->out;
@@ -142,8 +150,12 @@ static REC_COLD void announce_cfunc(RecStream *s, uint64_t addr)
   rec_csym_refresh();
   for (; s->csym_objs < rec_csym_nobjs(); s->csym_objs++)
     rec_csym_emit(b, s->csym_objs, EV_SYMTAB | REC_SRC_CFUNC);
-  if (rec_csym_covers(addr) || !rec_csym_describe(addr, name, sizeof(name)))
-    return;
+  if (rec_csym_covers(addr)) return;
+  {
+    const char *lname = rec_cname_get(addr);
+    if (lname) snprintf(name, sizeof(name), "%s", lname);
+    else if (!rec_csym_describe(addr, name, sizeof(name))) return;
+  }
   rec_buf_need(b, 11);
   rec_buf_byte(b, EV_SYMTAB | REC_SRC_CFUNC);
   rec_buf_uleb(b, addr);

@@ -1,7 +1,9 @@
 -- driver.lua MODE WORKLOAD SIZE [OUT]: runs a workload with the JIT off,
 -- either plain (MODE=off) or recorded with require "ljm.recorder"
--- (MODE=rec, stream to OUT). Prints "<wall s> <cpu s>" of the run,
--- from just before start() to just after stop() (the final flush).
+-- (MODE=rec, stream to OUT). Prints "<wall s> <cpu s> <thread cpu s>"
+-- of the run, from just before start() to just after stop() (the final
+-- flush): process CPU includes the recorder's writer thread, thread CPU
+-- is the program's own thread only.
 local mode, workload, size, out = arg[1], arg[2], arg[3], arg[4]
 local ffi = require("ffi")
 ffi.cdef[[
@@ -9,19 +11,21 @@ typedef struct { long tv_sec; long tv_nsec; } ljm_timespec;
 int clock_gettime(int clk, ljm_timespec *ts);
 ]]
 local ts = ffi.new("ljm_timespec")
-local function wall()
-  ffi.C.clock_gettime(1, ts)  -- CLOCK_MONOTONIC
+local function clock(id)
+  ffi.C.clock_gettime(id, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
+local function wall() return clock(1) end  -- CLOCK_MONOTONIC
+local function tcpu() return clock(3) end  -- CLOCK_THREAD_CPUTIME_ID
 jit.off()
 jit.flush()
 local chunk = assert(loadfile(workload))
 local rec = mode == "rec" and require("ljm.recorder")
 collectgarbage()
-local w0, c0 = wall(), os.clock()
+local w0, c0, t0 = wall(), os.clock(), tcpu()
 if rec then assert(rec.start(out)) end
 arg = {[0] = workload, size}
 chunk(size)
 if rec then assert(rec.stop()) end
-local w1, c1 = wall(), os.clock()
-io.write(string.format("%.6f %.6f\n", w1 - w0, c1 - c0))
+local w1, c1, t1 = wall(), os.clock(), tcpu()
+io.write(string.format("%.6f %.6f %.6f\n", w1 - w0, c1 - c0, t1 - t0))

@@ -59,6 +59,10 @@ r, _ = testlib.rows(os.path.join(work, "cframes.ljm"))
 res.check(testlib.count(r, A, prefix="cmod_make_table:") == 4, "C module function named, 4 allocations")
 res.check(testlib.count(r, A, prefix="cmod_make_string:") == 1, "cmod_make_string named")
 res.check(testlib.count(r, A, prefix="luaopen_memprof_cmod:") >= 1, "luaopen_memprof_cmod named")
+# Functions of the stripped libluajit are named by their Lua names.
+res.check(testlib.count(r, A, prefix="package.loaders[2]:") >= 30,
+          "Lua loader (lj_cf_package_loader_lua) named package.loaders[2]")
+res.check(testlib.count(r, A, prefix="require:") >= 1, "require named")
 r, _ = testlib.rows(os.path.join(work, "coroutines.ljm"))
 for line, n in ((9, 200), (24, 49), (32, 200), (34, 200)):
     res.check(testlib.count(r, A, "@coroutines.lua:%d" % line) == n,

@@ -48,6 +48,13 @@ for script, args in (("args.lua", ["a", "b c", ""]), ("error.lua", []),
         r, info = testlib.rows(os.path.join(work, "same.ljm"))
         res.check(info["complete"], "%s: whole-run stream complete" % script)
 
+# The script from stdin, as `luajit - args`.
+src = open(os.path.join(work, "args.lua")).read()
+ref = run(["luajit", "-", "x"], input=src)
+p = run([tool, "-o", "stdin.ljm", "-", "x"], input=src)
+res.check(p.returncode == ref.returncode and p.stdout == ref.stdout,
+          "script from stdin: %r vs luajit %r" % (p.stdout, ref.stdout))
+
 # `--` and the default output name.
 p = run([tool, "--", "args.lua", "-o"])
 res.check(p.returncode == 0 and "arg\t1\t-o" in p.stdout, "-- ends the options")
@@ -61,6 +68,24 @@ for name in ("exit_whole.ljm", "exit_memprof.ljm"):
     r, info = testlib.rows(os.path.join(work, name))
     res.check(info["complete"], name + ": final byte written at os.exit()")
     res.check(testlib.count(r, "ALLOCATIONS", "@exit.lua:5") >= 1000, name + ": events of line 5")
+
+# Robustness: metamethods, errors, hooks, finalizers, FFI callbacks,
+# coroutines, stack growth, with the JIT on and off.
+for mode in ("off", "on"):
+    p = run([tool, "-o", "stress_%s.ljm" % mode, "stress.lua", mode])
+    res.check(p.returncode == 0 and p.stdout.startswith("done"),
+              "stress %s: exit %d %r" % (mode, p.returncode, p.stderr))
+    r, info = testlib.rows(os.path.join(work, "stress_%s.ljm" % mode))
+    res.check(info["complete"] and info["events"] > 10000, "stress %s: stream complete" % mode)
+    # An unknown start prototype would be named after a C symbol: "x:0x...".
+    bad = [n for (_, n) in r if re.search(r"started at .*:0x[0-9a-f]+$", n)]
+    res.check(not bad, "stress %s: every trace names its Lua start: %s" % (mode, bad))
+    if mode == "on":
+        res.check(any(n.startswith("TRACE [") for (_, n) in r), "stress on: trace rows")
+
+# A strict _G (__index raising errors) does not disturb the recorder.
+p = run([tool, "-o", "strict_whole.ljm", "strict.lua", "strict.ljm"])
+res.check(p.returncode == 0 and p.stdout == "strict ok\n", "strict _G: %r" % p.stderr)
 
 # Two streams into one file are refused.
 p = run([tool, "-o", "same2.ljm", "samefile.lua", "same2.ljm"])
