@@ -19,28 +19,9 @@
 */
 #include "rec_attr.h"
 
-#include "lj_state.h"
-
-/* Frame slot still inside the thread's stack? */
-static int frame_ok(lua_State *L, cTValue *f)
-{
-  cTValue *lo = tvref(L->stack) + 1 + LJ_FR2;
-  return f >= lo && f < tvref(L->maxstack) + LJ_STACK_EXTRA;
-}
-
-/* Function of a frame, or NULL for dummy (thread) frames and junk. */
-static GCfunc *frame_fn(lua_State *L, cTValue *f)
-{
-  GCobj *o;
-  if (!frame_ok(L, f)) return NULL;
-  o = frame_gc(f);
-  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
-  return &o->fn;
-}
-
 /* PC saved in the C frame chain for the frame below 'next' (a frame that
 ** is neither Lua nor a continuation: pcall, C entry, hook). */
-static const BCIns *cframe_pc_below(lua_State *L, cTValue *next)
+const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next)
 {
   void *cf = cframe_raw(L->cframe);
   cTValue *f = L->base - 1;
@@ -52,7 +33,7 @@ static const BCIns *cframe_pc_below(lua_State *L, cTValue *next)
       if (!cf) return NULL;
     }
     if (f < next) break;
-    if (!frame_ok(L, f)) return NULL;
+    if (!rec_frame_ok(L, f)) return NULL;
     if (frame_islua(f)) {
       f = frame_prevl(f);
     } else {
@@ -64,94 +45,3 @@ static const BCIns *cframe_pc_below(lua_State *L, cTValue *next)
   return cframe_pc(cf);
 }
 
-/* Current line of Lua function fn; 'next' is the frame above it (NULL:
-** fn is on top). Negative when no PC is known. */
-static BCLine frame_line(lua_State *L, GCfunc *fn, cTValue *next)
-{
-  const GCproto *pt = funcproto(fn);
-  const BCIns *ins;
-  BCPos pos;
-  if (!next) {
-    void *cf = cframe_raw(L->cframe);
-    if (!cf || (const void *)cframe_pc(cf) == (const void *)cframe_L(cf))
-      return -1;  /* VM entered, no bytecode run yet */
-    ins = cframe_pc(cf);
-  } else if (frame_islua(next)) {
-    ins = frame_pc(next);
-  } else if (frame_iscont(next)) {
-    ins = frame_contpc(next);
-  } else {
-    ins = cframe_pc_below(L, next);
-  }
-  if (!ins) return -1;
-  pos = proto_bcpos(pt, ins) - 1;
-  if (pos > pt->sizebc) {
-    /* A trace exit through JLOOP leaves the PC in the trace's copy of the
-    ** start instruction: map it back to the loop, or give up. */
-    if (!bc_isret(bc_op(ins[-1]))) return -1;
-    {
-      const GCtrace *T =
-          (const GCtrace *)((const char *)(ins - 1) - offsetof(GCtrace, startins));
-      pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
-      if (pos > pt->sizebc) return -1;
-    }
-  }
-  return rec_lj_line(pt, pos);
-}
-
-static void loc_lua(RecLoc *loc, lua_State *L, GCfunc *fn, cTValue *next)
-{
-  BCLine line = frame_line(L, fn, next);
-  if (line < 0) {
-    loc->src = REC_SRC_INT;  /* as the reference: no line, no blame */
-    return;
-  }
-  loc->src = REC_SRC_LFUNC;
-  loc->pt = funcproto(fn);
-  loc->line = (uint64_t)line;
-}
-
-void rec_attr(global_State *g, const void *ptr, RecLoc *loc)
-{
-  int32_t st = g->vmstate;
-  lua_State *L;
-  TValue *frame;
-  GCfunc *fn;
-
-  loc->src = REC_SRC_INT;
-  if (st >= 0) {
-    /* Only the thread object is read here, never its frames. */
-    L = gco2th(gcref(g->cur_L));
-    if (ptr && L && ptr == mref(L->stack, void)) return;  /* stack resize */
-    loc->src = REC_SRC_TRACE;
-    loc->traceno = st;
-    return;
-  }
-  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C) return;
-  if (mref(g->jit_base, void)) return;  /* compiled code owns the frames */
-
-  L = gco2th(gcref(g->cur_L));
-  if (!L || !L->cframe || L->status != LUA_OK) {
-    L = mainthread(g);
-    if (!L->cframe || L->status != LUA_OK) return;
-  }
-  if (ptr && ptr == mref(L->stack, void)) return;  /* stack resize */
-
-  frame = L->base - 1;
-  fn = frame_fn(L, frame);
-  if (!fn) return;
-  if (isluafunc(fn)) {
-    loc_lua(loc, L, fn, NULL);
-  } else if (isffunc(fn)) {
-    GCfunc *pfn = frame_fn(L, frame_prev(frame));  /* checks the bounds */
-    if (pfn && isluafunc(pfn)) {
-      loc_lua(loc, L, pfn, frame);  /* the calling line */
-    } else {
-      loc->src = REC_SRC_CFUNC;
-      loc->addr = (uint64_t)(uintptr_t)fn->c.f;
-    }
-  } else {
-    loc->src = REC_SRC_CFUNC;
-    loc->addr = (uint64_t)(uintptr_t)fn->c.f;
-  }
-}

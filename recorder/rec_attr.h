@@ -1,7 +1,8 @@
 /* rec_attr.h -- which location an allocation is charged to.
 **
 ** Reads the VM state the public API hides: g->vmstate, the running
-** coroutine g->cur_L and its frames (see rec_attr.c for the rules).
+** coroutine g->cur_L and its frames (see rec_attr.c for the rules). The
+** hot path is inline here: it runs on every allocator call.
 */
 #ifndef REC_ATTR_H
 #define REC_ATTR_H
@@ -24,9 +25,123 @@ typedef struct RecLoc {
   int32_t traceno;      /* TRACE: trace number */
 } RecLoc;
 
+/* PC saved in the C frame chain for the frame below 'next' (a frame that
+** is neither Lua nor a continuation: pcall, C entry, hook); rec_attr.c. */
+const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next);
+
+/* Frame slot still inside the thread's stack? */
+static inline int rec_frame_ok(lua_State *L, cTValue *f)
+{
+  cTValue *lo = tvref(L->stack) + 1 + LJ_FR2;
+  return f >= lo && f < tvref(L->maxstack) + LJ_STACK_EXTRA;
+}
+
+/* Function of a frame, or NULL for dummy (thread) frames and junk. */
+static inline GCfunc *rec_frame_fn(lua_State *L, cTValue *f)
+{
+  GCobj *o;
+  if (!rec_frame_ok(L, f)) return NULL;
+  o = frame_gc(f);
+  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
+  return &o->fn;
+}
+
+/* Current line of Lua function fn; 'next' is the frame above it (NULL:
+** fn is on top). Negative when no PC is known. */
+static inline __attribute__((always_inline)) BCLine
+rec_frame_line(lua_State *L, GCfunc *fn, cTValue *next)
+{
+  const GCproto *pt = funcproto(fn);
+  const BCIns *ins;
+  BCPos pos;
+  if (!next) {
+    void *cf = cframe_raw(L->cframe);
+    if (!cf || (const void *)cframe_pc(cf) == (const void *)cframe_L(cf))
+      return -1;  /* VM entered, no bytecode run yet */
+    ins = cframe_pc(cf);
+  } else if (frame_islua(next)) {
+    ins = frame_pc(next);
+  } else if (frame_iscont(next)) {
+    ins = frame_contpc(next);
+  } else {
+    ins = rec_attr_cframe_pc_below(L, next);
+  }
+  if (!ins) return -1;
+  pos = proto_bcpos(pt, ins) - 1;
+  if (pos > pt->sizebc) {
+    /* A trace exit through JLOOP leaves the PC in the trace's copy of the
+    ** start instruction: map it back to the loop, or give up. */
+    if (!bc_isret(bc_op(ins[-1]))) return -1;
+    {
+      const GCtrace *T =
+          (const GCtrace *)((const char *)(ins - 1) - offsetof(GCtrace, startins));
+      pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
+      if (pos > pt->sizebc) return -1;
+    }
+  }
+  return rec_lj_line(pt, pos);
+}
+
+static inline __attribute__((always_inline)) void
+rec_loc_lua(RecLoc *loc, lua_State *L, GCfunc *fn, cTValue *next)
+{
+  BCLine line = rec_frame_line(L, fn, next);
+  if (line < 0) {
+    loc->src = REC_SRC_INT;  /* as the reference: no line, no blame */
+    return;
+  }
+  loc->src = REC_SRC_LFUNC;
+  loc->pt = funcproto(fn);
+  loc->line = (uint64_t)line;
+}
+
 /* Location of an allocator call about to happen; ptr is the block being
 ** reallocated or freed (NULL for a new one). Never walks frames while a
 ** trace runs or the VM is outside a function state. */
-void rec_attr(global_State *g, const void *ptr, RecLoc *loc);
+static inline __attribute__((always_inline)) void
+rec_attr(global_State *g, const void *ptr, RecLoc *loc)
+{
+  int32_t st = g->vmstate;
+  lua_State *L;
+  TValue *frame;
+  GCfunc *fn;
+
+  loc->src = REC_SRC_INT;
+  if (st >= 0) {
+    /* Only the thread object is read here, never its frames. */
+    L = gco2th(gcref(g->cur_L));
+    if (ptr && L && ptr == mref(L->stack, void)) return;  /* stack resize */
+    loc->src = REC_SRC_TRACE;
+    loc->traceno = st;
+    return;
+  }
+  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C) return;
+  if (mref(g->jit_base, void)) return;  /* compiled code owns the frames */
+
+  L = gco2th(gcref(g->cur_L));
+  if (!L || !L->cframe || L->status != LUA_OK) {
+    L = mainthread(g);
+    if (!L->cframe || L->status != LUA_OK) return;
+  }
+  if (ptr && ptr == mref(L->stack, void)) return;  /* stack resize */
+
+  frame = L->base - 1;
+  fn = rec_frame_fn(L, frame);
+  if (!fn) return;
+  if (isluafunc(fn)) {
+    rec_loc_lua(loc, L, fn, NULL);
+  } else if (isffunc(fn)) {
+    GCfunc *pfn = rec_frame_fn(L, frame_prev(frame));  /* checks the bounds */
+    if (pfn && isluafunc(pfn)) {
+      rec_loc_lua(loc, L, pfn, frame);  /* the calling line */
+    } else {
+      loc->src = REC_SRC_CFUNC;
+      loc->addr = (uint64_t)(uintptr_t)fn->c.f;
+    }
+  } else {
+    loc->src = REC_SRC_CFUNC;
+    loc->addr = (uint64_t)(uintptr_t)fn->c.f;
+  }
+}
 
 #endif

@@ -68,7 +68,7 @@ void rec_buf_str(RecBuf *b, const char *s, size_t len);
 /* Makes room for n (<= REC_EVENT_MAX) bytes. */
 static inline void rec_buf_need(RecBuf *b, size_t n)
 {
-  if ((size_t)(b->end - b->p) < n) rec_buf_flush(b);
+  if (__builtin_expect((size_t)(b->end - b->p) < n, 0)) rec_buf_flush(b);
 }
 
 static inline void rec_buf_byte(RecBuf *b, uint8_t v)
@@ -84,6 +84,11 @@ static inline uint8_t *rec_uleb_put(uint8_t *p, uint64_t v)
   if (v < 0x80) {
     *p = (uint8_t)v;
     return p + 1;
+  }
+  if (v < 0x4000) {  /* sizes and lines: two bytes */
+    p[0] = (uint8_t)(v | 0x80);
+    p[1] = (uint8_t)(v >> 7);
+    return p + 2;
   }
   if (v < ((uint64_t)1 << 56)) {
     /* Spread the 7-bit groups over bytes in three halving steps, set the
@@ -108,6 +113,22 @@ static inline uint8_t *rec_uleb_put(uint8_t *p, uint64_t v)
   }
   *p++ = (uint8_t)v;
   return p;
+}
+
+/* The same for an address: user-space pointers of x86-64 and arm64
+** (2^42 <= v < 2^49) take 7 bytes, without counting bits. */
+static inline uint8_t *rec_uleb_put_addr(uint8_t *p, uint64_t v)
+{
+  if (__builtin_expect((v >> 42) - 1 < 127, 1)) {
+    uint64_t x = v;
+    x = (x & 0x000000000fffffffull) | ((x & 0x00fffffff0000000ull) << 4);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+    x |= 0x0000808080808080ull;  /* continuation bits of bytes 0-5 */
+    memcpy(p, &x, 8);
+    return p + 7;
+  }
+  return rec_uleb_put(p, v);
 }
 
 static inline void rec_buf_uleb(RecBuf *b, uint64_t v)

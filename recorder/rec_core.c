@@ -47,6 +47,7 @@ static struct {
   int wrapped;           /* our wrapper is installed */
   LjmRecorder *list;     /* sessions of g (live or ended) */
   int nlive;             /* live sessions */
+  LjmRecorder *one;      /* the live session if there is exactly one */
   int atexit_done;       /* atexit handler registered */
 } R;
 
@@ -65,11 +66,25 @@ static int set_err(LjmRecError *err, int code, const char *fmt, const char *arg)
 
 /* -- Allocator wrapper --------------------------------------------------- */
 
+/* Recomputes R.one after a session went live or stopped being live. */
+static void live_changed(void)
+{
+  LjmRecorder *r;
+  R.one = NULL;
+  if (R.nlive != 1) return;
+  for (r = R.list; r; r = r->next)
+    if (r->live) {
+      R.one = r;
+      break;
+    }
+}
+
 static void session_kill(LjmRecorder *r)
 {
   if (r->live) {
     r->live = 0;
     R.nlive--;
+    live_changed();
   }
 }
 
@@ -80,15 +95,22 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   void *res;
   int ev;
   (void)ud;
-  if (!R.nlive) return R.orig(R.orig_ud, ptr, osize, nsize);
+  if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
   res = R.orig(R.orig_ud, ptr, osize, nsize);
   if (nsize == 0) ev = REC_EV_FREE;
-  else if (!res) return res;  /* failed allocation: nothing happened */
+  else if (__builtin_expect(!res, 0)) return res;  /* failed: nothing happened */
   else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    /* One stream (the usual case): the event writer inline, no loop. */
+    rec_stream_event(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+    return res;
+  }
   for (r = R.list; r; r = r->next) {
     if (!r->live) continue;
-    rec_stream_event(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    rec_stream_event_out(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
     if (r->st.out.err) session_kill(r);
   }
   return res;
@@ -140,6 +162,7 @@ static void rec_atfork_child(void)
     r->own_fd = 0;
   }
   R.nlive = 0;
+  R.one = NULL;
 }
 
 /* __gc of the registry sentinel: only lua_close() collects it. */
@@ -268,6 +291,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   R.nlive++;
   r->next = R.list;
   R.list = r;
+  live_changed();
   if (r->st.out.err) session_kill(r);  /* the symtab did not fit the sink */
   return r;
 }

@@ -12,6 +12,7 @@
 #include "lj_bc.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
+#include "lj_state.h"
 
 /* Line of bytecode position pc in pt; 0 without line info. */
 static inline BCLine rec_lj_line(const GCproto *pt, BCPos pc)

@@ -111,6 +111,8 @@ static REC_COLD void announce_proto(RecStream *s, const GCproto *pt)
   id = proto_id(pt);
   e = rec_map_get(&s->protos, (uint64_t)(uintptr_t)pt);
   s->last_pt = pt;
+  s->last_pt_len =
+      (uint8_t)(rec_uleb_put(s->last_pt_enc, (uint64_t)(uintptr_t)pt) - s->last_pt_enc);
   if (e && e->val == id) return;
   rec_buf_need(&s->out, 1);
   rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_LFUNC);
@@ -118,7 +120,7 @@ static REC_COLD void announce_proto(RecStream *s, const GCproto *pt)
   rec_map_put(&s->protos, (uint64_t)(uintptr_t)pt, id);
 }
 
-static REC_COLD void announce_trace(RecStream *s, global_State *g, int32_t n)
+REC_COLD void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n)
 {
   GCtrace *T = rec_lj_trace(g, n);
   RecMapEntry *e;
@@ -141,7 +143,7 @@ static REC_COLD void announce_trace(RecStream *s, global_State *g, int32_t n)
 ** it by its Lua name ("package.loaders[2]") or after its object
 ** ("libfoo.so+0x1234") rather than leave the reader to pick the nearest
 ** lower symbol of some other function. */
-static REC_COLD void announce_cfunc(RecStream *s, uint64_t addr)
+REC_COLD void rec_stream_announce_cfunc(RecStream *s, uint64_t addr)
 {
   RecBuf *b = &s->out;
   char name[256];
@@ -162,46 +164,16 @@ static REC_COLD void announce_cfunc(RecStream *s, uint64_t addr)
   rec_buf_str(b, name, strlen(name));
 }
 
-void rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc,
-                      int ev, const void *optr, uint64_t osize,
-                      const void *nptr, uint64_t nsize)
+REC_COLD void rec_stream_announce_proto(RecStream *s, const GCproto *pt)
 {
-  /* Locals, not loc->..., b->p: byte stores may alias anything, so the
-  ** compiler would reload every field after each of them. */
-  RecBuf *b = &s->out;
-  uint8_t src = loc->src, *p;
-  switch (src) {
-  case REC_SRC_LFUNC:
-    /* Most events repeat the last prototype. */
-    if (loc->pt != s->last_pt) announce_proto(s, loc->pt);
-    break;
-  case REC_SRC_TRACE: announce_trace(s, g, loc->traceno); break;
-  case REC_SRC_CFUNC: announce_cfunc(s, loc->addr); break;
-  default: break;
-  }
-  rec_buf_need(b, REC_EVENT_MAX);
-  p = b->p;
-  *p++ = (uint8_t)(ev | src);
-  if (src == REC_SRC_LFUNC) {
-    p = rec_uleb_put(p, (uint64_t)(uintptr_t)loc->pt);
-    p = rec_uleb_put(p, loc->line);
-  } else if (src == REC_SRC_CFUNC) {
-    p = rec_uleb_put(p, loc->addr);
-  } else if (src == REC_SRC_TRACE) {
-    p = rec_uleb_put(p, (uint64_t)loc->traceno);
-  }
-  if (ev != REC_EV_ALLOC) {
-    /* The block may be last_pt going away: a new prototype at the same
-    ** address must be checked again. */
-    if (optr == (const void *)s->last_pt) s->last_pt = NULL;
-    p = rec_uleb_put(p, (uint64_t)(uintptr_t)optr);
-    p = rec_uleb_put(p, osize);
-  }
-  if (ev != REC_EV_FREE) {
-    p = rec_uleb_put(p, (uint64_t)(uintptr_t)nptr);
-    p = rec_uleb_put(p, nsize);
-  }
-  b->p = p;
+  announce_proto(s, pt);
+}
+
+void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
+                          int ev, const void *optr, uint64_t osize,
+                          const void *nptr, uint64_t nsize)
+{
+  rec_stream_event(s, g, loc, ev, optr, osize, nptr, nsize);
 }
 
 int rec_stream_end(RecStream *s)

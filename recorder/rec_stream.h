@@ -24,6 +24,8 @@ typedef struct RecStream {
   RecMap cfuncs;     /* C addresses already checked for a name */
   size_t csym_objs;  /* C-symbol cache objects already written */
   const GCproto *last_pt;  /* last prototype seen announced (fast path) */
+  uint8_t last_pt_len;     /* bytes of its address's ULEB128 in: */
+  uint8_t last_pt_enc[16]; /* (written 16 bytes at a time) */
 } RecStream;
 
 /* Initialises the stream and its buffer; 0 or ENOMEM. */
@@ -32,11 +34,66 @@ void rec_stream_free(RecStream *s);
 /* Writes the ljs section (every live prototype and trace of g, every C
 ** symbol of the process) and the ljm prologue. */
 void rec_stream_begin(RecStream *s, global_State *g);
-/* Writes one allocation event, announcing its location first if new. */
-void rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc,
-                      int ev, const void *optr, uint64_t osize,
-                      const void *nptr, uint64_t nsize);
 /* Writes the epilogue and flushes; returns the sticky sink error. */
 int rec_stream_end(RecStream *s);
+
+/* Cold parts of rec_stream_event (rec_stream.c): announce a location
+** the stream may not know yet. */
+void rec_stream_announce_proto(RecStream *s, const GCproto *pt);
+void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n);
+void rec_stream_announce_cfunc(RecStream *s, uint64_t addr);
+
+/* Writes one allocation event, announcing its location first if new.
+** Inline: it runs on every allocator call. */
+static inline __attribute__((always_inline)) void
+rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc, int ev,
+                 const void *optr, uint64_t osize, const void *nptr,
+                 uint64_t nsize)
+{
+  /* Locals, not loc->..., b->p: byte stores may alias anything, so the
+  ** compiler would reload every field after each of them. */
+  RecBuf *b = &s->out;
+  uint8_t src = loc->src, *p;
+  switch (src) {
+  case REC_SRC_LFUNC:
+    /* Most events repeat the last prototype. */
+    if (__builtin_expect(loc->pt != s->last_pt, 0))
+      rec_stream_announce_proto(s, loc->pt);
+    break;
+  case REC_SRC_TRACE: rec_stream_announce_trace(s, g, loc->traceno); break;
+  case REC_SRC_CFUNC: rec_stream_announce_cfunc(s, loc->addr); break;
+  default: break;
+  }
+  rec_buf_need(b, REC_EVENT_MAX);
+  p = b->p;
+  *p++ = (uint8_t)(ev | src);
+  if (src == REC_SRC_LFUNC) {
+    /* The prototype's address, encoded when it became last_pt. */
+    memcpy(p, s->last_pt_enc, sizeof(s->last_pt_enc));
+    p += s->last_pt_len;
+    p = rec_uleb_put(p, loc->line);
+  } else if (src == REC_SRC_CFUNC) {
+    p = rec_uleb_put(p, loc->addr);
+  } else if (src == REC_SRC_TRACE) {
+    p = rec_uleb_put(p, (uint64_t)loc->traceno);
+  }
+  if (ev != REC_EV_ALLOC) {
+    /* The block may be last_pt going away: a new prototype at the same
+    ** address must be checked again. */
+    if (__builtin_expect(optr == (const void *)s->last_pt, 0)) s->last_pt = NULL;
+    p = rec_uleb_put_addr(p, (uint64_t)(uintptr_t)optr);
+    p = rec_uleb_put(p, osize);
+  }
+  if (ev != REC_EV_FREE) {
+    p = rec_uleb_put_addr(p, (uint64_t)(uintptr_t)nptr);
+    p = rec_uleb_put(p, nsize);
+  }
+  b->p = p;
+}
+
+/* The same, out of line (for more than one stream). */
+void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
+                          int ev, const void *optr, uint64_t osize,
+                          const void *nptr, uint64_t nsize);
 
 #endif

@@ -42,6 +42,12 @@ static void test_uleb(void)
     end = rec_uleb_put(buf, v);
     n = uleb_ref(ref, v);
     if ((size_t)(end - buf) != n || memcmp(buf, ref, n)) bad++;
+    end = rec_uleb_put_addr(buf, v);  /* also the address fast path */
+    if ((size_t)(end - buf) != n || memcmp(buf, ref, n)) bad++;
+    v = ((uint64_t)1 << (42 + i % 8)) + (x >> (22 + i % 8)) - (uint64_t)(i % 3);
+    end = rec_uleb_put_addr(buf, v);  /* around 2^42 .. 2^49 */
+    n = uleb_ref(ref, v);
+    if ((size_t)(end - buf) != n || memcmp(buf, ref, n)) bad++;
   }
   CHECK(bad == 0, "ULEB128 encoding equals the reference loop");
   CHECK(rec_uleb_put(buf, ~(uint64_t)0) - buf == 10, "2^64-1 takes 10 bytes");
