@@ -105,7 +105,7 @@ def main():
         print("writer: %d write() calls for %d bytes (%s)" % (
             len(sizes), total, ", ".join(str(s) for s in sizes)))
     if os.path.exists(tool):
-        big = os.path.join(ROOT, "testdata", "recorder", "corpus", "big.lua")
+        big = os.path.join(ROOT, "testdata", "v3", "big.lua")
         cwd = tempfile.mkdtemp(dir=tmp)
         t0 = time.time()
         subprocess.run([tool, "-o", os.path.join(cwd, "whole.ljm"), big], cwd=cwd, check=True,
