@@ -8,28 +8,22 @@ import subprocess
 import sys
 import tempfile
 
+import clitest
+
 LJM, DATA = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 PROFILE = os.path.join(DATA, "v3", "test.ljm")
 BAD = os.path.join(DATA, "synthetic", "err_not_profile.ljm")
-failures, checks = [], 0
+check = clitest.Checks("convert cli")
+one_line = clitest.one_line
 UMASK = os.umask(0)
 os.umask(UMASK)
 
 
 def run(args):
-    return subprocess.run([LJM, "convert"] + args, capture_output=True, timeout=120)
+    return clitest.run(LJM, ["convert"] + args)
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-
-
-def one_line(p):
-    return p.stderr.count(b"\n") == 1
 
 
 SUFFIXES = {".txt": b"ALLOCATIONS", ".json": b'"format":"ljmkit-json"', ".md": b"| Allocations |",
@@ -89,7 +83,4 @@ check(p.returncode == 1, "--strict on a truncated input")
 leftovers = [f for f in os.listdir(TMP) if ".tmp-" in f]
 check(not leftovers, "temporary files left behind: %s" % leftovers)
 
-for f in failures:
-    print("FAIL", f)
-print("convert cli: %d checks, %d failures" % (checks, len(failures)))
-sys.exit(1 if failures else 0)
+sys.exit(check.done())

@@ -12,27 +12,21 @@ import subprocess
 import sys
 import tempfile
 
+import clitest
+
 LJM = sys.argv[1]
 DATA = sys.argv[2]
 SYN = os.path.join(DATA, "synthetic")
 TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
-failures = []
-checks = 0
+check = clitest.Checks("report cli")
+one_line = clitest.one_line
 
 
 def run(args, stdin=None):
-    return subprocess.run([LJM] + args, input=stdin, capture_output=True, timeout=60)
+    return clitest.run(LJM, args, stdin, timeout=60)
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
 
-
-def one_line(p):
-    return p.stderr.count(b"\n") == 1
 
 
 ERRORS = {
@@ -145,7 +139,4 @@ if os.path.exists("/dev/full"):
                            stdout=full_dev, stderr=subprocess.PIPE, timeout=60)
     check(p.returncode == 1 and b"write error" in p.stderr, "/dev/full: %d %r" % (p.returncode, p.stderr))
 
-for f in failures:
-    print("FAIL", f)
-print("report cli: %d checks, %d failures" % (checks, len(failures)))
-sys.exit(1 if failures or checks < 100 else 0)
+sys.exit(check.done(minimum=100))

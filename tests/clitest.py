@@ -1,0 +1,31 @@
+"""clitest.py -- what the ljm command-line tests share: running the binary,
+counting checks, and the one-line-error rule."""
+import subprocess
+
+
+class Checks:
+    """Counts checks and collects the failed ones."""
+
+    def __init__(self, name):
+        self.name, self.count, self.failures = name, 0, []
+
+    def __call__(self, cond, what):
+        self.count += 1
+        if not cond:
+            self.failures.append(what)
+
+    def done(self, minimum=1):
+        """Prints the failures and the tally; returns the exit status."""
+        for f in self.failures:
+            print("FAIL", f)
+        print("%s: %d checks, %d failures" % (self.name, self.count, len(self.failures)))
+        return 1 if self.failures or self.count < minimum else 0
+
+
+def run(ljm, args, stdin=None, timeout=120):
+    return subprocess.run([ljm] + args, input=stdin, capture_output=True, timeout=timeout)
+
+
+def one_line(p):
+    """Errors and warnings are exactly one line on stderr."""
+    return p.stderr.count(b"\n") == 1
