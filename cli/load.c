@@ -33,7 +33,9 @@ int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output)
   ** follows a readable event-section prologue is worth printing. */
   *worth_output = info->ljm_version != 0 || (st == LJM_TRUNCATED && !strict);
   if (st == LJM_ERROR) {
-    fprintf(stderr, "%s: byte %llu: %s\n", path, (unsigned long long)d.offset, d.msg);
+    char line[512];
+    ljm_diag_format(&d, path, line, sizeof(line));
+    fprintf(stderr, "%s\n", line);
     return 1;
   }
   if (st == LJM_TRUNCATED) {
