@@ -213,17 +213,18 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
     live_add(m, si, ev->nsize);
   }
   ljm_refagg_event(m, ev, li, &old, had_old);
+  uint64_t index = m->totals.events++;
   if (m->live_bytes > m->totals.fig.peak_bytes) {
     m->totals.fig.peak_bytes = m->live_bytes;
     m->totals.fig.peak_count = m->live_count;
-    m->totals.peak_event = m->totals.events;
+    m->totals.peak_event = index;
     m->epoch++;
   }
   if (m->listener) {
     LjmLiveEvent le;
     memset(&le, 0, sizeof(le));
     le.kind = ev->kind;
-    le.index = m->totals.events;
+    le.index = index;
     le.offset = ev->offset;
     le.site = si;
     le.old_site = had_old ? old.site : LJM_NO_SITE;
@@ -237,11 +238,8 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
       le.new_size = ev->nsize;
     }
     if (had_dropped) le.dropped_size = dropped.size;
-    m->totals.events++;
     m->listener->on_event(m->listener_ud, m, &le);
-    return;
   }
-  m->totals.events++;
 }
 
 /* The live map is larger than the caches: prefetch every slot a batch will
