@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "decoder/ljm_decoder.h"
+#include "model/ljm_model_load.h"
 
 #define LJM_VERSION "0.1.0"
 

@@ -320,7 +320,7 @@ static Rd dec_events(Dec *d)
     }
     LjmRawEvent ev0, *ev = d->batch ? &d->batch[d->nbatch] : &ev0;
     memset(ev, 0, sizeof(*ev));
-    ev->kind = (LjmEventKind)(h & 3);
+    ev->kind = (LjmRawKind)(h & 3);
     ev->offset = d->item;
     ev->loc.source = (LjmSource)src;
     switch (src) {
@@ -342,11 +342,11 @@ static Rd dec_events(Dec *d)
     default:
       break;
     }
-    if (ev->kind != LJM_EV_ALLOC) {
+    if (ev->kind != LJM_RAW_ALLOC) {
       TRY(dec_uleb(d, &ev->oaddr));
       TRY(dec_uleb(d, &ev->osize));
     }
-    if (ev->kind != LJM_EV_FREE) {
+    if (ev->kind != LJM_RAW_FREE) {
       TRY(dec_uleb(d, &ev->naddr));
       TRY(dec_uleb(d, &ev->nsize));
     }

@@ -30,7 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ljm_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,9 +63,16 @@ typedef struct LjmLoc {
   uint64_t traceno;  /* TRACE: trace number; else 0 */
 } LjmLoc;
 
+/* Kind of an allocation event: the header's EE bits. */
+typedef enum LjmRawKind {
+  LJM_RAW_ALLOC = 1,
+  LJM_RAW_FREE = 2,
+  LJM_RAW_REALLOC = 3
+} LjmRawKind;
+
 /* One raw allocation event. Fields not used by the kind are 0. */
 typedef struct LjmRawEvent {
-  LjmEventKind kind;
+  LjmRawKind kind;
   LjmLoc loc;
   uint64_t oaddr, osize, naddr, nsize;
   uint64_t offset;   /* offset of the header byte */
@@ -111,19 +117,6 @@ void ljm_input_close(LjmInput *in);
 ** 'trailing' (may be NULL) the bytes seen after the epilogue. */
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
-
-/* -- Into a model ------------------------------------------------------- */
-
-/* Creates an empty model. */
-LjmModel *ljm_model_new(void);
-/* Frees a model; NULL is allowed. */
-void ljm_model_free(LjmModel *m);
-
-/* Decodes a profile into an empty model ('path' is recorded in its stream
-** info) and finishes it (sorted rows, summary). Returns the decode status;
-** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */
-LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path,
-                         LjmDiag *diag);
 
 /* Formats "<path>: byte <offset>: <msg>" into buf. */
 void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len);

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "decoder/ljm_model.h"
+#include "model/ljm_model.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decoder/ljm_decoder.h"
+#include "model/ljm_model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

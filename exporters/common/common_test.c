@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decoder/ljm_decoder.h"
+#include "model/ljm_model_load.h"
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
 #include "exporters/common/utf8.h"

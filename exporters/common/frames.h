@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "decoder/ljm_model.h"
+#include "model/ljm_model.h"
 #include "exporters/common/buf.h"
 
 #define LJM_FRAMES_MAX 3

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decoder/ljm_model.h"
+#include "model/ljm_model.h"
 #include "exporters/common/buf.h"
 #include "exporters/ljm_exporter.h"
 

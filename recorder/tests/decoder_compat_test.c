@@ -70,7 +70,7 @@ static void on_event(void *ud, const LjmRawEvent *ev)
 {
   Count *c = ud;
   c->events++;
-  if (ev->kind == LJM_EV_ALLOC && ev->loc.source == LJM_SRC_LUA && ev->loc.line == 3) c->line3++;
+  if (ev->kind == LJM_RAW_ALLOC && ev->loc.source == LJM_SRC_LUA && ev->loc.line == 3) c->line3++;
 }
 
 static LjmStatus decode(const Mem *m, Count *c)

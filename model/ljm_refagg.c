@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_model_int.h"
+#include "model/ljm_model_int.h"
 
 static uint32_t group_of(LjmModel *m, int sec, uint32_t li)
 {
@@ -55,18 +55,18 @@ static Prim *prim_of(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
 void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t li,
                       const LjmBlock *old, int had_old)
 {
-  int sec = ev->kind == LJM_EV_ALLOC ? LJM_SEC_ALLOC
-          : ev->kind == LJM_EV_REALLOC ? LJM_SEC_REALLOC : LJM_SEC_FREE;
+  int sec = ev->kind == LJM_RAW_ALLOC ? LJM_SEC_ALLOC
+          : ev->kind == LJM_RAW_REALLOC ? LJM_SEC_REALLOC : LJM_SEC_FREE;
   uint32_t gi = group_of(m, sec, li);
   if (gi == NONE) return;
   Group *g = &m->groups[sec][gi];
   g->num++;
-  if (ev->kind != LJM_EV_FREE) g->alloc += (double)ev->nsize;
-  if (ev->kind != LJM_EV_ALLOC) g->free += (double)ev->osize;
+  if (ev->kind != LJM_RAW_FREE) g->alloc += (double)ev->nsize;
+  if (ev->kind != LJM_RAW_ALLOC) g->free += (double)ev->osize;
   if (!had_old) return;
   Prim *p = prim_of(m, sec, gi, old->site);
   if (!p) return;
-  if (ev->kind == LJM_EV_REALLOC) p->allocated += (double)ev->nsize;
+  if (ev->kind == LJM_RAW_REALLOC) p->allocated += (double)ev->nsize;
   p->freed += (double)old->size;
   p->count++;
 }

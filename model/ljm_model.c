@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_model_int.h"
+#include "model/ljm_model_int.h"
 
 #define MAX_IDS (1u << 31)  /* locs and groups are packed into 31 bits */
 
@@ -190,18 +190,18 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;
 
-  if (ev->kind != LJM_EV_ALLOC) {  /* the freed half */
+  if (ev->kind != LJM_RAW_ALLOC) {  /* the freed half */
     if ((had_old = ljm_addrmap_take(&m->blocks, ev->oaddr, &old))) live_sub(m, old.site, old.size);
     else m->totals.unattributed_frees++;
   }
-  if (ev->kind == LJM_EV_FREE) {
+  if (ev->kind == LJM_RAW_FREE) {
     f->free_count++;
     f->free_bytes += ev->osize;
     m->totals.frees++;
   } else {  /* the allocated half */
     f->alloc_count++;
     f->alloc_bytes += ev->nsize;
-    if (ev->kind == LJM_EV_ALLOC) m->totals.allocs++;
+    if (ev->kind == LJM_RAW_ALLOC) m->totals.allocs++;
     else m->totals.reallocs++;
     int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, si, &dropped);
     if (r < 0) {
@@ -223,17 +223,17 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   if (m->listener) {
     LjmLiveEvent le;
     memset(&le, 0, sizeof(le));
-    le.kind = ev->kind;
+    le.kind = (LjmEventKind)ev->kind;
     le.index = index;
     le.offset = ev->offset;
     le.site = si;
     le.old_site = had_old ? old.site : LJM_NO_SITE;
     le.dropped_site = had_dropped ? dropped.site : LJM_NO_SITE;
-    if (ev->kind != LJM_EV_ALLOC) {
+    if (ev->kind != LJM_RAW_ALLOC) {
       le.old_addr = ev->oaddr;
       le.old_size = had_old ? old.size : ev->osize;
     }
-    if (ev->kind != LJM_EV_FREE) {
+    if (ev->kind != LJM_RAW_FREE) {
       le.new_addr = ev->naddr;
       le.new_size = ev->nsize;
     }
@@ -249,8 +249,8 @@ static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
   LjmModel *m = ud;
   for (size_t i = 0; i < n; i++) {
     const LjmRawEvent *e = &evs[i];
-    ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_EV_ALLOC ? e->naddr : e->oaddr);
-    if (e->kind == LJM_EV_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
+    ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_RAW_ALLOC ? e->naddr : e->oaddr);
+    if (e->kind == LJM_RAW_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
   }
   for (size_t i = 0; i < n; i++) on_event(ud, &evs[i]);
 }

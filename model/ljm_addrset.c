@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_addrset.h"
+#include "model/ljm_addrset.h"
 
 void ljm_addrset_init(LjmAddrset *s) { memset(s, 0, sizeof(*s)); }
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_hmap.h"
+#include "model/ljm_hmap.h"
 
 static LjmHmapSlot *alloc_slots(size_t n)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_model_int.h"
+#include "model/ljm_model_int.h"
 
 /* LuaJIT formats "%d" by converting the double to int64 (x86: out of range
 ** gives INT64_MIN); the stream's numbers went through a double first. */

@@ -2,7 +2,7 @@
 ** tombstones, so millions of alloc/free pairs never degrade the table). */
 #include <stdlib.h>
 
-#include "ljm_addrmap.h"
+#include "model/ljm_addrmap.h"
 
 #define SEG_INIT 64  /* slots of segment 0; segment k starts with SEG_INIT + k */
 

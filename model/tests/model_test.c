@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/ljm_decoder.h"
+#include "model/ljm_model_load.h"
 #include "decoder/tests/check.h"
 #include "decoder/tests/stream_builder.h"
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_strtab.h"
+#include "model/ljm_strtab.h"
 
 #define EMPTY UINT32_MAX
 #define BLOCK_SIZE (64u << 10)

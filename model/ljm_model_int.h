@@ -4,12 +4,12 @@
 
 #include <stdint.h>
 
-#include "ljm_addrmap.h"
-#include "ljm_addrset.h"
-#include "ljm_decoder.h"
-#include "ljm_hmap.h"
-#include "ljm_model.h"
-#include "ljm_strtab.h"
+#include "model/ljm_addrmap.h"
+#include "model/ljm_addrset.h"
+#include "decoder/ljm_decoder.h"
+#include "model/ljm_hmap.h"
+#include "model/ljm_model_load.h"
+#include "model/ljm_strtab.h"
 
 #define NONE UINT32_MAX
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ljm_model_int.h"
+#include "model/ljm_model_int.h"
 
 const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr)
 {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ljm_hmap.h"
+#include "model/ljm_hmap.h"
 
 #define LJM_ADDRMAP_SEGS 64
 
