@@ -6,17 +6,20 @@
 **   REALLOC  - old [- dropped] + new
 ** A '-' is written only for blocks whose owner is known, so heaptrack's
 ** calls, peak and leaked figures equal the model's alloc_count, peak_bytes
-** and inuse_bytes. Time stamps ('c', ms) are derived from the event index:
-** one millisecond per EVENTS_PER_MS events.
+** and inuse_bytes; which index each line uses is ht_events.h's business.
+** Time stamps ('c', ms) are derived from the event index: one millisecond
+** per EVENTS_PER_MS events, and the debuggee line ('X') says so.
+**
+** Only what the profile knows is written: no 'I' (system memory) and no
+** 'R' (RSS) lines, since an ljm stream records neither.
 **
 ** Each site is one frame ('i'): Lua "file:linedefined" at file:line, a C
 ** symbol, "TRACE [n]" (called from the trace's start site) or INTERNAL, with
-** a module telling these kinds apart. Strings, frames, trace nodes and
-** allocation infos are written just before their first use. Rules from
-** heaptrack_print's pitfalls: lowercase hex only, sizes of sized strings in
-** bytes, no newline in strings, no angle brackets (template shortening), no
-** function named like a program entry point, and a dummy first 'a' record
-** (the index-0 temporary quirk).
+** a module telling these kinds apart. Strings, frames and trace nodes are
+** written just before their first use. Rules from heaptrack_print's
+** pitfalls: lowercase hex only, sizes of sized strings in bytes, no newline
+** in strings, no angle brackets (template shortening), no function named
+** like a program entry point.
 **
 ** The output is compressed by the output name: ".gz" zlib, ".zst" zstd,
 ** anything else plain text (which heaptrack also reads).
@@ -25,35 +28,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "exporters/common/utf8.h"
+#include "exporters/heaptrack/ht_events.h"
 #include "exporters/heaptrack/ht_sink.h"
+#include "exporters/heaptrack/ht_text.h"
 #include "exporters/ljm_exporter.h"
 
 #define EVENTS_PER_MS 100
-#define TEXT_BUF HT_SINK_CHUNK
 #define NAME_MAX_BYTES 200  /* longer names (one-line chunks) are cut */
 #define NAME_CLEAN (LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE)
 
-/* -- Hash maps ---------------------------------------------------------- */
-
-static uint64_t mix(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
-/* Allocation infos: (size, trace) -> index + 1. */
-typedef struct AInfo {
-  uint64_t size;
-  uint32_t trace;
-  uint32_t idx1;  /* 0: empty slot */
-} AInfo;
+/* -- State -------------------------------------------------------------- */
 
 /* Strings: cleaned text -> index. */
 typedef struct SEntry {
@@ -62,24 +48,11 @@ typedef struct SEntry {
   uint64_t idx;
 } SEntry;
 
-/* -- State -------------------------------------------------------------- */
-
-/* What was written for a site, and a one-entry cache of its alloc infos
-** (a site tends to allocate the same size again). */
-typedef struct SiteOut {
-  uint32_t trace;         /* trace node, 0: not written yet */
-  uint32_t last_idx1;     /* alloc info index + 1 of last_size, 0: none */
-  uint64_t last_size;
-} SiteOut;
-
 typedef struct Ht {
-  HtSink *sink;
-  char *buf;              /* text being written (a buffer of the sink) */
-  size_t len;
-  SiteOut *site;          /* per site id */
+  HtText text;
+  HtEvents ev;
+  uint32_t *site;         /* trace node per site id, 0: not written yet */
   size_t capsite;
-  AInfo *ai;              /* open addressing, power-of-two capacity */
-  size_t capai, nai;      /* nai counts records written, dummy included */
   SEntry *se;
   size_t capse, nse;
   uint64_t nstr, nip, ntrace;
@@ -89,40 +62,9 @@ typedef struct Ht {
   int oom;
 } Ht;
 
-/* -- Text output -------------------------------------------------------- */
-
-static void flush_text(Ht *h)
-{
-  if (h->len) h->buf = ht_sink_submit(h->sink, h->buf, h->len);
-  h->len = 0;
-}
-
-/* Room for n more bytes of text. */
-static inline char *room(Ht *h, size_t n)
-{
-  if (h->len + n > TEXT_BUF) flush_text(h);
-  return h->buf + h->len;
-}
-
-/* Writes v in lowercase hex (heaptrack rejects uppercase); returns the end. */
-static inline char *put_hex(char *p, uint64_t v)
-{
-  int n = (67 - __builtin_clzll(v | 1)) >> 2;  /* digits */
-  for (int i = n - 1; i >= 0; i--, v >>= 4) p[i] = "0123456789abcdef"[v & 15];
-  return p + n;
-}
-
-/* One record: mode char and up to 5 hex fields. */
 static void rec(Ht *h, char mode, int n, const uint64_t *f)
 {
-  char *p = room(h, 2 + (size_t)n * 17 + 1), *s = p;
-  *p++ = mode;
-  for (int i = 0; i < n; i++) {
-    *p++ = ' ';
-    p = put_hex(p, f[i]);
-  }
-  *p++ = '\n';
-  h->len += (size_t)(p - s);
+  ht_text_rec(&h->text, mode, n, f);
 }
 
 static void rec1(Ht *h, char mode, uint64_t a) { rec(h, mode, 1, &a); }
@@ -177,15 +119,15 @@ static uint64_t string_id(Ht *h, const char *raw, int is_func)
   char *copy = malloc(len + 1);
   if (!copy) return h->oom = 1, 0;
   memcpy(copy, c, len + 1);
-  char *p = room(h, len + 24), *s = p;
+  char *p = ht_text_room(&h->text, len + 24), *s = p;
   *p++ = 's';
   *p++ = ' ';
-  p = put_hex(p, len);  /* sized string: length in bytes */
+  p = ht_put_hex(p, len);  /* sized string: length in bytes */
   *p++ = ' ';
   memcpy(p, c, len);
   p += len;
   *p++ = '\n';
-  h->len += (size_t)(p - s);
+  h->text.len += (size_t)(p - s);
   h->se[j] = (SEntry){hv, copy, ++h->nstr};
   h->nse++;
   return h->nstr;
@@ -210,13 +152,13 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   if (id >= h->capsite) {
     size_t nc = h->capsite ? h->capsite : 256;
     while (nc <= id) nc *= 2;
-    SiteOut *n = realloc(h->site, nc * sizeof *n);
+    uint32_t *n = realloc(h->site, nc * sizeof *n);
     if (!n) return h->oom = 1, 0;
     memset(n + h->capsite, 0, (nc - h->capsite) * sizeof *n);
     h->site = n;
     h->capsite = nc;
   }
-  if (h->site[id].trace) return h->site[id].trace;
+  if (h->site[id]) return h->site[id];
   const LjmSite *s = ljm_model_site(m, id);
   uint32_t parent = 0;
   if (s->kind == LJM_SITE_TRACE && depth == 0 && s->trace_start != LJM_NO_SITE &&
@@ -238,62 +180,18 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   uint64_t t[2] = {h->nip, parent};
   rec(h, 't', 2, t);
   h->ntrace++;
-  return h->site[id].trace = (uint32_t)h->ntrace;
+  return h->site[id] = (uint32_t)h->ntrace;
 }
 
-/* Index of the allocation info (size, trace), written on first use. */
-static inline uint64_t alloc_info(Ht *h, uint64_t size, uint32_t trace)
-{
-  if (h->nai * 2 + 2 >= h->capai) {
-    size_t nc = h->capai ? h->capai * 2 : 64;
-    AInfo *n = calloc(nc, sizeof *n);
-    if (!n) return h->oom = 1, 0;
-    for (size_t i = 0; i < h->capai; i++) {
-      if (!h->ai[i].idx1) continue;
-      size_t j = mix(h->ai[i].size ^ (uint64_t)h->ai[i].trace << 40) & (nc - 1);
-      while (n[j].idx1) j = (j + 1) & (nc - 1);
-      n[j] = h->ai[i];
-    }
-    free(h->ai);
-    h->ai = n;
-    h->capai = nc;
-  }
-  size_t j = mix(size ^ (uint64_t)trace << 40) & (h->capai - 1);
-  for (; h->ai[j].idx1; j = (j + 1) & (h->capai - 1))
-    if (h->ai[j].size == size && h->ai[j].trace == trace) return h->ai[j].idx1 - 1;
-  if (h->nai == 0) {  /* dummy index 0, never used by an event */
-    uint64_t d[2] = {1, trace};
-    rec(h, 'a', 2, d);
-    h->nai = 1;
-  }
-  uint64_t a[2] = {size, trace};
-  rec(h, 'a', 2, a);
-  h->ai[j] = (AInfo){size, trace, (uint32_t)(h->nai + 1)};
-  return h->nai++;
-}
-
-/* One '+' or '-' line: the hot path, one per event half. */
+/* One '+' or '-' line for a block of 'size' bytes owned by site. */
 static inline void event(Ht *h, const LjmModel *m, char mode, uint32_t site,
                          uint64_t size)
 {
-  uint64_t idx;
-  if (site < h->capsite && h->site[site].last_idx1 && h->site[site].last_size == size) {
-    idx = h->site[site].last_idx1 - 1;
-  } else {
-    uint32_t t = site < h->capsite && h->site[site].trace ? h->site[site].trace
-                                                          : site_trace(h, m, site, 0);
-    if (!t) return;  /* out of memory: the error is reported at the end */
-    idx = alloc_info(h, size, t);
-    if (h->oom) return;
-    h->site[site].last_size = size;
-    h->site[site].last_idx1 = (uint32_t)idx + 1;
-  }
-  char *p = room(h, 20), *s = p;
-  *p++ = mode;
-  *p++ = ' ';
-  p = put_hex(p, idx);
-  *p++ = '\n';
-  h->len += (size_t)(p - s);
+  uint32_t t = site < h->capsite && h->site[site] ? h->site[site]
+                                                  : site_trace(h, m, site, 0);
+  if (!t) return;  /* out of memory: the error is reported at the end */
+  if (mode == '+') ht_events_plus(&h->ev, size, t);
+  else ht_events_minus(&h->ev, size, t);
 }
 
 /* -- The exporter ------------------------------------------------------- */
@@ -315,34 +213,35 @@ static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
   HtCodec codec = n >= 3 && strcmp(path + n - 3, ".gz") == 0    ? HT_GZIP
                   : n >= 4 && strcmp(path + n - 4, ".zst") == 0 ? HT_ZSTD
                                                                 : HT_PLAIN;
-  h->sink = ht_sink_open(out, codec, err, errlen);
-  if (!h->sink) {
+  h->text.sink = ht_sink_open(out, codec, err, errlen);
+  if (!h->text.sink) {
     free(h);
     return NULL;
   }
-  h->buf = ht_sink_buffer(h->sink);
-  room(h, 32);
-  h->len += (size_t)sprintf(h->buf + h->len, "v 10400 3\n");
+  h->text.buf = ht_sink_buffer(h->text.sink);
+  ht_events_init(&h->ev, &h->text);
+  char *p = ht_text_room(&h->text, 16);
+  h->text.len += (size_t)sprintf(p, "v 10400 3\n");
   /* 'X' is the rest of the line, not a sized string. */
   const char *in = o->in_path ? o->in_path : "-";
-  size_t il = strlen(in);
-  LjmBuf src = {0};
-  ljm_text_clean(&src, in, il, NAME_CLEAN, 1024);
-  if (!src.oom) {
-    char *p = room(h, src.len + 48);
-    h->len += (size_t)sprintf(p, "X %s (LuaJIT memprof, via ljm convert)\n", ljm_buf_str(&src));
+  LjmBuf x = {0};
+  ljm_buf_puts(&x, "X ");
+  ljm_text_clean(&x, in, strlen(in), NAME_CLEAN, 1024);
+  ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: event order, "
+                 "1 ms = %d events; no RSS recorded)\n", EVENTS_PER_MS);
+  if (!x.oom) {
+    p = ht_text_room(&h->text, x.len);
+    memcpy(p, x.p, x.len);
+    h->text.len += x.len;
   }
-  ljm_buf_free(&src);
-  long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-  uint64_t si[2] = {pg > 0 ? (uint64_t)pg : 4096, np > 0 ? (uint64_t)np : 0};
-  rec(h, 'I', 2, si);
+  ljm_buf_free(&x);
   return h;
 }
 
 static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
 {
   Ht *h = st;
-  if (h->oom) return;
+  if (h->oom || h->ev.oom) return;
   uint64_t ms = ev->index / EVENTS_PER_MS;
   if (!h->have_c || ms != h->last_ms) {
     rec1(h, 'c', ms);
@@ -362,7 +261,7 @@ static void ht_free(Ht *h)
 {
   for (size_t i = 0; i < h->capse; i++) free(h->se[i].s);
   free(h->se);
-  free(h->ai);
+  ht_events_free(&h->ev);
   free(h->site);
   ljm_buf_free(&h->clean);
   free(h);
@@ -371,15 +270,25 @@ static void ht_free(Ht *h)
 static int ht_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 {
   Ht *h = st;
+  ht_events_finish(&h->ev);
   /* Total runtime is the last time stamp plus 1 ms. */
   rec1(h, 'c', h->have_c ? h->last_ms + 1 : 0);
-  char *p = room(h, 64);
-  h->len += (size_t)sprintf(p, "# strings: %" PRIx64 "\n# ips: %" PRIx64 "\n",
-                            h->nstr, h->nip);
-  flush_text(h);
-  int rc = ht_sink_close(h->sink, err, errlen);
-  if (h->oom && rc == 0) {
+  char *p = ht_text_room(&h->text, 64);
+  h->text.len += (size_t)sprintf(p, "# strings: %" PRIx64 "\n# ips: %" PRIx64 "\n",
+                                 h->nstr, h->nip);
+  if (h->ev.misplaced) {  /* see ht_events.h */
+    p = ht_text_room(&h->text, 96);
+    h->text.len += (size_t)sprintf(p, "# ljm: %" PRIu64 " free(s) of the first block "
+                                   "counted as temporary by heaptrack\n", h->ev.misplaced);
+  }
+  ht_text_flush(&h->text);
+  int rc = ht_sink_close(h->text.sink, err, errlen);
+  if ((h->oom || h->ev.oom) && rc == 0) {
     snprintf(err, errlen, "out of memory");
+    rc = -1;
+  }
+  if (h->ev.bad && rc == 0) {
+    snprintf(err, errlen, "internal error: a free matched no allocation");
     rc = -1;
   }
   ht_free(h);

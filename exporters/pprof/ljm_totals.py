@@ -10,6 +10,11 @@ needed for totals) and replays the live heap the way ljm_model.h defines it:
                      (a free or realloc of an unknown block takes nothing away;
                      an allocation over a live address drops the old block)
   peak_bytes/count   the highest live byte total, after any event
+  temporary          frees of a block right after an allocation of the same
+                     size at the same location (heaptrack's "temporary"):
+                     the events as the heaptrack exporter writes them, each
+                     a free of the old block (when known), of a block the
+                     new one overwrites (when any), then the allocation
 
 Prints one JSON object: {"status": "ok"|"truncated"|"error", figures...}.
 """
@@ -79,9 +84,17 @@ def read_symtab(r):
 
 def totals(data):
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
-             peak_count=0, peak_bytes=0, events=0)
-    live = {}
+             peak_count=0, peak_bytes=0, events=0, temporary=0)
+    live = {}          # address -> (size, location)
     live_bytes = 0
+    last_plus = None   # (size, location) of the previous line when a '+'
+
+    def minus(block):
+        nonlocal last_plus
+        if block == last_plus:
+            f["temporary"] += 1
+        last_plus = None
+
     r = Reader(data)
     status = "ok"
     try:
@@ -111,10 +124,11 @@ def totals(data):
                 continue
             if src == 0:
                 raise Bad("unknown source 0")
+            loc = (src,)
             if src == 0x08:
-                r.uleb(); r.uleb()
+                loc = (src, r.uleb(), r.uleb())
             elif src in (0x0C, 0x10):
-                r.uleb()
+                loc = (src, r.uleb())
             oaddr = osize = naddr = nsize = None
             if kind in (2, 3):
                 oaddr, osize = r.uleb(), r.uleb()
@@ -122,14 +136,19 @@ def totals(data):
                 naddr, nsize = r.uleb(), r.uleb()
             # The whole event is read: apply it.
             if oaddr is not None and oaddr in live:
-                live_bytes -= live.pop(oaddr)
+                block = live.pop(oaddr)
+                live_bytes -= block[0]
+                minus(block)
             if naddr is not None:
                 f["alloc_count"] += 1
                 f["alloc_bytes"] += nsize
                 if naddr in live:
-                    live_bytes -= live.pop(naddr)
-                live[naddr] = nsize
+                    block = live.pop(naddr)
+                    live_bytes -= block[0]
+                    minus(block)
+                live[naddr] = (nsize, loc)
                 live_bytes += nsize
+                last_plus = (nsize, loc)
             f["events"] += 1
             if live_bytes > f["peak_bytes"]:
                 f["peak_bytes"] = live_bytes
