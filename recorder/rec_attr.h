@@ -29,6 +29,14 @@ typedef struct RecLoc {
 ** is neither Lua nor a continuation: pcall, C entry, hook); rec_attr.c. */
 const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next);
 
+/* Is thread L running inside the VM? Not when it has no C frame (never
+** resumed, finished, or left by lua_resume) or is suspended; an error
+** handler (xpcall's message handler) runs with status LUA_ERRERR. */
+static inline int rec_thread_running(lua_State *L)
+{
+  return L->cframe && (L->status == LUA_OK || L->status == LUA_ERRERR);
+}
+
 /* Frame slot still inside the thread's stack? */
 static inline int rec_frame_ok(lua_State *L, cTValue *f)
 {
@@ -119,9 +127,9 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
   if (mref(g->jit_base, void)) return;  /* compiled code owns the frames */
 
   L = gco2th(gcref(g->cur_L));
-  if (!L || !L->cframe || L->status != LUA_OK) {
+  if (!L || !rec_thread_running(L)) {
     L = mainthread(g);
-    if (!L->cframe || L->status != LUA_OK) return;
+    if (!rec_thread_running(L)) return;
   }
   if (ptr && ptr == mref(L->stack, void)) return;  /* stack resize */
 

@@ -32,7 +32,7 @@ SKIP = {
 OUTPUT = {"test": "memprof_new.bin", "format_concat": "memprof_format_concat.bin"}
 SCRIPTS = ["test", "format_concat", "big", "cframes", "cfuncs", "coroutines", "dynload",
            "empty", "gc_churn", "leak", "realloc_prestart", "stack", "tailcall",
-           "jit_on", "jit_flush"]
+           "jit_on", "jit_flush", "xpcall_handler"]
 
 for s in SCRIPTS:
     p = subprocess.run([tool, "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
@@ -67,6 +67,10 @@ r, _ = testlib.rows(os.path.join(work, "coroutines.ljm"))
 for line, n in ((9, 200), (24, 49), (32, 200), (34, 200)):
     res.check(testlib.count(r, A, "@coroutines.lua:%d" % line) == n,
               "coroutine body coroutines.lua:%d: %d allocations" % (line, n))
+r, _ = testlib.rows(os.path.join(work, "xpcall_handler.ljm"))
+res.check(testlib.count(r, A, "@xpcall_handler.lua:12") >= 248,  # reference: 253
+          "xpcall message handler's traceback charged to the handler's line (main thread and coroutine)")
+res.check(testlib.count(r, A, "INTERNAL") <= 2, "nothing of the message handler charged to INTERNAL")
 r, _ = testlib.rows(os.path.join(work, "jit_on.ljm"))
 res.check(testlib.count(r, A, "TRACE [1] started at @jit_on.lua:14") > 3000,
           "JIT left on: trace allocations as TRACE [n] started at ...")
