@@ -30,6 +30,9 @@ static void usage(FILE *f)
         "  --value KIND         figure to show where a format shows one:\n"
         "                       alloc_bytes, alloc_count, inuse_bytes,\n"
         "                       inuse_count, peak_bytes\n"
+        "  --source-dir DIR     look for Lua sources under DIR too (repeatable);\n"
+        "                       functions are named from their definition lines\n"
+        "                       when the source is found (else file and line)\n"
         "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
         "  --top N              markdown: show the N largest rows only\n"
         "  --leak-only          text: only the HEAP SUMMARY\n"
@@ -72,12 +75,15 @@ int ljm_cmd_convert(int argc, char **argv)
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
+    { "source-dir", required_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   const char *format = NULL;
+  const char *srcdirs[64];
+  size_t nsrcdirs = 0;
   int strict = 0, c;
   uint64_t n;
   optind = 1;
@@ -104,6 +110,11 @@ int ljm_cmd_convert(int argc, char **argv)
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
+    case 'S':
+      if (nsrcdirs == sizeof(srcdirs) / sizeof(srcdirs[0]))
+        return ljm_cli_usage_error("convert", "too many --source-dir options");
+      srcdirs[nsrcdirs++] = optarg;
+      break;
     case 'h':
       usage(stdout);
       return ljm_cli_close_output(stdout, "stdout");
@@ -132,6 +143,10 @@ int ljm_cmd_convert(int argc, char **argv)
   }
 
   LjmModel *m = ljm_model_new();
+  if (m && ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0) {
+    ljm_model_free(m);
+    m = NULL;
+  }
   if (!m) {
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;

@@ -39,7 +39,7 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->proto_by_addr) | ljm_hmap_init(&m->trace_by_no);
   bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
-  bad |= ljm_addrmap_init(&m->blocks);
+  bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
@@ -63,6 +63,8 @@ void ljm_model_free(LjmModel *m)
   ljm_hmap_free(&m->alias_by_chunk);
   ljm_hmap_free(&m->site_by_key);
   ljm_hmap_free(&m->prim_by_key);
+  ljm_hmap_free(&m->src_by_chunk);
+  ljm_sources_free(m);
   ljm_addrmap_free(&m->blocks);
   ljm_addrset_free(&m->caddrs);
   free(m->protos);

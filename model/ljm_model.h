@@ -55,19 +55,34 @@ typedef struct LjmFigures {
   uint64_t peak_count, peak_bytes;
 } LjmFigures;
 
+/* Where a Lua site's function name (LjmSite.func) comes from. */
+typedef enum LjmFuncFrom {
+  LJM_FUNC_NONE = 0,    /* not a Lua site */
+  LJM_FUNC_SOURCE,      /* its definition line: "Cache:put", "M.new", "serialize" */
+  LJM_FUNC_MAIN,        /* a chunk's main function: "main chunk" */
+  LJM_FUNC_BUILTIN,     /* a library function written in bytecode: "move" */
+  LJM_FUNC_ANONYMOUS,   /* the source was read, the line names nothing */
+  LJM_FUNC_UNKNOWN      /* the source was not readable */
+} LjmFuncFrom;
+
 /* One resolved location. All strings are NUL-terminated and owned by the
-** model; 'name' may in theory hold NUL bytes, so name_len is its length. */
+** model; 'name' may in theory hold NUL bytes, so name_len is its length.
+** 'name' is what the reference report prints; the other strings are for
+** viewers and carry no run-specific address. */
 typedef struct LjmSite {
   LjmSiteKind kind;
   const char *name;      /* text report name: "@test.lua:14", "INTERNAL",
                             "TRACE [3] started at @x.lua:7", "io_file_iter:0x56..",
                             "CFUNC 0x10", "function_alias_1:4" */
   size_t name_len;
-  const char *func;      /* function for viewers: "test.lua:5" (file:line defined;
-                            "test.lua:0" is the main chunk, built-ins have no
-                            line), a C symbol, "TRACE [3]", "INTERNAL", "CFUNC 0x10" */
-  const char *file;      /* Lua: chunk name without its '@'/'=' prefix, or the
-                            alias of a multi-line chunk; "" when none */
+  const char *func;      /* function for viewers. Lua: "Cache:put" (named by
+                            its source), "main chunk", "move" (built-in),
+                            "function <test.lua line 5>" (anonymous, or no
+                            source); C: the symbol ("lj_cf_package_require")
+                            or "unknown C function"; "TRACE [3]"; "INTERNAL" */
+  LjmFuncFrom func_from; /* Lua: where 'func' comes from */
+  const char *file;      /* Lua: chunk name without its '@'/'=' prefix, the
+                            alias of a multi-line chunk, or "[builtin]"; "" when none */
   const char *chunk;     /* Lua: chunk name verbatim, or alias; "" when none */
   uint64_t func_line;    /* Lua: line the function is defined on (0: main chunk) */
   int64_t line;          /* Lua: current line; 0 when none */

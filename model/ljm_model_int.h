@@ -51,6 +51,15 @@ typedef struct Prim {
   double allocated, freed;
 } Prim;
 
+/* Source text of a chunk (ljm_sources.c); text NULL: not readable. */
+typedef struct SrcText {
+  char *text;
+  size_t len;
+  uint32_t *lines;      /* offset of each line's start */
+  uint32_t nlines;
+  int owned;            /* text was read from a file (else: the chunk name) */
+} SrcText;
+
 /* Site bookkeeping beside the public LjmSite. */
 typedef struct SiteX {
   uint32_t loc, name;
@@ -93,6 +102,10 @@ struct LjmModel {
   LjmStr *override_names;
   LjmHeapLine *heap;  size_t nheap;
   uint32_t id_internal, id_trace, id_cfunc;  /* interned constants */
+  /* source files, for function names (ljm_sources.c) */
+  int use_sources;
+  char **src_dirs;  size_t nsrc_dirs;
+  LjmHmap src_by_chunk;  SrcText *srcs;  uint32_t nsrcs, capsrcs;
 };
 
 /* ljm_symbols.c: symbol table updates from the decoder. */
@@ -108,6 +121,12 @@ const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr);
 uint32_t ljm_names_site_of(LjmModel *m, uint32_t loc);
 /* Formats a double the way LuaJIT's "%d" does (used for names and reports). */
 int ljm_fmt_lua_int(char *buf, size_t len, double n);
+
+/* ljm_sources.c: line 'line' (1-based) of a chunk's source, NULL when not
+** readable or when sources are off; whether the source is readable. */
+const char *ljm_sources_line(LjmModel *m, uint32_t chunk, uint64_t line, size_t *len);
+int ljm_sources_readable(LjmModel *m, uint32_t chunk);
+void ljm_sources_free(LjmModel *m);
 
 /* ljm_refagg.c: the reference aggregation. */
 void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t loc,

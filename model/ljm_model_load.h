@@ -18,6 +18,11 @@ LjmModel *ljm_model_new(void);
 /* Frees a model; NULL is allowed. */
 void ljm_model_free(LjmModel *m);
 
+/* Names Lua functions from their source files (ljm_model.h, LjmSite.func):
+** chunk paths as recorded (relative to the current directory), then under
+** each of dirs. Call before ljm_model_load. Returns 0 or -1 (out of memory). */
+int ljm_model_set_sources(LjmModel *m, const char *const *dirs, size_t ndirs);
+
 /* Decodes a profile into an empty model ('path' is recorded in its stream
 ** info) and finishes it (sorted rows, summary). Returns the decode status;
 ** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ljm_funcname.h"
 #include "model/ljm_model_int.h"
 
 /* LuaJIT formats "%d" by converting the double to int64 (x86: out of range
@@ -153,6 +154,34 @@ static const char *str_of(LjmModel *m, uint32_t id)
   return id == NONE ? "" : ljm_strtab_get(&m->str, id)->s;
 }
 
+/* The function name of a Lua site for viewers (LjmSite.func). */
+static void name_function(LjmModel *m, const Proto *p, LjmSite *s)
+{
+  char name[LJM_FUNCNAME_MAX + 1];
+  size_t len = 0, n;
+  if (p->firstline == 0) {
+    s->func = "main chunk";
+    s->func_from = LJM_FUNC_MAIN;
+    return;
+  }
+  const char *def = ljm_sources_line(m, p->chunk, p->firstline, &len);
+  if (def && (n = ljm_funcname_parse(def, len, name)) > 0) {
+    s->func = str_of(m, ljm_model_intern(m, name, n));
+    s->func_from = LJM_FUNC_SOURCE;
+    return;
+  }
+  s->func_from = def || ljm_sources_readable(m, p->chunk) ? LJM_FUNC_ANONYMOUS
+                                                         : LJM_FUNC_UNKNOWN;
+  Sb b;
+  sb_init(&b);
+  sb_str(&b, "function <");
+  sb_str(&b, s->file);
+  snprintf(name, sizeof(name), " line %llu>", (unsigned long long)p->firstline);
+  sb_str(&b, name);
+  s->func = str_of(m, intern_sb(m, &b));
+  sb_done(&b);
+}
+
 /* Fills the descriptive fields of a new site. */
 static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
 {
@@ -184,16 +213,14 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
     s->chunk = shown->s;
     s->file = file_of(shown->s, r->proto->shown != r->proto->chunk);
     s->line = (int64_t)lua_int((double)L->line);
-    Sb b;
-    sb_init(&b);
-    sb_str(&b, s->file);
-    if (r->proto->firstline < (1ull << 63)) {  /* built-ins say -1: no line */
+    if (r->proto->firstline >= (1ull << 63)) {  /* built-ins say -1: no line */
+      s->func = s->file;
+      s->file = "[builtin]";
+      s->func_from = LJM_FUNC_BUILTIN;
+    } else {
       s->func_line = r->proto->firstline;
-      snprintf(num, sizeof(num), ":%llu", (unsigned long long)s->func_line);
-      sb_str(&b, num);
+      name_function(m, r->proto, s);
     }
-    s->func = str_of(m, intern_sb(m, &b));
-    sb_done(&b);
     break;
   }
   default:
@@ -201,13 +228,7 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
       s->symbol_addr = r->sym_addr;
       s->func = str_of(m, r->sym_name);
     } else {
-      Sb b;
-      sb_init(&b);
-      sb_str(&b, "CFUNC ");
-      fmt_lua_hex(num, sizeof(num), L->addr);
-      sb_str(&b, num);
-      s->func = str_of(m, intern_sb(m, &b));
-      sb_done(&b);
+      s->func = "unknown C function";  /* its address is in 'addr' */
     }
     break;
   }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decoder/tests/stream_builder.h"
 #include "model/ljm_model_load.h"
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
@@ -133,28 +134,71 @@ static void check_folded(const LjmModel *m, const LjmSite *s, const char *want)
   ljm_buf_free(&b);
 }
 
+static void check_label(const LjmModel *m, const LjmSite *s, const char *want)
+{
+  LjmBuf b = {0};
+  ljm_site_label(&b, m, s);
+  if (strcmp(ljm_buf_str(&b), want) != 0) {
+    fprintf(stderr, "FAIL label: got '%s' want '%s'\n", ljm_buf_str(&b), want);
+    failures++;
+  }
+  ljm_buf_free(&b);
+}
+
 static void test_frames(void)
 {
   LjmModel *m = ljm_model_new();
-  LjmSite lua = {0}, c = {0}, tr = {0}, in = {0}, anon = {0};
+  LjmSite lua = {0}, c = {0}, tr = {0}, in = {0}, anon = {0}, bi = {0};
   lua.kind = LJM_SITE_LUA;
-  lua.name = "@test.lua:14"; lua.name_len = 12;
-  lua.func = "test.lua:5"; lua.file = "test.lua"; lua.chunk = "@test.lua";
-  check_folded(m, &lua, "test.lua;test.lua:5;@test.lua:14");
+  lua.name = "@test.lua:14"; lua.name_len = 12; lua.line = 14;
+  lua.func = "append"; lua.func_from = LJM_FUNC_SOURCE;
+  lua.file = "test.lua"; lua.chunk = "@test.lua";
+  check_folded(m, &lua, "test.lua;append;test.lua:14");
+  check_label(m, &lua, "append (test.lua:14)");
   anon = lua;
   anon.file = ""; anon.func = ""; anon.chunk = "";
-  check_folded(m, &anon, "?;@test.lua:14");
+  check_folded(m, &anon, "?;?;:14");
+  bi = lua;
+  bi.func = "move"; bi.func_from = LJM_FUNC_BUILTIN; bi.file = "[builtin]"; bi.line = 0;
+  check_folded(m, &bi, "[builtin];move");
+  check_label(m, &bi, "move [builtin]");
   c.kind = LJM_SITE_C;
-  c.name = "io;x 12"; c.name_len = 7; c.func = "io"; c.file = c.chunk = "";
-  check_folded(m, &c, "C;io:x_12");
+  c.name = "io;x 12:0x10"; c.name_len = 12; c.func = "io;x 12"; c.file = c.chunk = "";
+  check_folded(m, &c, "[C];io:x_12");  /* ';' replaced, no trailing number */
+  check_label(m, &c, "io;x 12 [C]");
   tr.kind = LJM_SITE_TRACE;
   tr.name = "TRACE [3]"; tr.name_len = 9; tr.traceno = 3; tr.trace_start = LJM_NO_SITE;
-  tr.func = tr.file = tr.chunk = "";
-  check_folded(m, &tr, "JIT;TRACE [3]");
+  tr.func = "TRACE [3]"; tr.file = tr.chunk = "";
+  check_folded(m, &tr, "[JIT];TRACE [3]");
+  check_label(m, &tr, "TRACE [3]");
   in.kind = LJM_SITE_INTERNAL;
-  in.name = "INTERNAL"; in.name_len = 8; in.func = in.file = in.chunk = "";
+  in.name = "INTERNAL"; in.name_len = 8; in.func = "INTERNAL"; in.file = in.chunk = "";
   check_folded(m, &in, "INTERNAL");
   ljm_model_free(m);
+
+  /* A trace below the Lua line it starts at (a loaded model). */
+  Sbuf b = {0};
+  sb_prologue(&b, "ljs", 3);
+  sb_proto(&b, 0x00, 0x100, "@loop.lua", 0);
+  sb_byte(&b, 0x80);
+  sb_prologue(&b, "ljm", 3);
+  sb_byte(&b, 0x10); sb_uleb(&b, 2); sb_uleb(&b, 0x100); sb_uleb(&b, 7);
+  sb_byte(&b, 0x11); sb_uleb(&b, 2); sb_uleb(&b, 0x1000); sb_uleb(&b, 16);
+  sb_byte(&b, 0x80);
+  m = ljm_model_new();
+  LjmInput *inp = ljm_input_mem(b.p, b.n);
+  LjmDiag d;
+  if (ljm_model_load(m, inp, "mem", &d) != LJM_OK || ljm_model_nsites(m) < 1) {
+    fprintf(stderr, "FAIL trace stream did not load: %s\n", d.msg);
+    failures++;
+  } else {
+    const LjmSite *t = ljm_model_site(m, 0);
+    check_folded(m, t, "loop.lua;main chunk;loop.lua:7;TRACE [2]");
+    check_label(m, t, "TRACE [2] (started at loop.lua:7)");
+  }
+  ljm_input_close(inp);
+  ljm_model_free(m);
+  free(b.p);
 }
 
 int main(void)

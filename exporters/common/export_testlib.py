@@ -287,22 +287,49 @@ def fix_last(frame):
     return frame
 
 
-def site_frames(site, sites):
-    """Raw frame path of a JSON site object (frames.h hierarchy)."""
+def _plain_frames(site):
     k = site["kind"]
     if k == "lua":
-        f = [site["file"] or site["chunk"]]
-        if site["func"]:
-            f.append(site["func"])
-        return f + [site["name"]]
+        if site["func_from"] == "builtin":
+            return ["[builtin]", site["func"]]
+        return [site["file"] or "?", site["func"], "%s:%d" % (site["file"], site["line"])]
     if k == "c":
-        return ["C", site["name"]]
-    if k == "trace":
-        f = ["JIT", "TRACE [%d]" % site["traceno"]]
-        if site["trace_start"] is not None:
-            f.append(sites[site["trace_start"]]["name"])
-        return f
-    return [site["name"]]
+        return ["[C]", site["func"]]
+    return ["INTERNAL"]
+
+
+def site_frames(site, sites):
+    """Raw frame path of a JSON site object (frames.h hierarchy): Lua
+    file;function;file:line, [builtin];function, [C];function, INTERNAL, and
+    a trace as TRACE [n] below the path of the site it starts at."""
+    if site["kind"] != "trace":
+        return _plain_frames(site)
+    start = None if site["trace_start"] is None else sites[site["trace_start"]]
+    root = _plain_frames(start) if start and start["kind"] in ("lua", "c") else ["[JIT]"]
+    return root + ["TRACE [%d]" % site["traceno"]]
+
+
+def _plain_label(site):
+    if site["kind"] == "lua":
+        if site["func_from"] == "builtin":
+            return site["func"] + " [builtin]"
+        return "%s (%s:%d)" % (site["func"], site["file"], site["line"])
+    if site["kind"] == "c":
+        return site["func"] + " [C]"
+    return "INTERNAL"
+
+
+def site_label(site, sites):
+    """One-line label of a JSON site object (ljm_site_label)."""
+    if site["kind"] != "trace":
+        return _plain_label(site)
+    label = "TRACE [%d]" % site["traceno"]
+    start = None if site["trace_start"] is None else sites[site["trace_start"]]
+    if start and start["kind"] == "lua" and start["func_from"] != "builtin":
+        label += " (started at %s:%d)" % (start["file"], start["line"])
+    elif start and start["kind"] in ("lua", "c"):
+        label += " (started in %s)" % _plain_label(start)
+    return label
 
 
 def folded_stack(frames):

@@ -13,9 +13,10 @@
 ** Only what the profile knows is written: no 'I' (system memory) and no
 ** 'R' (RSS) lines, since an ljm stream records neither.
 **
-** Each site is one frame ('i'): Lua "file:linedefined" at file:line, a C
-** symbol, "TRACE [n]" (called from the trace's start site) or INTERNAL, with
-** a module telling these kinds apart. Strings, frames and trace nodes are
+** Each site is one frame ('i'): a Lua function (LjmSite.func: "Cache:put",
+** "main chunk", ...) at file:line in module <file>, a C symbol in [C],
+** "TRACE [n]" in [JIT] called from the trace's start site, or INTERNAL in
+** [LuaJIT VM]. Strings, frames and trace nodes are
 ** written just before their first use. Rules from heaptrack_print's
 ** pitfalls: lowercase hex only, sizes of sized strings in bytes, no newline
 ** in strings, no angle brackets (template shortening), no function named
@@ -72,7 +73,7 @@ static void rec1(Ht *h, char mode, uint64_t a) { rec(h, mode, 1, &a); }
 /* -- Strings ------------------------------------------------------------ */
 
 /* heaptrack ends a backtrace at these names and drops "operator new" at
-** the leaf; a function spelled so (a C symbol) gets a suffix. */
+** the leaf; a function spelled so gets a suffix saying what it is. */
 static int special_name(const char *s)
 {
   return strcmp(s, "main") == 0 || strcmp(s, "__libc_start_main") == 0 ||
@@ -87,14 +88,15 @@ static uint64_t hash_str(const char *s)
   return x;
 }
 
-/* Index of string s (written as an 's' record on first use); 0 on OOM. */
-static uint64_t string_id(Ht *h, const char *raw, int is_func)
+/* Index of string s (written as an 's' record on first use); 0 on OOM.
+** 'suffix' (functions only) is added to names heaptrack treats specially. */
+static uint64_t string_id(Ht *h, const char *raw, const char *suffix)
 {
   LjmBuf *t = &h->clean;
   ljm_buf_reset(t);
   ljm_text_clean(t, raw, strlen(raw), NAME_CLEAN, NAME_MAX_BYTES);
   if (!t->len) ljm_buf_putc(t, '?');
-  if (is_func && special_name(ljm_buf_str(t))) ljm_buf_puts(t, " [C]");
+  if (suffix && special_name(ljm_buf_str(t))) ljm_buf_puts(t, suffix);
   if (t->oom) return h->oom = 1, 0;
   const char *c = t->p;
   if (h->nse * 2 >= h->capse) {
@@ -135,13 +137,15 @@ static uint64_t string_id(Ht *h, const char *raw, int is_func)
 
 /* -- Frames and trace nodes --------------------------------------------- */
 
-static const char *module_of(LjmSiteKind k)
+/* The module of a frame: a Lua chunk's file, so that heaptrack_gui, which
+** groups by (function, module), keeps "main chunk" of each file apart. */
+static const char *module_of(const LjmSite *s)
 {
-  switch (k) {
-  case LJM_SITE_LUA: return "[lua]";
+  switch (s->kind) {
+  case LJM_SITE_LUA: return *s->file ? s->file : "?";
   case LJM_SITE_C: return "[C]";
-  case LJM_SITE_TRACE: return "[jit trace]";
-  default: return "[vm internal]";
+  case LJM_SITE_TRACE: return "[JIT]";
+  default: return "[LuaJIT VM]";
   }
 }
 
@@ -168,10 +172,10 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   uint64_t f[6];
   int n = 0;
   f[n++] = h->nip + 1;  /* the ip: any unique number */
-  f[n++] = string_id(h, module_of(s->kind), 0);
-  f[n++] = string_id(h, s->func, 1);
-  if (s->kind == LJM_SITE_LUA) {
-    f[n++] = string_id(h, *s->file ? s->file : *s->chunk ? s->chunk : "?", 0);
+  f[n++] = string_id(h, module_of(s), NULL);
+  f[n++] = string_id(h, s->func, s->kind == LJM_SITE_LUA ? " (Lua)" : " [C]");
+  if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
+    f[n++] = string_id(h, *s->file ? s->file : "?", NULL);
     f[n++] = s->line > 0 ? (uint64_t)s->line : 0;
   }
   if (h->oom) return 0;

@@ -63,6 +63,19 @@ static void json_cstr(FILE *f, const char *s)
   json_str(f, s, n);
 }
 
+/* LjmFuncFrom as a JSON value. */
+static const char *func_from_name(LjmFuncFrom k)
+{
+  switch (k) {
+  case LJM_FUNC_SOURCE: return "\"source\"";
+  case LJM_FUNC_MAIN: return "\"main\"";
+  case LJM_FUNC_BUILTIN: return "\"builtin\"";
+  case LJM_FUNC_ANONYMOUS: return "\"anonymous\"";
+  case LJM_FUNC_UNKNOWN: return "\"unknown\"";
+  default: return "null";
+  }
+}
+
 static const char *kind_name(LjmSiteKind k)
 {
   switch (k) {
@@ -138,6 +151,8 @@ static void json_site(FILE *f, uint32_t id, const LjmSite *s)
   json_str(f, s->name, s->name_len);
   fputs(",\"func\":", f);
   json_cstr(f, s->func);
+  fputs(",\"func_from\":", f);
+  fputs(func_from_name(s->func_from), f);
   fputs(",\"file\":", f);
   json_cstr(f, s->file);
   fputs(",\"chunk\":", f);
@@ -177,7 +192,7 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   JsonState *st = p;
   FILE *f = st->base.out;
   size_t n = ljm_model_nsites(m);
-  fputs("{\"format\":\"ljmkit-json\",\"version\":1,\n", f);
+  fputs("{\"format\":\"ljmkit-json\",\"version\":2,\n", f);
   json_stream(f, ljm_model_stream(m));
   fputs(",\n", f);
   json_totals(f, ljm_model_totals(m));

@@ -4,6 +4,7 @@ SCHEMA.md (keys and types), site figures summed against the totals, and
 the hostile profile's names round-tripped."""
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
@@ -18,7 +19,7 @@ TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
 SYMBOLS = {"protos": int, "cfuncs": int, "traces": int, "symtab_events": int}
 SITE = dict({f: int for f in FIGURES}, id=int, kind=str, name=str, func=str,
             file=str, chunk=str, line=int, func_line=int, addr=str,
-            symbol_addr=str, traceno=int)
+            symbol_addr=str, traceno=int, func_from=(str, type(None)))
 
 
 def has_keys(tag, obj, spec):
@@ -26,11 +27,11 @@ def has_keys(tag, obj, spec):
     for k, t in spec.items():
         v = obj.get(k)
         ok = isinstance(v, t) and (t is not int or not isinstance(v, bool))
-        T.check(ok, "%s: %s should be %s, is %r" % (tag, k, t.__name__, v))
+        T.check(ok, "%s: %s should be %s, is %r" % (tag, k, getattr(t, "__name__", t), v))
 
 
 def check_doc(tag, doc, prof):
-    T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 1, "%s: header" % tag)
+    T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 2, "%s: header" % tag)
     T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites"},
             "%s: top-level keys %s" % (tag, sorted(doc)))
     has_keys(tag + " stream", doc["stream"], STREAM)
@@ -47,6 +48,9 @@ def check_doc(tag, doc, prof):
         has_keys("%s site %d" % (tag, i), s, SITE)
         T.check(s["id"] == i, "%s: site ids not dense at %d" % (tag, i))
         T.check(s["kind"] in ("internal", "lua", "c", "trace"), "%s: kind %r" % (tag, s["kind"]))
+        T.check((s["func_from"] in ("source", "main", "builtin", "anonymous", "unknown"))
+                == (s["kind"] == "lua"), "%s: func_from %r of a %s site" % (tag, s["func_from"], s["kind"]))
+        T.check(not re.search(r"0x[0-9a-f]{5,}", s["func"]), "%s: address in func %r" % (tag, s["func"]))
         T.check(s["addr"].startswith("0x") and s["symbol_addr"].startswith("0x"), "%s: addr" % tag)
         ts = s.get("trace_start", "missing")
         T.check(ts is None or (s["kind"] == "trace" and isinstance(ts, int) and 0 <= ts < len(sites)),

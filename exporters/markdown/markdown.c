@@ -2,7 +2,7 @@
 **
 **   | Allocations | Total size | Context |
 **   |---:|---:|:---|
-**   | 1,200 | 76,800 | `@test.lua:14` |
+**   | 1,200 | 76,800 | `append (test.lua:14)` |
 **
 ** The pair of columns follows --value: alloc_* (default) shows allocations,
 ** inuse_* live objects, peak_bytes objects held at the peak. Rows are sorted
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "exporters/common/buf.h"
+#include "exporters/common/frames.h"
 #include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
@@ -122,7 +123,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
 {
   size_t n = ljm_model_nsites(m), nr = 0, shown = 0;
   MdRow *rows = n ? calloc(n, sizeof(*rows)) : NULL;
-  LjmBuf b = {0};
+  LjmBuf b = {0}, label = {0};
   char c1[LJM_THOUSANDS_MAX], c2[LJM_THOUSANDS_MAX];
   uint64_t hid_count = 0, hid_bytes = 0, all_count = 0, all_bytes = 0;
   int by_count = !ljm_value_is_bytes(st->base.value);
@@ -156,7 +157,9 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     }
     ljm_buf_printf(&b, "| %s | %s | ", ljm_fmt_thousands(c1, r->count),
                    ljm_fmt_thousands(c2, r->bytes));
-    md_code(&b, r->s->name, r->s->name_len);
+    ljm_buf_reset(&label);
+    ljm_site_label(&label, m, r->s);
+    md_code(&b, label.p ? label.p : "", label.len);
     ljm_buf_puts(&b, " |\n");
     shown++;
   }
@@ -170,15 +173,17 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     ljm_buf_printf(&b, "%s bytes)", ljm_fmt_thousands(c2, hid_bytes));
   }
   ljm_buf_puts(&b, ".\n");
-  if (b.oom) goto oom;
+  if (b.oom || label.oom) goto oom;
   fwrite(b.p, 1, b.len, st->base.out);
   free(rows);
   ljm_buf_free(&b);
+  ljm_buf_free(&label);
   return 0;
 oom:
   snprintf(err, errlen, "out of memory");
   free(rows);
   ljm_buf_free(&b);
+  ljm_buf_free(&label);
   return -1;
 }
 

@@ -59,7 +59,7 @@ def expect(model, kind):
     key = (lambda s: (s[c], s[b])) if kind.endswith("count") else (lambda s: (s[b], s[c]))
     sites = [s for s in model["sites"] if s[c] or s[b]]
     sites.sort(key=lambda s: (tuple(-k for k in key(s)), T.clean(s["name"], False).encode()))
-    return [(s[c], s[b], T.clean(s["name"], False)) for s in sites]
+    return [(s[c], s[b], T.clean(T.site_label(s, model["sites"]), False)) for s in sites]
 
 
 def run(prof, d, model, kind, extra=()):

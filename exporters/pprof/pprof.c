@@ -1,22 +1,26 @@
 /* pprof.c -- the pprof exporter: a gzip-compressed perftools Profile.
 **
-** ljm has no call stacks, so each site becomes a short synthetic stack
-** (innermost first):
+** ljm has no call stacks, so each site becomes a short stack (innermost
+** first), named the way pprof's views expect (a qualified function name
+** without the file in it, file and lines in their own fields):
 **
-**   Lua site       [function:line, file]      file = a frame named after the
-**                                             chunk's file, so -top's cum column
-**                                             and flame graphs group by file
-**   C site         [C function]
-**   INTERNAL       [INTERNAL]
-**   TRACE site     [TRACE [n], <stack of the trace's start site>] when the
-**                  start is known, else [TRACE [n]]
+**   Lua site       [module.function at line]    "cache.Cache:put" in cache.lua:26
+**   built-in       [function]                   "move" in [builtin]
+**   TRACE site     [TRACE [n], <start site>]    "TRACE [3]" in [JIT], called from
+**                                               the Lua line the trace starts at
+**   C site         [C function]                 "lj_cf_package_require" in [C]
+**   INTERNAL       [INTERNAL]                   in [LuaJIT VM]
 **
-** One Function per Lua prototype (system_name "chunk:linedefined"), one per
-** file frame, C symbol, trace number and INTERNAL; one Location per
-** distinct (function, line). Each site with a non-zero figure gives one
-** Sample [alloc_objects, alloc_space, inuse_objects, inuse_space]; their
-** sums are the model's totals. All Locations point at one pseudo Mapping so
-** that pprof does not ask for the main binary.
+** module is the chunk's file name without directories and ".lua" (Go's
+** package.Function): graph nodes split at the dot into module and function,
+** -top keeps functions of different files apart, and no name carries a dot
+** of a file name or a run-specific address. One Function per Lua prototype
+** (system_name "chunk:linedefined", start_line linedefined), one per C
+** symbol, trace number and INTERNAL; one Location per distinct (function,
+** line). Each site with a non-zero figure gives one Sample [alloc_objects,
+** alloc_space, inuse_objects, inuse_space]; their sums are the model's
+** totals. All Locations point at one pseudo Mapping so that pprof does not
+** ask for the main binary.
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,7 +43,7 @@ typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 
 #define NVALUES 4
-#define MAXFRAMES 4
+#define MAXFRAMES 2
 #define NAME_MAX_BYTES 200  /* names shown to people */
 #define KEY_MAX_BYTES 1024  /* unique names (system_name), comments */
 
@@ -124,6 +128,7 @@ typedef struct Builder {
   int64_t *vals;          /* NVALUES per sample */
   size_t nsmp, capsmp, capids, capvals;
   LjmBuf clean;           /* the name being cleaned */
+  LjmBuf qual;            /* a qualified function name */
   void *tmp;              /* for GROW */
   int oom;
 } Builder;
@@ -166,7 +171,7 @@ static int64_t key(Builder *b, const char *s)
 
 /* Frame kinds keep equal names of different kinds apart (a C symbol "move"
 ** and the bytecode built-in chunk "move"). */
-enum { FK_PROTO = 1, FK_FILE, FK_OTHER };
+enum { FK_PROTO = 0, FK_C, FK_TRACE, FK_INTERNAL };
 
 /* Function id for (kind, system_name string index); created with the other
 ** fields on first use. */
@@ -175,7 +180,7 @@ static uint64_t function(Builder *b, int kind, int64_t sys, int64_t name,
 {
   if (b->oom) return 0;
   if (b->fnmap.n * 2 >= b->fnmap.cap && map_grow(&b->fnmap)) return b->oom = 1, 0;
-  uint64_t key = (uint64_t)sys << 2 | (uint64_t)kind;
+  uint64_t key = (uint64_t)sys << 2 | (uint64_t)kind;  /* kind < 4 */
   uint64_t h = hash_u64(key);
   size_t j = h & (b->fnmap.cap - 1);
   for (Slot *sl; (sl = &b->fnmap.slot[j])->val; j = (j + 1) & (b->fnmap.cap - 1))
@@ -222,47 +227,70 @@ static uint64_t location(Builder *b, uint64_t fid, int64_t line)
 
 /* -- Sites to stacks ---------------------------------------------------- */
 
+/* "module.function" of a Lua site: the file's last component without ".lua". */
+static void qualified(LjmBuf *q, const LjmSite *s)
+{
+  const char *file = s->file, *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  size_t bl = strlen(base);
+  if (bl > 4 && strcmp(base + bl - 4, ".lua") == 0) bl -= 4;
+  ljm_buf_reset(q);
+  if (bl && s->func_from != LJM_FUNC_BUILTIN) {
+    ljm_buf_put(q, base, bl);
+    ljm_buf_putc(q, '.');
+  }
+  ljm_buf_puts(q, s->func);
+}
+
+/* Location of a Lua site: its prototype's function at its current line. */
+static uint64_t lua_frame(Builder *b, const LjmSite *s)
+{
+  /* Unique names: a prototype is its chunk plus the line it is defined on. */
+  size_t cl = strlen(s->chunk);
+  int keep = cl < 1000 ? (int)cl : 1000;
+  char *sys = malloc((size_t)keep + 24);
+  if (!sys) return b->oom = 1, 0;
+  /* Built-ins written in bytecode are "defined" on line -1 (2^64-1). */
+  int64_t first = s->func_from == LJM_FUNC_BUILTIN ? -1 : (int64_t)s->func_line;
+  snprintf(sys, (size_t)keep + 24, "%.*s:%" PRId64, keep, s->chunk, first);
+  qualified(&b->qual, s);
+  int64_t name = str_n(b, b->qual.p, b->qual.len, NAME_MAX_BYTES);
+  uint64_t f = function(b, FK_PROTO, key(b, sys), name, str(b, *s->file ? s->file : "?"),
+                        first > 0 ? first : 0);
+  free(sys);
+  return location(b, f, s->line > 0 ? s->line : 0);
+}
+
+/* Location of a site that has no source: a C function, a trace, INTERNAL. */
+static uint64_t other_frame(Builder *b, int kind, const char *name, const char *file)
+{
+  int64_t nm = str(b, name);
+  return location(b, function(b, kind, nm, nm, str(b, file), 0), 0);
+}
+
 /* Appends the frames of site s (innermost first) to ids; returns the count. */
 static size_t site_frames(Builder *b, const LjmModel *m, const LjmSite *s,
-                          uint64_t *ids, int depth)
+                          uint64_t *ids)
 {
   size_t n = 0;
   switch (s->kind) {
-  case LJM_SITE_LUA: {
-    const char *file = *s->file ? s->file : *s->chunk ? s->chunk : "?";
-    /* Unique names: a prototype is its chunk plus the line it is defined
-    ** on; a file frame is the chunk itself. */
-    size_t cl = strlen(s->chunk);
-    int keep = cl < 1000 ? (int)cl : 1000;
-    char *sys = malloc((size_t)keep + 24);
-    if (!sys) return b->oom = 1, 0;
-    /* Built-ins written in bytecode are "defined" on line -1 (2^64-1). */
-    int64_t first = (int64_t)s->func_line;
-    snprintf(sys, (size_t)keep + 24, "%.*s:%" PRId64, keep, s->chunk, first);
-    int64_t fs = str(b, file);
-    uint64_t f = function(b, FK_PROTO, key(b, sys), str(b, s->func), fs,
-                          first > 0 ? first : 0);
-    free(sys);
-    ids[n++] = location(b, f, s->line);
-    int64_t cs = *s->chunk ? key(b, s->chunk) : fs;
-    ids[n++] = location(b, function(b, FK_FILE, cs, fs, fs, 0), 0);
+  case LJM_SITE_LUA:
+    ids[n++] = lua_frame(b, s);
     break;
-  }
-  case LJM_SITE_TRACE: {
-    int64_t nm = str(b, s->func);
-    ids[n++] = location(b, function(b, FK_OTHER, nm, nm, 0, 0), 0);
-    if (depth == 0 && s->trace_start != LJM_NO_SITE &&
-        s->trace_start < ljm_model_nsites(m)) {
+  case LJM_SITE_TRACE:
+    ids[n++] = other_frame(b, FK_TRACE, s->func, "[JIT]");
+    if (s->trace_start != LJM_NO_SITE && s->trace_start < ljm_model_nsites(m)) {
       const LjmSite *st = ljm_model_site(m, s->trace_start);
-      if (st->kind != LJM_SITE_TRACE) n += site_frames(b, m, st, ids + n, 1);
+      if (st->kind == LJM_SITE_LUA) ids[n++] = lua_frame(b, st);
+      else if (st->kind == LJM_SITE_C) ids[n++] = other_frame(b, FK_C, st->func, "[C]");
     }
     break;
-  }
-  default: {  /* C and INTERNAL: one frame named by the function */
-    int64_t nm = str(b, s->func);
-    ids[n++] = location(b, function(b, FK_OTHER, nm, nm, 0, 0), 0);
+  case LJM_SITE_C:
+    ids[n++] = other_frame(b, FK_C, s->func, "[C]");
     break;
-  }
+  default:
+    ids[n++] = other_frame(b, FK_INTERNAL, "INTERNAL", "[LuaJIT VM]");
+    break;
   }
   return n;
 }
@@ -282,7 +310,7 @@ static void add_sample(Builder *b, const LjmModel *m, const LjmSite *s)
   }
   uint64_t *ids = b->ids + i * MAXFRAMES;
   int64_t *v = b->vals + i * NVALUES;
-  size_t n = site_frames(b, m, s, ids, 0);
+  size_t n = site_frames(b, m, s, ids);
   v[0] = clamp(f->alloc_count);
   v[1] = clamp(f->alloc_bytes);
   v[2] = clamp(f->inuse_count);
@@ -372,6 +400,7 @@ static void builder_free(Builder *b)
   free(b->ids);
   free(b->vals);
   ljm_buf_free(&b->clean);
+  ljm_buf_free(&b->qual);
 }
 
 /* Adds the comment lines: source, stream versions, peak, truncation. */

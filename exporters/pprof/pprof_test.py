@@ -87,10 +87,11 @@ def check_profile(name, pb, want, src):
 def check_nasty(pb):
     """Stack shape and name cleaning on the hostile stream."""
     r = pprof("-traces", pb)
-    # A trace is shown as called from its start line, itself in its file.
-    check(re.search(r"TRACE \[1\]\n\s+na\(me\) \ufffd\ufffd\.lua:3\n"
-                    r"\s+na\(me\) \ufffd\ufffd\.lua\n", r.stdout),
-          "nasty: TRACE [1] not above its start site and file")
+    # A trace is shown as called from the function it starts in, named
+    # module.function (module: the file without ".lua").
+    check(re.search(r"TRACE \[1\]\n\s+na\(me\) \ufffd\ufffd\.function "
+                    r"\(na\(me\) \ufffd\ufffd\.lua line 3\)\n", r.stdout),
+          "nasty: TRACE [1] not above its start site")
     r = pprof("-raw", pb)
     check("tmpl(int)::f  x" in r.stdout, "nasty: C name not cleaned as expected")
     check(re.search(r"M=1 return 1 -- x{150,199}\.\.\. ", r.stdout),

@@ -11,8 +11,8 @@
 typedef struct SvgPath {
   size_t n;
   size_t off[LJM_FRAMES_MAX], len[LJM_FRAMES_MAX];
+  LjmSiteKind kind[LJM_FRAMES_MAX];  /* per frame */
   const char *base;  /* names buffer, set once it stops moving */
-  LjmSiteKind kind;
   uint64_t value;
 } SvgPath;
 
@@ -66,7 +66,7 @@ static SvgPath *collect(SvgTree *t, const LjmModel *m, LjmValueKind k,
   for (uint32_t id = 0; id < n; id++) {
     const LjmSite *s = ljm_model_site(m, id);
     uint64_t v = ljm_value_get(&s->fig, k);
-    LjmFrames f;
+    LjmFrames f = { 0 };
     if (v == 0) continue;
     ljm_frames_of(m, s, &f);
     p[np_].n = f.n;
@@ -74,8 +74,9 @@ static SvgPath *collect(SvgTree *t, const LjmModel *m, LjmValueKind k,
       p[np_].off[i] = t->names.len;
       ljm_frame_clean(&t->names, f.s[i], f.len[i], 0);
       p[np_].len[i] = t->names.len - p[np_].off[i];
+      p[np_].kind[i] = f.kind[i];
     }
-    p[np_].kind = s->kind;
+    ljm_frames_free(&f);
     p[np_].value = v;
     np_++;
   }
@@ -125,7 +126,7 @@ int svg_tree_build(SvgTree *t, const LjmModel *m, LjmValueKind k)
              frame_cmp(&p[i], same, &p[i - 1], same) == 0)
         same++;
     for (size_t d = same; d < p[i].n; d++) {
-      if (node_add(t, p[i].off[d], p[i].len[d], p[i].kind, stack[d],
+      if (node_add(t, p[i].off[d], p[i].len[d], p[i].kind[d], stack[d],
                    (uint32_t)d + 1) < 0)
         goto oom;
       stack[d + 1] = (uint32_t)(t->n - 1);

@@ -86,12 +86,13 @@ static void test_names(void)
   CHECK(st == LJM_OK);
   const LjmSite *s;
   CHECK((s = site_named(m, "@a.lua:5")) && s->kind == LJM_SITE_LUA && s->line == 5 &&
-        s->func_line == 1 && !strcmp(s->file, "a.lua") && !strcmp(s->func, "a.lua:1") &&
-        !strcmp(s->chunk, "@a.lua"));
+        s->func_line == 1 && !strcmp(s->file, "a.lua") && !strcmp(s->func, "function <a.lua line 1>") &&
+        s->func_from == LJM_FUNC_UNKNOWN && !strcmp(s->chunk, "@a.lua"));
   CHECK((s = site_named(m, "c_first:0x400000")) && s->kind == LJM_SITE_C &&
         s->symbol_addr == 0x400000 && !strcmp(s->func, "c_first"));
   CHECK(row_named(m, LJM_SEC_ALLOC, "c_first:0x400000", 1) != NULL);  /* two ids, one name */
-  CHECK(site_named(m, "CFUNC 0x10") != NULL);
+  CHECK((s = site_named(m, "CFUNC 0x10")) && !strcmp(s->func, "unknown C function") &&
+        s->addr == 0x10);
   CHECK((s = site_named(m, "c_second:0x401000")) && s->addr == 0x7fff0000);
   CHECK((s = site_named(m, "c_second:0x401000")) != NULL);
   CHECK((s = site_named(m, "TRACE [7]")) && s->kind == LJM_SITE_TRACE && s->trace_start == LJM_NO_SITE);
