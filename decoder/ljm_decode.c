@@ -8,7 +8,10 @@
 #include "ljm_input.h"
 #include "ljm_uleb.h"
 
-#define BUF_SIZE (256u << 10)
+#ifndef LJM_DECODE_BUF  /* the fuzz target makes it small: more refills */
+#define LJM_DECODE_BUF (256u << 10)
+#endif
+#define BUF_SIZE LJM_DECODE_BUF
 #define EVENT_MAX 64  /* longest event without strings: 1 + 5 numbers of 10 */
 #define BATCH 64      /* events handed over at once to on_events */
 
@@ -72,6 +75,7 @@ static Rd dec_fill(Dec *d, size_t n)
     keep += (size_t)got;
     d->end = d->buf + keep;
   }
+  if (d->cb->on_progress) d->cb->on_progress(d->ud, d->base + keep);
   return RD_OK;
 }
 
@@ -351,10 +355,13 @@ static Rd dec_events(Dec *d)
       TRY(dec_uleb(d, &ev->nsize));
     }
     if (d->batch) {
-      if (++d->nbatch == BATCH) dec_flush(d);
+      if (++d->nbatch < BATCH) continue;
+      dec_flush(d);
     } else if (d->cb->on_event) {
       d->cb->on_event(d->ud, ev);
     }
+    if (d->cb->stopped && d->cb->stopped(d->ud))
+      return dec_error(d, d->item, "decoding stopped by the consumer");
   }
 }
 

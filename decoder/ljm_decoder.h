@@ -94,6 +94,12 @@ typedef struct LjmCallbacks {
   ** entries never overtake the events before them). Lets a consumer
   ** prefetch what the next events will touch. */
   void (*on_events)(void *ud, const LjmRawEvent *evs, size_t n);
+  /* Optional: polled after events are handed over; nonzero stops decoding
+  ** with LJM_ERROR (the consumer refused an event and says why itself). */
+  int (*stopped)(void *ud);
+  /* Optional: called each time another part of the input has been read,
+  ** with the stream offset reached so far (for progress displays). */
+  void (*on_progress)(void *ud, uint64_t offset);
 } LjmCallbacks;
 
 typedef struct LjmInput LjmInput;

@@ -13,6 +13,12 @@ def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
         alwayslink = True,
         visibility = ["//visibility:public"],
     )
+    # The sources again, for the fuzz target (built with its instrumentation).
+    native.filegroup(
+        name = "srcs",
+        srcs = srcs,
+        visibility = ["//exporters:__pkg__", "//fuzz:__pkg__"],
+    )
     native.sh_test(
         name = name + "_test",
         size = "medium",

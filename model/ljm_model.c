@@ -179,10 +179,47 @@ static void live_sub(LjmModel *m, uint32_t si, uint64_t size)
   m->live_bytes -= size;
 }
 
+/* Refuses an event: decoding stops there (ljm_model_load reports it). */
+static void refuse(LjmModel *m, const LjmRawEvent *ev, const char *what, uint64_t v)
+{
+  m->bad = 1;
+  m->bad_diag.offset = ev->offset;
+  snprintf(m->bad_diag.msg, sizeof(m->bad_diag.msg), what, (unsigned long long)v);
+}
+
+/* Sizes no address space holds, or byte totals past what the views keep
+** exact (LJM_SIZE_MAX, LJM_TOTAL_MAX). */
+static int impossible(LjmModel *m, const LjmRawEvent *ev)
+{
+  if (ev->kind != LJM_RAW_ALLOC) {
+    if (ev->osize > LJM_SIZE_MAX) {
+      refuse(m, ev, "impossible block size %llu (above 2^56 bytes)", ev->osize);
+      return 1;
+    }
+    m->sum_free += ev->osize;
+    if (m->sum_free > LJM_TOTAL_MAX) {
+      refuse(m, ev, "freed bytes add up to %llu, above 2^62: impossible", m->sum_free);
+      return 1;
+    }
+  }
+  if (ev->kind != LJM_RAW_FREE) {
+    if (ev->nsize > LJM_SIZE_MAX) {
+      refuse(m, ev, "impossible block size %llu (above 2^56 bytes)", ev->nsize);
+      return 1;
+    }
+    m->sum_alloc += ev->nsize;
+    if (m->sum_alloc > LJM_TOTAL_MAX) {
+      refuse(m, ev, "allocated bytes add up to %llu, above 2^62: impossible", m->sum_alloc);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static inline void on_event(void *ud, const LjmRawEvent *ev)
 {
   LjmModel *m = ud;
-  if (m->oom) return;
+  if (m->oom || m->bad || impossible(m, ev)) return;
   uint32_t li = ljm_model_loc(m, ev->loc.addr, ev->loc.line, ev->loc.traceno);
   if (li == NONE) return;
   uint32_t si = m->locs[li].name_gen == m->gen ? m->locs[li].site
@@ -289,9 +326,27 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
   if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
 }
 
+static int stopped(void *ud)
+{
+  const LjmModel *m = ud;
+  return m->oom || m->bad;
+}
+
+static void on_progress(void *ud, uint64_t offset)
+{
+  LjmModel *m = ud;
+  if (m->progress) m->progress(m->progress_ud, offset, m->totals.events);
+}
+
 static const LjmCallbacks model_callbacks = {
-  on_versions, on_proto, on_cfunc, on_trace, on_event, on_events
+  on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress
 };
+
+void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)
+{
+  m->progress = fn;
+  m->progress_ud = ud;
+}
 
 /* Peak figures per site and whole-profile sums, once decoding is over. */
 static void finish_figures(LjmModel *m)
@@ -331,7 +386,11 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
   LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes,
                             &m->info.trailing);
   m->info.gzip = ljm_input_is_gzip(in);
-  if (st == LJM_TRUNCATED) {
+  if (m->bad && !m->oom) {  /* the event refused is where decoding stopped */
+    *diag = m->bad_diag;
+    st = LJM_ERROR;
+    m->info.bytes = diag->offset;
+  } else if (st == LJM_TRUNCATED) {
     m->info.truncated = 1;
     m->info.truncated_at = diag->offset;
   }

@@ -97,6 +97,10 @@ struct LjmModel {
   LjmListener listener_copy;
   void *listener_ud;
   int oom;                /* an allocation failed: decoding stops */
+  int bad;                /* an event with impossible figures: decoding stops */
+  LjmDiag bad_diag;       /* where and why */
+  uint64_t sum_alloc, sum_free;  /* running byte totals, for the limits */
+  LjmProgressFn progress; void *progress_ud;
   /* finished views */
   LjmRow *rows[3];
   LjmStr *override_names;

@@ -23,6 +23,19 @@ void ljm_model_free(LjmModel *m);
 ** each of dirs. Call before ljm_model_load. Returns 0 or -1 (out of memory). */
 int ljm_model_set_sources(LjmModel *m, const char *const *dirs, size_t ndirs);
 
+/* Sizes and byte totals a stream may carry. No address space holds a block
+** above 2^56 bytes, and totals below 2^62 stay exact in every view (int64
+** pprof values, the text report's double sums); an event beyond either is
+** an error at its offset, and what came before it is kept. */
+#define LJM_SIZE_MAX (1ull << 56)
+#define LJM_TOTAL_MAX (1ull << 62)
+
+/* Progress of ljm_model_load: called each time another part of the stream
+** has been read, with the stream offset and the events applied so far. */
+typedef void (*LjmProgressFn)(void *ud, uint64_t offset, uint64_t events);
+/* Sets (fn NULL: removes) the progress callback; call before loading. */
+void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud);
+
 /* Decodes a profile into an empty model ('path' is recorded in its stream
 ** info) and finishes it (sorted rows, summary). Returns the decode status;
 ** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */

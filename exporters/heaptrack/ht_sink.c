@@ -12,7 +12,10 @@
 /* Fast levels: the export must keep pace with decoding. */
 #define GZIP_LEVEL 1
 #define ZSTD_LEVEL 1
-#define OUT_BUF (256u << 10)
+#ifndef HT_SINK_OUT_BUF
+#define HT_SINK_OUT_BUF (256u << 10)
+#endif
+#define OUT_BUF HT_SINK_OUT_BUF
 
 struct HtSink {
   FILE *out;
@@ -137,7 +140,8 @@ HtSink *ht_sink_open(FILE *out, HtCodec codec, char *err, size_t errlen)
   }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  s->threaded = pthread_create(&s->th, NULL, writer, s) == 0;
+  /* Plain text is written as it comes: a thread pays off only to compress. */
+  s->threaded = codec != HT_PLAIN && pthread_create(&s->th, NULL, writer, s) == 0;
   return s;
 }
 

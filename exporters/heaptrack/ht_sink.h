@@ -2,7 +2,8 @@
 **
 ** Text goes in by whole buffers; the sink compresses it (zlib gzip or zstd,
 ** both at a fast level) on a second thread and writes it to a FILE, so
-** decoding and compression overlap.
+** decoding and compression overlap. Plain text is written on the caller's
+** thread.
 */
 #ifndef HT_SINK_H
 #define HT_SINK_H
@@ -24,6 +25,8 @@ char *ht_sink_submit(HtSink *s, char *buf, size_t len);
 /* Ends the stream, waits for the writer and frees the sink. 0 or -1 + err. */
 int ht_sink_close(HtSink *s, char *err, size_t errlen);
 
+#ifndef HT_SINK_CHUNK  /* the fuzz target makes it small: more hand-overs */
 #define HT_SINK_CHUNK (1u << 20)
+#endif
 
 #endif

@@ -88,6 +88,7 @@ def totals(data):
     live = {}          # address -> (size, location)
     live_bytes = 0
     last_plus = None   # (size, location) of the previous line when a '+'
+    sums = [0, 0]      # freed and allocated bytes so far
 
     def minus(block):
         nonlocal last_plus
@@ -134,6 +135,14 @@ def totals(data):
                 oaddr, osize = r.uleb(), r.uleb()
             if kind in (1, 3):
                 naddr, nsize = r.uleb(), r.uleb()
+            # The model's limits (ljm_model_load.h): a block above 2^56
+            # bytes, or byte totals above 2^62, end the stream with an error.
+            if (osize or 0) > 2**56 or (nsize or 0) > 2**56:
+                raise Bad("impossible block size")
+            sums[0] += osize or 0
+            sums[1] += nsize or 0
+            if max(sums) > 2**62:
+                raise Bad("byte totals above 2^62")
             # The whole event is read: apply it.
             if oaddr is not None and oaddr in live:
                 block = live.pop(oaddr)

@@ -7,6 +7,12 @@
 ** where ljm:x and ljm:v are exact integers in the graph's unit, so a
 ** parent's ljm:v is its own value plus its children's. CSS and script are
 ** embedded (svg_assets.c); nothing outside the file is needed.
+**
+** Width: the file is laid out for SVG_WIDTH user units (viewBox), which is
+** what a viewer without scripts shows (scaled into the space it has), but
+** its width is "100%": in a browser the script lays the frames out again in
+** the width the window (or the embedding element) gives, on load and on
+** every resize, and sets the viewBox to it so text keeps its size.
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -135,10 +141,11 @@ static void el_text(SvgCtx *c, const char *id, double x, double y,
   W(xmlTextWriterEndElement(c->w));
 }
 
-static void el_rect(SvgCtx *c, double x, double y, double w, double h,
-                    const char *fill)
+static void el_rect(SvgCtx *c, const char *id, double x, double y, double w,
+                    double h, const char *fill)
 {
   W(xmlTextWriterStartElement(c->w, X("rect")));
+  if (id) W(xmlTextWriterWriteAttribute(c->w, X("id"), X(id)));
   attr_fixed(c, "x", x);
   attr_fixed(c, "y", y);
   attr_fixed(c, "width", w);
@@ -161,10 +168,14 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
                           NULL));
   W(xmlTextWriterStartElement(c->w, X("svg")));
   W(xmlTextWriterWriteAttribute(c->w, X("version"), X("1.1")));
-  W(xmlTextWriterWriteFormatAttribute(c->w, X("width"), "%d", SVG_WIDTH));
+  W(xmlTextWriterWriteAttribute(c->w, X("width"), X("100%")));
   W(xmlTextWriterWriteFormatAttribute(c->w, X("height"), "%d", height));
   W(xmlTextWriterWriteFormatAttribute(c->w, X("viewBox"), "0 0 %d %d",
                                       SVG_WIDTH, height));
+  /* Without the script: the SVG_WIDTH layout, scaled down when the space is
+  ** narrower, at the left when it is wider (as a fixed-width file was). */
+  W(xmlTextWriterWriteAttribute(c->w, X("preserveAspectRatio"),
+                                X("xMinYMin meet")));
   W(xmlTextWriterWriteAttribute(c->w, X("onload"), X("init(evt)")));
   W(xmlTextWriterWriteAttribute(c->w, X("xmlns"), X("http://www.w3.org/2000/svg")));
   W(xmlTextWriterWriteAttribute(c->w, X("xmlns:ljm"), X(SVG_LJM_NS)));
@@ -183,7 +194,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   W(xmlTextWriterWriteCDATA(c->w, X(svg_script)));
   W(xmlTextWriterEndElement(c->w));
 
-  el_rect(c, 0, 0, SVG_WIDTH, height, "rgb(248,248,240)");
+  el_rect(c, "background", 0, 0, SVG_WIDTH, height, "rgb(248,248,240)");
   ljm_buf_reset(&c->tmp);
   ljm_buf_printf(&c->tmp, "LuaJIT memory flame graph: %s",
                  ljm_value_kind_name(st->base.value));
@@ -205,7 +216,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
     char fill[32];
     double x = SVG_XPAD + i * 90;
     frame_fill(fill, sizeof(fill), kinds[i], "", 0, 0);
-    el_rect(c, x, 50, 12, 12, fill);
+    el_rect(c, NULL, x, 50, 12, 12, fill);
     el_text(c, NULL, x + 16, 60, NULL, names[i]);
   }
 }
@@ -241,7 +252,7 @@ static void write_frame(SvgCtx *c, const SvgTree *t, size_t i, double scale,
   W(xmlTextWriterWriteString(c->w, X(ljm_buf_str(&c->tmp))));
   W(xmlTextWriterEndElement(c->w));
   frame_fill(fill, sizeof(fill), nd->kind, name, nd->name_len, i == 0);
-  el_rect(c, x, y, w, SVG_FRAME_H - 1, fill);
+  el_rect(c, NULL, x, y, w, SVG_FRAME_H - 1, fill);
   ljm_buf_reset(&c->tmp);
   label_of(&c->tmp, name, nd->name_len, w);
   el_text(c, NULL, x + 3, y + 11.5, NULL, ljm_buf_str(&c->tmp));

@@ -5,7 +5,11 @@
 ** never accumulates pixel rounding. Features: details line and tooltip
 ** (<title>) on hover, click to zoom (ancestors stay, dimmed, at full
 ** width), "Reset Zoom", regex search with the matched share of the total
-** (Ctrl-F or the Search button; Esc clears).
+** (Ctrl-F or the Search button; Esc clears). The SVG is width="100%": on
+** load and on every resize the script lays everything out again in the
+** width it is shown at (viewBox = that width, so text keeps its size) and
+** re-fits the labels; without a layout (no getBoundingClientRect) it keeps
+** the width the file was written for (the viewBox's).
 */
 #include "exporters/svg/svg_assets.h"
 
@@ -25,8 +29,8 @@ const char svg_css[] =
 const char svg_script[] =
   "\"use strict\";\n"
   "var NS = \"" SVG_LJM_NS "\";\n"
-  "var svg, frames, details, unzoom, matched, total, xpad = 10, pw, fw = 7;\n"
-  "var zoomed = null, hits = null;\n"
+  "var svg, frames, details, unzoom, matched, total, xpad = 10, fw = 7;\n"
+  "var width, height, pw, zoomed = null, hits = null;\n"
   "function num(g, a) { return +g.getAttributeNS(NS, a); }\n"
   "function nameOf(g) {\n"
   "  var t = g.querySelector(\"title\").textContent;\n"
@@ -44,7 +48,10 @@ const char svg_script[] =
   "  unzoom = document.getElementById(\"unzoom\");\n"
   "  matched = document.getElementById(\"matched\").firstChild;\n"
   "  total = num(svg, \"total\");\n"
-  "  pw = +svg.getAttribute(\"width\") - 2 * xpad;\n"
+  "  var vb = (svg.getAttribute(\"viewBox\") || \"\").split(/[\\s,]+/);\n"
+  "  width = +vb[2] || 1200;\n"
+  "  height = +vb[3];\n"
+  "  pw = width - 2 * xpad;\n"
   "  frames.addEventListener(\"mouseover\", function (e) {\n"
   "    var g = frameOf(e.target);\n"
   "    if (g) details.nodeValue = g.querySelector(\"title\").textContent;\n"
@@ -66,6 +73,31 @@ const char svg_script[] =
   "      clearSearch();\n"
   "    }\n"
   "  });\n"
+  "  resize();\n"
+  "  window.addEventListener(\"resize\", resize);\n"
+  "  if (typeof ResizeObserver === \"function\") new ResizeObserver(resize).observe(svg);\n"
+  "}\n"
+  "function shownWidth() {\n"
+  "  var r = svg.getBoundingClientRect ? svg.getBoundingClientRect() : null;\n"
+  "  return r && r.width >= 100 ? r.width : width;\n"
+  "}\n"
+  "function setX(id, x) {\n"
+  "  var e = document.getElementById(id);\n"
+  "  if (e) e.setAttribute(\"x\", x.toFixed(2));\n"
+  "}\n"
+  "function resize() {\n"
+  "  var w = shownWidth();\n"
+  "  if (w === width) return;\n"
+  "  width = w;\n"
+  "  pw = w - 2 * xpad;\n"
+  "  svg.setAttribute(\"viewBox\", \"0 0 \" + w.toFixed(2) + \" \" + height);\n"
+  "  var bg = document.getElementById(\"background\");\n"
+  "  if (bg) bg.setAttribute(\"width\", w.toFixed(2));\n"
+  "  setX(\"title\", w / 2);\n"
+  "  setX(\"subtitle\", w / 2);\n"
+  "  setX(\"search\", w - xpad);\n"
+  "  setX(\"matched\", w - xpad);\n"
+  "  zoom(zoomed);\n"
   "}\n"
   "function fit(g, w) {\n"
   "  var t = g.querySelector(\"text\"), n = nameOf(g);\n"
@@ -89,7 +121,7 @@ const char svg_script[] =
   "    g.classList.remove(\"hide\");\n"
   "    g.classList.remove(\"dim\");\n"
   "    if (!z || (d >= d0 && x >= x0 && x + v <= x0 + v0)) {\n"
-  "      place(g, xpad + (x - x0) * scale, v * scale);\n"
+  "      place(g, xpad + (x - x0) * scale, d === 0 ? pw : v * scale);\n"
   "    } else if (d < d0 && x <= x0 && x0 + v0 <= x + v) {\n"
   "      g.classList.add(\"dim\");\n"
   "      place(g, xpad, pw);\n"

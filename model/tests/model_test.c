@@ -290,6 +290,54 @@ static void test_errors(void)
 }
 
 /* Thousands of prototypes, traces and aliases: tables grow as needed. */
+/* Sizes no machine can have and byte totals past 2^62 are errors at the
+** event's offset; what came before is kept and every figure stays exact. */
+static void test_impossible(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 5, 0x10, 8);
+  size_t bad = b.n;
+  sb_alloc_lua(&b, A, 5, 0x20, UINT64_MAX);
+  sb_alloc_lua(&b, A, 5, 0x30, 8);
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && d.offset == bad && strstr(d.msg, "impossible block size"));
+  CHECK(ljm_model_totals(m)->events == 1 && ljm_model_totals(m)->fig.alloc_bytes == 8);
+  CHECK(ljm_model_stream(m)->bytes == bad && !ljm_model_stream(m)->truncated);
+  ljm_model_free(m);
+  free(b.p);
+
+  /* 2^56 is allowed; the 65th such allocation passes 2^62 in total. */
+  start_v3(&b);
+  for (int i = 0; i < 64; i++) sb_alloc_lua(&b, A, 5, 0x100 + (uint64_t)i, LJM_SIZE_MAX);
+  bad = b.n;
+  for (int i = 64; i < 100; i++) sb_alloc_lua(&b, A, 5, 0x100 + (uint64_t)i, LJM_SIZE_MAX);
+  sb_byte(&b, 0x80);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && d.offset == bad && strstr(d.msg, "above 2^62"));
+  const LjmTotals *t = ljm_model_totals(m);
+  CHECK(t->events == 64 && t->fig.alloc_bytes == LJM_TOTAL_MAX && t->fig.peak_bytes == LJM_TOTAL_MAX);
+  const LjmRow *rows;
+  CHECK(ljm_model_rows(m, LJM_SEC_ALLOC, &rows) == 1 && rows[0].alloc == (double)LJM_TOTAL_MAX);
+  ljm_model_free(m);
+  free(b.p);
+
+  /* The same for frees: sizes, then totals. */
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 5, 0x10, 8);
+  bad = b.n;
+  sb_free_int(&b, 0x10, 1ull << 57);
+  sb_byte(&b, 0x80);
+  m = load(&b, &st, &d);
+  CHECK(st == LJM_ERROR && d.offset == bad && strstr(d.msg, "impossible block size"));
+  CHECK(ljm_model_totals(m)->fig.inuse_bytes == 8);  /* the free was not applied */
+  ljm_model_free(m);
+  free(b.p);
+}
+
 static void test_many_symbols(void)
 {
   Sbuf b;
@@ -320,6 +368,7 @@ static void test_many_symbols(void)
 
 int main(void)
 {
+  test_impossible();
   test_many_symbols();
   test_names();
   test_reference_rules();

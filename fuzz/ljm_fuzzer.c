@@ -1,0 +1,178 @@
+/* ljm_fuzzer.c -- libFuzzer target: any bytes through the decoder into a
+** model, then through every registered exporter, with a --value kind (and
+** text report mode, markdown options) taken from the input.
+**
+** Crashes, leaks, hangs and sanitizer reports are failures, and so is any
+** broken invariant (__builtin_trap):
+**   - every streamed event names a site that exists;
+**   - each figure summed over the sites equals the total, and the sites'
+**     peak figures sum to the peak (what held the peak);
+**   - an exporter that starts always finishes without error (only pprof may
+**     refuse peak_bytes, and only heaptrack a pipe);
+**   - the folded stacks' counts add up to the total of their --value kind.
+** The heaptrack exporter streams: it is fed by the same decoding, with the
+** codec chosen by the first input byte (plain mostly; gzip and zstd start
+** a writer thread each).
+*/
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporters/ljm_exporter.h"
+#include "model/ljm_model_load.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+static FILE *devnull(void)
+{
+  static FILE *f;
+  if (!f) f = fopen("/dev/null", "w");
+  CHECK(f != NULL);
+  return f;
+}
+
+typedef struct Stream {
+  const LjmExporter *e;
+  void *st;
+  size_t seen;
+} Stream;
+
+static void on_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  Stream *s = ud;
+  size_t n = ljm_model_nsites(m);
+  CHECK(ev->site < n);
+  CHECK(ev->old_site == LJM_NO_SITE || ev->old_site < n);
+  CHECK(ev->dropped_site == LJM_NO_SITE || ev->dropped_site < n);
+  s->seen++;
+  if (s->st) s->e->on_event(s->st, m, ev);
+}
+
+static void check_model(const LjmModel *m, size_t seen)
+{
+  const LjmTotals *t = ljm_model_totals(m);
+  LjmFigures sum;
+  memset(&sum, 0, sizeof(sum));
+  CHECK(seen == t->events);
+  for (uint32_t i = 0; i < ljm_model_nsites(m); i++) {
+    const LjmFigures *f = &ljm_model_site(m, i)->fig;
+    CHECK(f->peak_bytes <= t->fig.peak_bytes && f->inuse_bytes <= f->alloc_bytes);
+    sum.alloc_count += f->alloc_count;
+    sum.alloc_bytes += f->alloc_bytes;
+    sum.free_count += f->free_count;
+    sum.free_bytes += f->free_bytes;
+    sum.inuse_count += f->inuse_count;
+    sum.inuse_bytes += f->inuse_bytes;
+    sum.peak_count += f->peak_count;
+    sum.peak_bytes += f->peak_bytes;
+  }
+  CHECK(memcmp(&sum, &t->fig, sizeof(sum)) == 0);
+  CHECK(t->fig.alloc_bytes <= LJM_TOTAL_MAX && t->fig.free_bytes <= LJM_TOTAL_MAX);
+  for (int sec = 0; sec < 3; sec++) {
+    const LjmRow *rows;
+    size_t n = ljm_model_rows(m, (LjmSection)sec, &rows);
+    for (size_t i = 1; i < n; i++) CHECK(rows[i - 1].num >= rows[i].num);
+  }
+  const LjmHeapLine *h;
+  size_t nh = ljm_model_heap_summary(m, &h);
+  for (size_t i = 0; i < nh; i++) CHECK(h[i].dbytes > 0);
+}
+
+/* Sum of the counts of folded output (one "stack count" per line). */
+static uint64_t folded_sum(const char *p, size_t len)
+{
+  uint64_t sum = 0;
+  const char *end = p + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    CHECK(nl != NULL);
+    const char *sp = nl;
+    while (sp > p && sp[-1] != ' ') sp--;
+    CHECK(sp > p);
+    uint64_t v = strtoull(sp, NULL, 10);
+    CHECK(v > 0);
+    sum += v;
+    p = nl + 1;
+  }
+  return sum;
+}
+
+static uint64_t total_of(const LjmTotals *t, LjmValueKind k)
+{
+  switch (k) {
+  case LJM_VALUE_ALLOC_COUNT: return t->fig.alloc_count;
+  case LJM_VALUE_INUSE_BYTES: return t->fig.inuse_bytes;
+  case LJM_VALUE_INUSE_COUNT: return t->fig.inuse_count;
+  case LJM_VALUE_PEAK_BYTES: return t->fig.peak_bytes;
+  default: return t->fig.alloc_bytes;
+  }
+}
+
+/* One export after decoding; returns 0 when the exporter refused to start. */
+static int export_once(const LjmExporter *e, const LjmModel *m, LjmExportOptions *o)
+{
+  char err[256];
+  char *mem = NULL;
+  size_t memlen = 0;
+  int folded = strcmp(e->name, "folded") == 0;
+  FILE *out = folded ? open_memstream(&mem, &memlen) : devnull();
+  CHECK(out != NULL);
+  void *st = e->begin(o, out, err, sizeof(err));
+  if (!st) {
+    CHECK(strcmp(e->name, "pprof") == 0 && o->value == LJM_VALUE_PEAK_BYTES);
+    if (folded) { fclose(out); free(mem); }
+    return 0;
+  }
+  CHECK(e->finish(st, m, err, sizeof(err)) == 0);
+  if (folded) {
+    CHECK(fflush(out) == 0);
+    CHECK(folded_sum(mem, memlen) == total_of(ljm_model_totals(m), o->value));
+    fclose(out);
+    free(mem);
+  }
+  return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static const char *const ht_names[] = {"f.heaptrack", "f.heaptrack.gz", "f.heaptrack.zst"};
+  LjmModel *m = ljm_model_new();
+  CHECK(m != NULL);
+  LjmInput *in = ljm_input_mem(data, size);
+  LjmExportOptions o;
+  memset(&o, 0, sizeof(o));
+  o.in_path = "fuzz.ljm";
+  /* Plain text mostly; a compressed heaptrack file for 1 input in 8. */
+  o.out_path = ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
+  char err[256];
+  Stream s = { ljm_exporter_by_name("heaptrack"), NULL, 0 };
+  CHECK(s.e != NULL && s.e->streaming);
+  s.st = s.e->begin(&o, devnull(), err, sizeof(err));
+  CHECK(s.st != NULL);
+  LjmListener l = { on_event };
+  ljm_model_set_listener(m, &l, &s);
+  LjmDiag d;
+  LjmStatus st = ljm_model_load(m, in, "fuzz.ljm", &d);
+  CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
+  check_model(m, s.seen);
+  CHECK(s.e->finish(s.st, m, err, sizeof(err)) == 0);
+
+  /* Every other format once, with a --value kind (and text report mode)
+  ** picked from the input, so the corpus covers all of them. */
+  unsigned pick = size ? data[size / 2] : 0;
+  o.out_path = "out";
+  o.value = (LjmValueKind)(pick % (LJM_VALUE_PEAK_BYTES + 1));
+  o.leak_only = pick >> 3 & 1;
+  o.human_readable = pick >> 4 & 1;
+  o.top = pick >> 5;                     /* markdown options */
+  o.min_bytes = size > 1 ? data[1] : 0;
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
+    if (!(*e)->streaming) export_once(*e, m, &o);
+  ljm_input_close(in);
+  ljm_model_free(m);
+  return 0;
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""pprof's own web UI on `ljm convert -o x.pb.gz` output: `go tool pprof
+-http=127.0.0.1:PORT -no_browser` serves it, headless Chromium opens the
+flame graph, the top table, the source listing and the graph (Graphviz)
+and each must render the function names `go tool pprof -top` prints for
+the same file, with no console errors and no page errors."""
+import html
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser_lib as B  # noqa: E402
+
+T = B.T
+PROFILES = ["jit_on.ljm", "cfuncs.ljm"]
+TOP_ROW = re.compile(r"^\s*(\S+)\s+(\S+%)\s+(\S+%)\s+(\S+)\s+(\S+%)\s+(.+?)\s*$")
+
+# Titles of the flame graph's boxes ("NAME (P%, VALUE)") and its text, once
+# the labels are drawn (d3 writes them after the boxes).
+FLAME = r"""(names) => {
+  const t = [...document.querySelectorAll("svg g title")].map((e) => e.textContent);
+  const text = document.body.innerText;
+  return t.length && names.some((n) => text.includes(n)) ? {titles: t, text} : null;
+}"""
+
+GRAPH = r"""() => {
+  const svg = document.querySelector("#graph svg, svg");
+  if (!svg) return null;
+  const nodes = [...svg.querySelectorAll("g.node")];
+  return nodes.length ? {nodes: nodes.length, text: svg.textContent} : null;
+}"""
+
+TEXT = r"""() => document.body ? document.body.innerText : "" """
+
+
+def go_env(home):
+    return dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"),
+                GOPATH=os.path.join(home, "go"), GOFLAGS="-mod=mod", GOTELEMETRY="off")
+
+
+def top_names(pb, env):
+    """Names and the total of `go tool pprof -top -nodecount=5`."""
+    p = subprocess.run(["go", "tool", "pprof", "-top", "-nodecount=5", pb],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if not T.check(p.returncode == 0, "%s: go tool pprof -top: %s" % (pb, p.stderr[-500:])):
+        return [], None
+    names, total, rows = [], None, False
+    for ln in p.stdout.splitlines():
+        m = re.search(r"of ([0-9.]+[A-Za-z]*) total", ln)
+        if m:
+            total = m.group(1)
+        if re.match(r"^\s*flat\s+flat%", ln):
+            rows = True
+            continue
+        m = TOP_ROW.match(ln) if rows else None
+        if m:
+            names.append(m.group(6))
+    T.check(names, "%s: -top printed no rows: %r" % (pb, p.stdout[-500:]))
+    return names, total
+
+
+class PprofServer:
+    """go tool pprof -http on a free loopback port, in its own process group
+    (go runs the pprof binary as a child): stop() ends both."""
+
+    def __init__(self, pb, env, log):
+        for attempt in range(3):
+            self.port = B.free_port()
+            self.base = "http://127.0.0.1:%d" % self.port
+            self.log = open(log, "w")
+            self.proc = subprocess.Popen(
+                ["go", "tool", "pprof", "-http=127.0.0.1:%d" % self.port, "-no_browser", pb],
+                stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            if B.wait_http(self.base + "/ui/top", self.proc, timeout=60):
+                return
+            self.stop()  # port taken meanwhile, or it failed: try another port
+        with open(log) as f:
+            sys.exit("go tool pprof -http did not serve: %s" % f.read()[-1000:])
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+        self.log.close()
+
+
+def open_page(br, url, tag):
+    br.call("page", width=1400, height=900)
+    status = br.call("goto", url=url)
+    T.check(status == 200, "%s: %s: HTTP %r" % (tag, url, status))
+
+
+def check_profile(br, args, prof, d, env, shoot):
+    tag = os.path.basename(prof)
+    pb = os.path.join(d, os.path.splitext(tag)[0] + ".pb.gz")
+    B.convert(args.ljm, prof, pb)
+    names, total = top_names(pb, env)
+    if not names:
+        return
+    srv = PprofServer(pb, env, os.path.join(d, tag + ".pprof.log"))
+    try:
+        # Flame graph: a box (with its <title>) for every -top name.
+        open_page(br, srv.base + "/ui/flamegraph", tag)
+        try:
+            fl = br.wait_for(FLAME, names, timeout=15000)
+        except RuntimeError as e:
+            fl = None
+            T.check(False, "%s: the flame graph did not render: %s" % (tag, e))
+        if fl:
+            shown = {t[:t.rindex(" (")] if " (" in t else t for t in fl["titles"]}
+            for n in names:
+                T.check(n in shown, "%s: flame graph has no box for %s (boxes: %s)"
+                        % (tag, B.short(n), B.short(sorted(shown), 300)))
+            T.check(any(n in fl["text"] for n in names),
+                    "%s: no -top name is written in the flame graph" % tag)
+            root = [t for t in fl["titles"] if t.startswith("root (")]
+            T.check(total is None or (root and total in root[0]),
+                    "%s: flame graph root %r, -top total %r" % (tag, root[:1], total))
+            if shoot:
+                br.screenshot("pprof_flamegraph.png")
+        errs = br.errors()
+        T.check(not errs, "%s: flame graph console or page errors: %r" % (tag, errs[:5]))
+
+        # Top and source: served (200) and rendered with the -top names.
+        for page, need_all in (("/ui/top", True), ("/ui/source", False)):
+            status, body = B.http_get(srv.base + page)
+            body = html.unescape(body)
+            T.check(status == 200 and any(n in body for n in names),
+                    "%s: GET %s: HTTP %d, no -top name in it" % (tag, page, status))
+            open_page(br, srv.base + page, tag)
+            text = br.eval(TEXT)
+            found = [n for n in names if n in text]
+            T.check(found == names if need_all else bool(found),
+                    "%s: %s shows %d of the -top names %s"
+                    % (tag, page, len(found), B.short(names, 200)))
+            errs = br.errors()
+            T.check(not errs, "%s: %s console or page errors: %r" % (tag, page, errs[:5]))
+            if shoot and page == "/ui/top":
+                br.screenshot("pprof_top.png")
+
+        # The graph (Graphviz's dot renders it into an SVG).
+        open_page(br, srv.base + "/ui/", tag)
+        try:
+            g = br.wait_for(GRAPH, timeout=15000)
+        except RuntimeError as e:
+            g = None
+            T.check(False, "%s: /ui/ shows no graph: %s" % (tag, e))
+        if g:
+            T.check(any(n in g["text"] for n in names),
+                    "%s: graph nodes name none of %s" % (tag, B.short(names, 200)))
+            if shoot:
+                br.screenshot("pprof_graph.png")
+        errs = br.errors()
+        T.check(not errs, "%s: graph console or page errors: %r" % (tag, errs[:5]))
+    finally:
+        srv.stop()
+
+
+def main():
+    args = B.parse_args()
+    d = B.tmpdir("pprof-")
+    env = go_env(B.tmpdir("gohome-"))
+    for tool in ("go", "dot"):
+        if not shutil.which(tool):
+            sys.exit("%s not found (Debian packages golang-go, graphviz): run scripts/setup.sh" % tool)
+    br = B.Browser(args)
+    t0 = time.time()
+    try:
+        for i, p in enumerate(PROFILES):
+            try:
+                check_profile(br, args, B.corpus_file(p), d, env, i == 0)
+            except RuntimeError as e:
+                T.check(False, "%s: browser: %s" % (p, e))
+    finally:
+        br.close()
+    print("pprof_http_test: %d profiles in %.1fs, %d checks passed"
+          % (len(PROFILES), time.time() - t0, T.PASSED))
+    T.finish("pprof_http_test", len(PROFILES))
+
+
+main()

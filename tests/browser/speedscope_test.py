@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""speedscope (its web app from npm, served over http://127.0.0.1) imports
+`ljm convert -o x.folded` output through #profileURL=: it must say it
+imports a collapsed stack file, show the title, and its Sandwich table must
+list every frame name of the file with the self and total values computed
+here from the folded lines; no console errors, no page errors."""
+import functools
+import http.server
+import os
+import re
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser_lib as B  # noqa: E402
+
+T = B.T
+PROFILES = ["jit_on.ljm", "cfuncs.ljm"]
+
+ROWS = r"""() => [...document.querySelectorAll("tr")]
+  .filter((tr) => tr.cells.length === 3)
+  .map((tr) => [...tr.cells].map((c) => c.textContent))
+  .filter((r) => /^[0-9,]+ \(/.test(r[0]))"""
+
+# A tab of the view switcher, by its label; its box, to click like a user.
+TAB = r"""(label) => {
+  const e = [...document.querySelectorAll("div")].find((d) =>
+    d.children.length <= 1 && d.textContent.endsWith(label) && d.textContent.length <= label.length + 4);
+  if (!e) return null;
+  const r = e.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+}"""
+
+LOADED = r"""(title) => document.body.innerText.includes(title) &&
+  !!document.querySelector("canvas") && document.body.innerText.includes("Sandwich")"""
+
+
+def folded_figures(text):
+    """{name: [self, total]} as speedscope's Sandwich view counts them: self
+    where the name is the leaf, total once per stack holding it."""
+    out = {}
+    for ln in text.splitlines():
+        stack, count = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        for n in set(frames):
+            out.setdefault(n, [0, 0])[1] += int(count)
+        out[frames[-1]][0] += int(count)
+    return out
+
+
+def number(cell):
+    m = re.match(r"^([0-9,]+) \(", cell)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+def serve(root):
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=root))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def check_profile(br, base, name, folded, shoot):
+    title = "ljmkit %s" % name
+    url = "%s/speedscope/index.html#profileURL=%s&title=%s" % (
+        base, urllib.parse.quote(base + "/" + name, safe=""), urllib.parse.quote(title, safe=""))
+    br.call("page", width=1400, height=900)  # a fresh document: the app reads the hash once
+    status = br.call("goto", url=url)
+    T.check(status == 200, "%s: speedscope page: HTTP %r" % (name, status))
+    try:
+        br.wait_for(LOADED, title, timeout=20000)
+    except RuntimeError as e:
+        T.check(False, "%s: speedscope did not show the profile: %s" % (name, e))
+    log = br.call("log")
+    T.check(any(m["type"] == "log" and re.match(r"^Importing as collapsed stack", m["text"])
+                for m in log),
+            "%s: speedscope did not import a collapsed stack file: %r"
+            % (name, [m["text"] for m in log][:8]))
+    errs = [m for m in log if m["type"] in ("error", "pageerror")]
+    if shoot:
+        br.screenshot("speedscope_flamechart.png")
+    tab = br.eval(TAB, "Sandwich")
+    if not T.check(tab is not None, "%s: no Sandwich tab" % name):
+        return
+    br.call("click", x=tab["x"], y=tab["y"])
+    want = folded_figures(folded)
+    try:
+        rows = br.wait_for(r"""(n) => { const r = (%s)(); return r.length >= n ? r : null; }""" % ROWS,
+                           len(want), timeout=10000)
+    except RuntimeError:
+        rows = br.eval(ROWS)
+    got = {r[2]: (number(r[1]), number(r[0])) for r in rows}
+    T.check(len(rows) == len(want), "%s: Sandwich lists %d symbols, the file has %d names"
+            % (name, len(rows), len(want)))
+    for n, (self_v, total_v) in sorted(want.items()):
+        T.check(got.get(n) == (self_v, total_v),
+                "%s: Sandwich row for %s is (self, total) %r, the file says %r"
+                % (name, B.short(n), got.get(n), (self_v, total_v)))
+    if shoot:
+        br.screenshot("speedscope_sandwich.png")
+    errs += br.errors()
+    T.check(not errs, "%s: console or page errors: %r" % (name, errs[:5]))
+
+
+def main():
+    args = B.parse_args()
+    app = os.path.join(args.npm_dir, "node_modules", "speedscope", "dist", "release")
+    B.need(os.path.join(app, "index.html"), "npm speedscope")
+    root = B.tmpdir("speedscope-")
+    os.symlink(app, os.path.join(root, "speedscope"))
+    cases = []
+    for p in PROFILES:
+        name = os.path.splitext(p)[0] + ".folded"
+        data = B.convert(args.ljm, B.corpus_file(p), os.path.join(root, name))
+        cases.append((name, data.decode("utf-8")))
+    name = "nasty.folded"
+    data = B.convert(args.ljm, B.nasty_profile(B.tmpdir("nasty-")), os.path.join(root, name))
+    cases.append((name, data.decode("utf-8")))
+    httpd = serve(root)
+    base = "http://127.0.0.1:%d" % httpd.server_address[1]
+    br = B.Browser(args)
+    t0 = time.time()
+    try:
+        for i, (name, folded) in enumerate(cases):
+            try:
+                check_profile(br, base, name, folded, i == 0)
+            except RuntimeError as e:
+                T.check(False, "%s: browser: %s" % (name, e))
+    finally:
+        br.close()
+        httpd.shutdown()
+    print("speedscope_test: %d profiles in %.1fs, %d checks passed"
+          % (len(cases), time.time() - t0, T.PASSED))
+    T.finish("speedscope_test", len(cases))
+
+
+main()
