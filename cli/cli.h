@@ -16,10 +16,11 @@ int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Decodes 'path' into m, printing the one-line error or truncation warning
-** ("FILE: byte N: ..."). Returns 0 when the model is usable as a complete or
+** ("FILE: byte N: ..."), and a progress line while it takes long (unless
+** quiet; progress.h). Returns 0 when the model is usable as a complete or
 ** tolerated-truncated profile, 1 otherwise. *worth_output tells whether the
 ** model holds anything worth writing out (the event section was reached). */
-int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output);
+int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *worth_output);
 
 /* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
 int ljm_cli_close_output(FILE *f, const char *name);

@@ -38,6 +38,8 @@ static void usage(FILE *f)
         "  --leak-only          text: only the HEAP SUMMARY\n"
         "  --human-readable     text: sizes in KiB/MiB/GiB\n"
         "  --strict             a stream that stops early is an error\n"
+        "  -q, --quiet          no progress line (shown on a terminal while a\n"
+        "                       large profile decodes)\n"
         "  -h, --help           show this help\n"
         "\nExit status: 0 success, 1 bad profile or write error, 2 usage error.\n", f);
 }
@@ -76,6 +78,7 @@ int ljm_cmd_convert(int argc, char **argv)
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
     { "source-dir", required_argument, NULL, 'S' },
+    { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
@@ -84,10 +87,10 @@ int ljm_cmd_convert(int argc, char **argv)
   const char *format = NULL;
   const char *srcdirs[64];
   size_t nsrcdirs = 0;
-  int strict = 0, c;
+  int strict = 0, quiet = 0, c;
   uint64_t n;
   optind = 1;
-  while ((c = ljm_getopt(argc, argv, "f:o:h", longopts, "convert")) != -1) {
+  while ((c = ljm_getopt(argc, argv, "f:o:hq", longopts, "convert")) != -1) {
     switch (c) {
     case 'f': format = optarg; break;
     case 'o': o.out_path = optarg; break;
@@ -110,6 +113,7 @@ int ljm_cmd_convert(int argc, char **argv)
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
+    case 'q': quiet = 1; break;
     case 'S':
       if (nsrcdirs == sizeof(srcdirs) / sizeof(srcdirs[0]))
         return ljm_cli_usage_error("convert", "too many --source-dir options");
@@ -164,7 +168,7 @@ int ljm_cmd_convert(int argc, char **argv)
     LjmListener l = { forward_event };
     ljm_model_set_listener(m, &l, &run);
   }
-  rc = ljm_cli_load(o.in_path, strict, m, &worth);
+  rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
   if (!worth) {  /* nothing was read: leave no output behind */
     if (run.st) run.e->finish(run.st, m, err, sizeof(err));
     ljm_output_abort(&out);

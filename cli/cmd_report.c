@@ -7,7 +7,7 @@
 #include "exporters/ljm_exporter.h"
 
 static const char usage[] =
-    "usage: ljm report [--leak-only] [--human-readable] [--strict] FILE\n"
+    "usage: ljm report [--leak-only] [--human-readable] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip-compressed, or '-'\n"
@@ -17,6 +17,8 @@ static const char usage[] =
     "  --human-readable  sizes in KiB/MiB/GiB instead of bytes\n"
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
+    "  -q, --quiet       no progress line (shown on a terminal while a large\n"
+    "                    profile decodes)\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 success, 1 bad or unreadable profile, 2 usage error.\n";
@@ -27,18 +29,20 @@ int ljm_cmd_report(int argc, char **argv)
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
+    { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
-  int strict = 0, c;
+  int strict = 0, quiet = 0, c;
   optind = 1;
-  while ((c = ljm_getopt(argc, argv, "h", longopts, "report")) != -1) {
+  while ((c = ljm_getopt(argc, argv, "hq", longopts, "report")) != -1) {
     switch (c) {
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
+    case 'q': quiet = 1; break;
     case 'h':
       fputs(usage, stdout);
       return ljm_cli_close_output(stdout, "stdout");
@@ -58,7 +62,7 @@ int ljm_cmd_report(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  int worth, rc = ljm_cli_load(path, strict, m, &worth);
+  int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);
   if (worth) {  /* even after an error: what was read is kept */
     char err[256] = "";
     const LjmExporter *e = ljm_exporter_by_name("text");

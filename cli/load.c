@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 
 int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -17,16 +18,21 @@ int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
   return LJM_EXIT_USAGE;
 }
 
-int ljm_cli_load(const char *path, int strict, LjmModel *m, int *worth_output)
+int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *worth_output)
 {
   LjmDiag d;
+  LjmProgressLine progress;
   *worth_output = 0;
   LjmInput *in = ljm_input_open(path, &d);
   if (!in) {
     fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
     return 1;
   }
+  ljm_progress_start(&progress, in, path, quiet);
+  ljm_model_set_progress(m, ljm_progress_update, &progress);
   LjmStatus st = ljm_model_load(m, in, path, &d);
+  ljm_progress_end(&progress);
+  ljm_model_set_progress(m, NULL, NULL);
   ljm_input_close(in);
   const LjmStreamInfo *info = ljm_model_stream(m);
   /* A cut stream is reported as far as it goes; after an error only what

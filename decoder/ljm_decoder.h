@@ -115,6 +115,11 @@ LjmInput *ljm_input_fdopen(int fd, int own_fd, LjmDiag *diag);
 LjmInput *ljm_input_mem(const void *data, size_t len);
 /* Whether the input turned out to be gzip-compressed (after the first read). */
 int ljm_input_is_gzip(const LjmInput *in);
+/* Bytes of the underlying file read so far (compressed bytes for a gzip
+** file; on a pipe, the bytes decoded), and its size when known (a regular
+** file), else -1. */
+uint64_t ljm_input_position(const LjmInput *in);
+int64_t ljm_input_size(const LjmInput *in);
 /* Closes the input; NULL is allowed. */
 void ljm_input_close(LjmInput *in);
 

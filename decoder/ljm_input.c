@@ -18,6 +18,8 @@ struct LjmInput {
   const uint8_t *mem;    /* memory input (no gzip) */
   size_t memlen, mempos;
   int gzip;              /* 1 once zlib found a gzip header */
+  uint64_t nread;        /* bytes read (after decompression) */
+  int64_t size;          /* file size, -1 when unknown */
 };
 
 static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
@@ -40,9 +42,17 @@ static int is_plain_file(int fd)
   return n >= 0 && !(n == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
 }
 
+static int64_t file_size(int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return (int64_t)st.st_size;
+}
+
 LjmInput *ljm_input_fdopen(int fd, int own_fd, LjmDiag *diag)
 {
   LjmInput *in = calloc(1, sizeof(*in));
+  if (in) in->size = file_size(fd);
   if (in && is_plain_file(fd)) {
     in->plain = 1;
     in->fd = fd;
@@ -89,10 +99,21 @@ LjmInput *ljm_input_mem(const void *data, size_t len)
   in->fd = -1;
   in->mem = data;
   in->memlen = len;
+  in->size = (int64_t)len;
   return in;
 }
 
 int ljm_input_is_gzip(const LjmInput *in) { return in->gzip; }
+
+uint64_t ljm_input_position(const LjmInput *in)
+{
+  if (in->plain) return in->nread;
+  if (!in->gz) return in->mempos;
+  z_off_t o = gzoffset(in->gz);  /* fails on a pipe */
+  return o > 0 ? (uint64_t)o : in->nread;
+}
+
+int64_t ljm_input_size(const LjmInput *in) { return in->size; }
 
 void ljm_input_close(LjmInput *in)
 {
@@ -108,7 +129,10 @@ ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
   if (in->plain) {
     for (;;) {
       ssize_t n = read(in->fd, buf, len);
-      if (n >= 0) return n;
+      if (n >= 0) {
+        in->nread += (uint64_t)n;
+        return n;
+      }
       if (errno == EINTR) continue;
       char text[200];
       snprintf(text, sizeof(text), "read error: %s", strerror(errno));
@@ -126,7 +150,10 @@ ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
   if (len > (1u << 30)) len = 1u << 30;
   int n = gzread(in->gz, buf, (unsigned)len);
   if (!gzdirect(in->gz)) in->gzip = 1;
-  if (n >= 0) return n;
+  if (n >= 0) {
+    in->nread += (uint64_t)n;
+    return n;
+  }
   int err;
   const char *msg = gzerror(in->gz, &err);
   if (err == Z_BUF_ERROR) return 0;  /* gzip data cut short: a truncated stream */
