@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build, the tests and the benchmarks need.
-# Idempotent and quiet: prints nothing when everything is already present.
+# Installs the Debian packages ljm needs to build and run; with --tests also
+# what the tests and benchmarks need (the real viewers: go tool pprof,
+# heaptrack, Chromium, ...). Idempotent and quiet: prints nothing when
+# everything is present, one "setup: installing ..." line when it installs.
+#   bash scripts/setup.sh            # build and run (scripts/demo.sh)
+#   bash scripts/setup.sh --tests    # + tests (scripts/test.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+tests=0
+[ "${1:-}" = "--tests" ] && tests=1
 
 packages=(
   bazel-bootstrap            # Bazel 4.2.3 (offline build, see WORKSPACE)
   clang libclang-rt-14-dev   # compiler, libFuzzer and sanitizer runtimes
   luajit libluajit-5.1-dev   # the VM the recorder profiles; ljm record embeds it
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler  # pprof writer
-  libxml2-dev libxml2-utils  # SVG writer (xmlwriter) and xmllint in tests
-  nodejs                     # runs the SVG flame graph's script in a test
-  zlib1g-dev libzstd-dev zstd  # gzip input, .pb.gz, .heaptrack.gz/.zst
-  golang-go                  # go tool pprof, to check pprof output in tests
-  heaptrack                  # heaptrack_print, to check Heaptrack output in tests
-  python3                    # test drivers
+  libxml2-dev                # SVG writer (xmlwriter)
+  zlib1g-dev libzstd-dev     # gzip input, .pb.gz, .heaptrack.gz/.zst
   dpkg-dev                   # apt-get source (LuaJIT internal headers)
-  time                       # /usr/bin/time for peak RSS in benchmarks
 )
+if [ $tests -eq 1 ]; then
+  packages+=(
+    libxml2-utils            # xmllint checks the SVG
+    zstd                     # decompresses .heaptrack.zst in tests
+    nodejs                   # runs the SVG's script (fake DOM) and Playwright
+    golang-go                # go tool pprof, the pprof client
+    heaptrack                # heaptrack_print, the heaptrack client
+    python3                  # test drivers
+    time                     # /usr/bin/time for peak RSS in benchmarks
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,8 +42,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Further steps of components (each idempotent and quiet when done).
-for step in "$here"/setup.d/*.sh; do
+# Further steps (each idempotent and quiet when done): the build's, then
+# with --tests the tests' (heaptrack_gui on Xvfb, Chromium and npm tools).
+steps=("$here"/setup.d/*.sh)
+[ $tests -eq 1 ] && steps+=("$here"/setup-tests.d/*.sh)
+for step in "${steps[@]}"; do
   [ -e "$step" ] || continue
   bash "$step"
 done

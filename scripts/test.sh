@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what is missing, then runs every test twice: a normal build and an
-# ASan+UBSan build (--config=asan). Ends with one line "N passed, N failed".
+# Installs what is missing (build and test dependencies; on a test machine
+# that may mean Chromium, heaptrack_gui and Xvfb: see scripts/setup.sh), then
+# runs every test twice: a normal build and an ASan+UBSan build
+# (--config=asan). Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh --tests || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 passed=0 failed=0
 run() {  # run <label> <bazel test args...>

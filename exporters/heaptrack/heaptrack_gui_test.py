@@ -529,7 +529,7 @@ def on_signal(signum, _frame):
 def main():
     for tool in ("heaptrack_gui", "Xvfb", "xwininfo", "zstd"):
         if not shutil.which(tool):
-            check(False, "%s not found (run scripts/setup.sh)" % tool)
+            check(False, "%s not found (run scripts/setup.sh --tests)" % tool)
             return T.summary()
     t0 = time.time()
     ljm, tmp, _, cases = T.reader_cases(sys.argv[1:])

@@ -1,5 +1,5 @@
 """Shared parts of the browser tests: where Chromium, playwright-core and
-speedscope are (scripts/setup.d/browser.sh installs them), one headless
+speedscope are (scripts/setup-tests.d/browser.sh installs them), one headless
 Chromium per test file steered through browser_agent.js, screenshots, free
 ports and small HTTP helpers. Checks and the summary come from
 exporters/common/export_testlib.py.
@@ -41,7 +41,7 @@ def parse_args(argv=None):
 def need(path, what):
     """Exits with a hint when something setup installs is missing."""
     if not os.path.exists(path):
-        sys.exit("%s not found at %s: run scripts/setup.sh (scripts/setup.d/browser.sh)"
+        sys.exit("%s not found at %s: run scripts/setup.sh (scripts/setup-tests.d/browser.sh)"
                  % (what, path))
 
 

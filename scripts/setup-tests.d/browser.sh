@@ -67,7 +67,7 @@ if [ ${#npm_missing[@]} -gt 0 ]; then
 {
   "name": "ljmkit-browser-tests",
   "private": true,
-  "description": "Installed by ljmkit scripts/setup.d/browser.sh for tests/browser",
+  "description": "Installed by ljmkit scripts/setup-tests.d/browser.sh for tests/browser",
   "dependencies": {
     "playwright-core": "$pw_version",
     "speedscope": "$speedscope_version"
