@@ -25,6 +25,10 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
 /* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
 int ljm_cli_close_output(FILE *f, const char *name);
 
+/* ljm convert -f ljm: writes the standard stream of IN to OUT (EXTENSION.md,
+** Downgrade); one-line errors; returns the exit status. */
+int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict);
+
 int ljm_cmd_report(int argc, char **argv);
 int ljm_cmd_convert(int argc, char **argv);
 

@@ -24,6 +24,8 @@ static void usage(FILE *f)
       snprintf(sfx + strlen(sfx), sizeof(sfx) - strlen(sfx), "%s%s", *sfx ? " " : "", *s);
     fprintf(f, "  %-10s %-34s %s\n", (*e)->name, sfx, (*e)->summary);
   }
+  fprintf(f, "  %-10s %-34s %s\n", "ljm", ".ljm",
+          "the standard stream of an extended one (ljm record --stacks)");
   fputs("\noptions:\n"
         "  -f, --format FORMAT  output format (see above)\n"
         "  -o, --output OUT     output file, or '-' for stdout\n"
@@ -131,6 +133,11 @@ int ljm_cmd_convert(int argc, char **argv)
   if (optind + 1 < argc)
     return ljm_cli_usage_error("convert", "one profile at a time ('%s' is extra)", argv[optind + 1]);
   o.in_path = argv[optind];
+
+  /* The standard stream of an extended one is bytes to bytes: no model. */
+  size_t ol = strlen(o.out_path);
+  if (format ? strcmp(format, "ljm") == 0 : ol > 4 && strcmp(o.out_path + ol - 4, ".ljm") == 0)
+    return ljm_cli_downgrade(o.in_path, o.out_path, strict);
 
   Run run = { NULL, NULL };
   run.e = format ? ljm_exporter_by_name(format) : ljm_exporter_by_path(o.out_path);

@@ -34,6 +34,10 @@ typedef struct Dec {
   size_t nbatch;
   uint64_t item;          /* offset of the item being read */
   const char *what;       /* its description, for truncation messages */
+  unsigned flags;         /* extension flags of the event section */
+  uint32_t nodes;         /* stack nodes defined so far */
+  uint32_t stack;         /* stack of the events that follow */
+  uint64_t time;          /* last time mark, or LJM_NO_TIME */
 } Dec;
 
 static uint64_t dec_off(const Dec *d) { return d->base + (uint64_t)(d->p - d->buf); }
@@ -179,7 +183,8 @@ static Rd dec_string(Dec *d)
 #define TRY(x) do { Rd r_ = (x); if (r_ != RD_OK) return r_; } while (0)
 
 /* Prologue: 3 magic bytes, version, 3 reserved bytes. */
-static Rd dec_prologue(Dec *d, const char *magic, const char *section, int *ver)
+static Rd dec_prologue(Dec *d, const char *magic, const char *section, int *ver,
+                       unsigned *flags)
 {
   d->item = dec_off(d);
   d->what = d->item == 0 ? "the symbol table prologue" : "the event section prologue";
@@ -200,6 +205,13 @@ static Rd dec_prologue(Dec *d, const char *magic, const char *section, int *ver)
   if (*ver < 1 || *ver > 3)
     return dec_error(d, dec_off(d) + 3, "unsupported %s version %d (this tool reads 1 to 3)",
                      section, *ver);
+  if (flags) {  /* the event section's extension flags (EXTENSION.md) */
+    *flags = d->p[4];
+    if (*flags & ~LJM_EXT_KNOWN)
+      return dec_error(d, dec_off(d) + 4, "unknown extension flags 0x%02x", *flags);
+    if (*flags && *ver != 3)
+      return dec_error(d, dec_off(d) + 4, "extension flags in a version %d stream", *ver);
+  }
   d->p += 7;
   return RD_OK;
 }
@@ -298,6 +310,69 @@ static int dec_header_ok(Dec *d, uint8_t h)
   return (int)src;
 }
 
+/* One extension item (EXTENSION.md), its header h already read. */
+static Rd dec_ext(Dec *d, uint8_t h)
+{
+  uint64_t a, b;
+  switch (h) {
+  case 0x20: {  /* stack node: parent frame */
+    LjmRawFrame f;
+    uint8_t k;
+    d->what = "a stack node";
+    memset(&f, 0, sizeof(f));
+    TRY(dec_uleb(d, &a));
+    TRY(dec_byte(d, &k));
+    f.kind = (LjmFrameKind)k;
+    switch (k) {
+    case LJM_FRAME_LUA: TRY(dec_uleb(d, &f.addr)); TRY(dec_uleb(d, &f.line)); break;
+    case LJM_FRAME_C: TRY(dec_uleb(d, &f.addr)); break;
+    case LJM_FRAME_TRACE: TRY(dec_uleb(d, &f.traceno)); break;
+    case LJM_FRAME_RESUME: case LJM_FRAME_TAIL: case LJM_FRAME_CUT: break;
+    default: return dec_error(d, d->item, "unknown stack frame kind 0x%02x", k);
+    }
+    if (a > d->nodes)
+      return dec_error(d, d->item, "stack node %u refers to node %llu, not defined before it",
+                       d->nodes + 1, (unsigned long long)a);
+    if (d->nodes == UINT32_MAX - 1) return dec_error(d, d->item, "too many stack nodes");
+    dec_flush(d);  /* events before it are delivered first */
+    d->nodes++;
+    if (d->cb->on_stack_node) d->cb->on_stack_node(d->ud, d->nodes, (uint32_t)a, &f);
+    return RD_OK;
+  }
+  case 0x21:  /* stack of the events that follow */
+    d->what = "a stack selection";
+    TRY(dec_uleb(d, &a));
+    if (a > d->nodes)
+      return dec_error(d, d->item, "stack node %llu is not defined", (unsigned long long)a);
+    d->stack = (uint32_t)a;
+    return RD_OK;
+  case 0x22:  /* time mark */
+    d->what = "a time mark";
+    TRY(dec_uleb(d, &a));
+    if (d->time != LJM_NO_TIME && a < d->time)
+      return dec_error(d, d->item, "time goes back from %llu to %llu us",
+                       (unsigned long long)d->time, (unsigned long long)a);
+    if (a == LJM_NO_TIME) return dec_error(d, d->item, "time mark out of range");
+    d->time = a;
+    if (d->cb->on_time) d->cb->on_time(d->ud, a);
+    return RD_OK;
+  default:  /* 0x23: RSS sample */
+    d->what = "an RSS sample";
+    TRY(dec_uleb(d, &b));
+    dec_flush(d);
+    if (d->cb->on_rss) d->cb->on_rss(d->ud, d->time, b);
+    return RD_OK;
+  }
+}
+
+/* Is h an extension item the stream's flags allow? */
+static int is_ext(const Dec *d, uint8_t h)
+{
+  if (h == 0x20 || h == 0x21) return (d->flags & LJM_EXT_STACKS) != 0;
+  if (h == 0x22 || h == 0x23) return (d->flags & LJM_EXT_TIME) != 0;
+  return 0;
+}
+
 static Rd dec_events(Dec *d)
 {
   for (;;) {
@@ -312,6 +387,10 @@ static Rd dec_events(Dec *d)
     }
     if (r != RD_OK) return r;
     if (h == 0x80) return RD_OK;
+    if (is_ext(d, h)) {
+      TRY(dec_ext(d, h));
+      continue;
+    }
     int src = dec_header_ok(d, h);
     if (src < 0) return RD_ERR;
     d->what = event_names[h & 3];
@@ -326,6 +405,8 @@ static Rd dec_events(Dec *d)
     memset(ev, 0, sizeof(*ev));
     ev->kind = (LjmRawKind)(h & 3);
     ev->offset = d->item;
+    ev->stack = d->stack;
+    ev->time = d->time;
     ev->loc.source = (LjmSource)src;
     switch (src) {
     case LJM_SRC_LUA:
@@ -395,14 +476,15 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
     return LJM_ERROR;
   }
   d.p = d.end = d.buf;
+  d.time = LJM_NO_TIME;
   if (trailing) *trailing = 0;
 
-  Rd r = dec_prologue(&d, "ljs", "symbol table", &d.ljs_ver);
+  Rd r = dec_prologue(&d, "ljs", "symbol table", &d.ljs_ver, NULL);
   if (r == RD_EOF && d.end == d.buf) {
     r = dec_error(&d, 0, "empty input: not an ljm profile");
   }
   if (r == RD_OK) r = dec_symtab(&d);
-  if (r == RD_OK) r = dec_prologue(&d, "ljm", "event section", &d.ljm_ver);
+  if (r == RD_OK) r = dec_prologue(&d, "ljm", "event section", &d.ljm_ver, &d.flags);
   /* Writers bumped both sections together; the v2 symtab layout read here
   ** (traces with a machine-code address) only ever preceded ljm v2. */
   if (r == RD_OK && d.ljs_ver != d.ljm_ver)
@@ -410,6 +492,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                   "event section version %d does not go with symbol table version %d",
                   d.ljm_ver, d.ljs_ver);
   if (r == RD_OK && d.cb->on_versions) d.cb->on_versions(d.ud, d.ljs_ver, d.ljm_ver);
+  if (r == RD_OK && d.cb->on_flags) d.cb->on_flags(d.ud, d.flags);
   if (r == RD_OK) r = dec_events(&d);
   dec_flush(&d);  /* events before an error or a cut are delivered too */
 

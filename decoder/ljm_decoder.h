@@ -4,12 +4,13 @@
 **
 **   file      := symtab events
 **   symtab    := "ljs" ver 0 0 0  sym* final
-**   events    := "ljm" ver 0 0 0  event* 0x80
+**   events    := "ljm" ver flags 0 0  item* 0x80
 **   sym       := 0x00 proto:U chunk:S firstline:U          (ljs v1-v3)
 **              | 0x01 addr:U name:S                         (ljs v3: C symbol)
 **              | 0x02 traceno:U proto:U line:U              (ljs v3: trace)
 **              | 0x01 traceno:U mcode:U proto:U line:U      (ljs v2: trace)
 **   final     := any byte with bit 0x80 set
+**   item      := event | ext
 **   event     := hdr loc [oaddr:U osize:U] [naddr:U nsize:U]   alloc/free/realloc
 **              | 0x08 proto:U chunk:S firstline:U          (ljm v3: new prototype)
 **              | 0x0C addr:U name:S                        (ljm v3: C symbol)
@@ -18,6 +19,17 @@
 **                SSS 0x04 internal, 0x08 Lua, 0x0C C, 0x10 trace (v2+)
 **   loc       := ε | proto:U line:U | addr:U | traceno:U [mcode:U (v2)]
 **   U         := ULEB128 (at most 10 bytes), S := U length + raw bytes
+**
+** ljmkit's extension (ljm v3 only; decoder/EXTENSION.md): 'flags' is 0 in a
+** standard stream; in an extended one it says which items may follow:
+**
+**   flags     := 0x01 STACKS | 0x02 TIME              (other bits: error)
+**   ext       := 0x20 parent:U frame                  stack node (STACKS)
+**              | 0x21 node:U                          stack of later events
+**              | 0x22 usec:U                          time mark (TIME)
+**              | 0x23 bytes:U                         RSS sample (TIME)
+**   frame     := 0x01 proto:U line:U | 0x02 addr:U | 0x03 traceno:U
+**              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
 **
 ** Input comes from a file, stdin ("-") or a gzip file (recognised by its
 ** magic bytes) through a fixed-size buffer: memory does not grow with the
@@ -76,7 +88,31 @@ typedef struct LjmRawEvent {
   LjmLoc loc;
   uint64_t oaddr, osize, naddr, nsize;
   uint64_t offset;   /* offset of the header byte */
+  uint32_t stack;    /* extended streams: node of its stack, 0 if none */
+  uint64_t time;     /* extended streams: last time mark (usec), else LJM_NO_TIME */
 } LjmRawEvent;
+
+#define LJM_NO_TIME UINT64_MAX
+
+/* Extension flags (byte 4 of the event section). */
+#define LJM_EXT_STACKS 0x01u
+#define LJM_EXT_TIME   0x02u
+#define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME)
+
+/* One frame of a stack node (the 'frame' of the grammar). */
+typedef enum LjmFrameKind {
+  LJM_FRAME_LUA = 1,     /* addr: prototype, line */
+  LJM_FRAME_C = 2,       /* addr: C function or built-in */
+  LJM_FRAME_TRACE = 3,   /* traceno */
+  LJM_FRAME_RESUME = 4,  /* coroutine boundary */
+  LJM_FRAME_TAIL = 5,    /* tail call */
+  LJM_FRAME_CUT = 6      /* frames left out */
+} LjmFrameKind;
+
+typedef struct LjmRawFrame {
+  LjmFrameKind kind;
+  uint64_t addr, line, traceno;  /* as the kind says; else 0 */
+} LjmRawFrame;
 
 /* Callbacks of the low-level decoder; any may be NULL. Strings are valid
 ** only during the call. 'in_events' is 1 for symtab events in the event
@@ -100,6 +136,13 @@ typedef struct LjmCallbacks {
   /* Optional: called each time another part of the input has been read,
   ** with the stream offset reached so far (for progress displays). */
   void (*on_progress)(void *ud, uint64_t offset);
+  /* Extended streams (EXTENSION.md): the flags, before any item; each stack
+  ** node (ids 1, 2, ... in order; parent 0 = outermost), delivered before
+  ** any event that uses it; each RSS sample with the last time mark. */
+  void (*on_flags)(void *ud, unsigned flags);
+  void (*on_stack_node)(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f);
+  void (*on_rss)(void *ud, uint64_t time, uint64_t bytes);
+  void (*on_time)(void *ud, uint64_t usec);   /* each time mark */
 } LjmCallbacks;
 
 typedef struct LjmInput LjmInput;
@@ -128,6 +171,16 @@ void ljm_input_close(LjmInput *in);
 ** 'trailing' (may be NULL) the bytes seen after the epilogue. */
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
+
+/* Output of ljm_downgrade: takes all of p[0..n), returns 0 or an errno. */
+typedef int (*LjmWriteFn)(void *ud, const void *p, size_t n);
+
+/* Writes the standard stream of an extended one (EXTENSION.md, Downgrade):
+** every symbol entry and event as the reference encodes them, extension
+** items dropped, flags 0; a standard stream comes out as it went in. Only
+** version 3 streams. Returns the decode status; a cut stream is written as
+** far as it goes, without an end marker. */
+LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag);
 
 /* Formats "<path>: byte <offset>: <msg>" into buf. */
 void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len);

@@ -40,6 +40,7 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
+  bad |= ljm_hmap_init(&m->ctx_by_key);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
@@ -65,6 +66,7 @@ void ljm_model_free(LjmModel *m)
   ljm_hmap_free(&m->prim_by_key);
   ljm_hmap_free(&m->src_by_chunk);
   ljm_sources_free(m);
+  ljm_stacks_free(m);
   ljm_addrmap_free(&m->blocks);
   ljm_addrset_free(&m->caddrs);
   free(m->protos);
@@ -161,20 +163,57 @@ static void site_touch(LjmModel *m, uint32_t si)
   }
 }
 
-static void live_add(LjmModel *m, uint32_t si, uint64_t size)
+/* The same for a node (extended streams). */
+static void node_touch(LjmModel *m, uint32_t n)
 {
+  NodeX *x = &m->nodex[n];
+  if (x->epoch != m->epoch) {
+    x->epoch = m->epoch;
+    x->snap_count = m->nodes[n].self.inuse_count;
+    x->snap_bytes = m->nodes[n].self.inuse_bytes;
+  }
+}
+
+/* A block's owner is its site, or in an extended stream its ctx (site and
+** stack). */
+static inline uint32_t owner_site(const LjmModel *m, uint32_t owner)
+{
+  return m->stacks ? m->ctxs[owner].site : owner;
+}
+
+static inline uint32_t owner_node(const LjmModel *m, uint32_t owner)
+{
+  return m->stacks ? m->ctxs[owner].node : owner;  /* node i is site i */
+}
+
+static void live_add(LjmModel *m, uint32_t owner, uint64_t size)
+{
+  uint32_t si = owner_site(m, owner);
   site_touch(m, si);
   m->sites[si].fig.inuse_count++;
   m->sites[si].fig.inuse_bytes += size;
+  if (m->stacks) {
+    uint32_t n = m->ctxs[owner].node;
+    node_touch(m, n);
+    m->nodes[n].self.inuse_count++;
+    m->nodes[n].self.inuse_bytes += size;
+  }
   m->live_count++;
   m->live_bytes += size;
 }
 
-static void live_sub(LjmModel *m, uint32_t si, uint64_t size)
+static void live_sub(LjmModel *m, uint32_t owner, uint64_t size)
 {
+  uint32_t si = owner_site(m, owner);
   site_touch(m, si);
   m->sites[si].fig.inuse_count--;
   m->sites[si].fig.inuse_bytes -= size;
+  if (m->stacks) {
+    uint32_t n = m->ctxs[owner].node;
+    node_touch(m, n);
+    m->nodes[n].self.inuse_count--;
+    m->nodes[n].self.inuse_bytes -= size;
+  }
   m->live_count--;
   m->live_bytes -= size;
 }
@@ -226,6 +265,19 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
                                                 : ljm_names_site_of(m, li);
   if (si == NONE) return;
   LjmFigures *f = &m->sites[si].fig;
+  uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
+  LjmFigures *nf = NULL;
+  if (m->stacks) {
+    node = ljm_stacks_event_node(m, ev->stack, si);
+    owner = ljm_stacks_ctx(m, si, node);
+    if (node == NONE || owner == NONE) return;
+    LjmNode *nd = &m->nodes[node];
+    nf = &nd->self;
+    if (ev->time != LJM_NO_TIME) {
+      if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
+      nd->last_time = ev->time;
+    }
+  }
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;
 
@@ -236,22 +288,32 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   if (ev->kind == LJM_RAW_FREE) {
     f->free_count++;
     f->free_bytes += ev->osize;
+    if (nf) {
+      nf->free_count++;
+      nf->free_bytes += ev->osize;
+    }
     m->totals.frees++;
   } else {  /* the allocated half */
     f->alloc_count++;
     f->alloc_bytes += ev->nsize;
+    if (nf) {
+      nf->alloc_count++;
+      nf->alloc_bytes += ev->nsize;
+    }
     if (ev->kind == LJM_RAW_ALLOC) m->totals.allocs++;
     else m->totals.reallocs++;
-    int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, si, &dropped);
+    int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, owner, &dropped);
     if (r < 0) {
       m->oom = 1;
       return;
     }
     /* r == 1: the stream never freed the block that lived here. */
     if ((had_dropped = r == 1)) live_sub(m, dropped.site, dropped.size);
-    live_add(m, si, ev->nsize);
+    live_add(m, owner, ev->nsize);
   }
-  ljm_refagg_event(m, ev, li, &old, had_old);
+  LjmBlock old_by_site = old;  /* the reference view knows sites only */
+  if (had_old) old_by_site.site = owner_site(m, old.site);
+  ljm_refagg_event(m, ev, li, &old_by_site, had_old);
   uint64_t index = m->totals.events++;
   if (m->live_bytes > m->totals.fig.peak_bytes) {
     m->totals.fig.peak_bytes = m->live_bytes;
@@ -266,8 +328,12 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
     le.index = index;
     le.offset = ev->offset;
     le.site = si;
-    le.old_site = had_old ? old.site : LJM_NO_SITE;
-    le.dropped_site = had_dropped ? dropped.site : LJM_NO_SITE;
+    le.old_site = had_old ? owner_site(m, old.site) : LJM_NO_SITE;
+    le.dropped_site = had_dropped ? owner_site(m, dropped.site) : LJM_NO_SITE;
+    le.node = node;
+    le.old_node = had_old ? owner_node(m, old.site) : LJM_NO_NODE;
+    le.dropped_node = had_dropped ? owner_node(m, dropped.site) : LJM_NO_NODE;
+    le.time = ev->time == LJM_NO_TIME ? LJM_NO_TIME_US : ev->time;
     if (ev->kind != LJM_RAW_ALLOC) {
       le.old_addr = ev->oaddr;
       le.old_size = had_old ? old.size : ev->osize;
@@ -326,6 +392,31 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
   if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
 }
 
+static void on_flags(void *ud, unsigned flags)
+{
+  LjmModel *m = ud;
+  m->info.ext_flags = flags;
+  m->stacks = (flags & LJM_EXT_STACKS) != 0;
+}
+
+static void on_stack_node(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f)
+{
+  LjmModel *m = ud;
+  if (!m->oom && !m->bad) ljm_stacks_on_node(m, id, parent, f);
+}
+
+static void on_time(void *ud, uint64_t usec)
+{
+  LjmModel *m = ud;
+  m->info.duration = usec;
+}
+
+static void on_rss(void *ud, uint64_t time, uint64_t bytes)
+{
+  LjmModel *m = ud;
+  if (!m->oom && !m->bad) ljm_stacks_on_rss(m, time, bytes);
+}
+
 static int stopped(void *ud)
 {
   const LjmModel *m = ud;
@@ -339,7 +430,8 @@ static void on_progress(void *ud, uint64_t offset)
 }
 
 static const LjmCallbacks model_callbacks = {
-  on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress
+  on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
+  on_flags, on_stack_node, on_rss, on_time
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)
@@ -383,6 +475,7 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
   if (!diag) diag = &scratch;
   free((char *)m->info.path);
   m->info.path = strdup(path ? path : "");
+  m->info.duration = LJM_NO_TIME_US;
   LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes,
                             &m->info.trailing);
   m->info.gzip = ljm_input_is_gzip(in);
@@ -395,6 +488,7 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
     m->info.truncated_at = diag->offset;
   }
   finish_figures(m);
+  ljm_stacks_finish(m);
   if (ljm_refagg_finish(m) != 0) m->oom = 1;
   if (m->oom || !m->info.path) {
     diag->offset = m->info.bytes;
@@ -407,6 +501,16 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
 /* -- Accessors ------------------------------------------------------------ */
 
 size_t ljm_model_nsites(const LjmModel *m) { return m->nsites; }
+
+size_t ljm_model_nnodes(const LjmModel *m) { return m->nnodes; }
+
+const LjmNode *ljm_model_node(const LjmModel *m, uint32_t id) { return &m->nodes[id]; }
+
+size_t ljm_model_rss(const LjmModel *m, const LjmRssSample **samples)
+{
+  *samples = m->rss;
+  return m->nrss;
+}
 
 const LjmSite *ljm_model_site(const LjmModel *m, uint32_t id) { return &m->sites[id]; }
 

@@ -112,6 +112,49 @@ typedef struct LjmTotals {
   uint64_t symtab_events;  /* 0x08/0x0C/0x10 events in the event stream */
 } LjmTotals;
 
+/* -- Call stacks ---------------------------------------------------------
+** An extended stream (ljm record --stacks, decoder/EXTENSION.md) gives each
+** event its call stack; the stacks form a tree of nodes, caller side first.
+** A standard stream has no stacks: there every site is a node of its own
+** (depth 1, node id == site id), and so is the site of an event that came
+** without a stack, so every exporter draws both kinds of stream one way. */
+
+#define LJM_NO_NODE UINT32_MAX
+
+typedef enum LjmNodeKind {
+  LJM_NODE_FRAME = 0,   /* a frame: 'site' is what runs there */
+  LJM_NODE_RESUME,      /* coroutine boundary: the frames above ran in a
+                           coroutine the frames below resumed */
+  LJM_NODE_TAIL,        /* tail call(s) between the frames below and above */
+  LJM_NODE_CUT          /* outermost frames left out (a depth limit) */
+} LjmNodeKind;
+
+typedef struct LjmNode {
+  uint32_t parent;      /* the caller's node, LJM_NO_NODE when outermost */
+  uint32_t site;        /* FRAME: a Lua line (for a caller: the line of its
+                           call), C function or trace; else LJM_NO_SITE */
+  LjmNodeKind kind;
+  uint32_t depth;       /* 1 when outermost */
+  LjmFigures self;      /* events whose stack ends at this node */
+  LjmFigures total;     /* self plus every node above it */
+  uint64_t first_time;  /* usec of its first and last event (extended */
+  uint64_t last_time;   /* streams with time marks), else LJM_NO_TIME_US */
+} LjmNode;
+
+/* Number of nodes; ids are 0 .. n-1, a parent before its children. */
+size_t ljm_model_nnodes(const LjmModel *m);
+/* Node by id (id < ljm_model_nnodes). */
+const LjmNode *ljm_model_node(const LjmModel *m, uint32_t id);
+
+/* Samples of the process's resident set size (extended streams). */
+typedef struct LjmRssSample {
+  uint64_t time;        /* usec since the stream began */
+  uint64_t bytes;
+} LjmRssSample;
+size_t ljm_model_rss(const LjmModel *m, const LjmRssSample **samples);
+
+#define LJM_NO_TIME_US UINT64_MAX
+
 typedef struct LjmStreamInfo {
   const char *path;       /* as given ("-" for stdin) */
   int gzip;               /* input was gzip-compressed */
@@ -121,6 +164,9 @@ typedef struct LjmStreamInfo {
   int truncated;          /* the stream stops before its 0x80 epilogue */
   uint64_t truncated_at;  /* byte offset where it stops */
   uint64_t trailing;      /* bytes after the epilogue (ignored) */
+  unsigned ext_flags;     /* extension flags (EXTENSION.md): 0 standard,
+                             1 stacks, 2 time marks and RSS */
+  uint64_t duration;      /* last time mark (usec), LJM_NO_TIME_US if none */
 } LjmStreamInfo;
 
 const LjmTotals *ljm_model_totals(const LjmModel *m);
@@ -151,6 +197,10 @@ typedef struct LjmLiveEvent {
                             model (a free the stream never showed): that
                             block's owner, else LJM_NO_SITE */
   uint64_t dropped_size;
+  uint32_t node;         /* stack of the event (a node id) */
+  uint32_t old_node;     /* stack that (re)allocated the freed block, or LJM_NO_NODE */
+  uint32_t dropped_node; /* stack of the dropped block, or LJM_NO_NODE */
+  uint64_t time;         /* usec (extended streams), else LJM_NO_TIME_US */
 } LjmLiveEvent;
 
 typedef struct LjmListener {

@@ -51,6 +51,17 @@ typedef struct Prim {
   double allocated, freed;
 } Prim;
 
+/* Peak snapshot of a node, as SiteX keeps one of a site. */
+typedef struct NodeX {
+  uint64_t epoch;
+  uint64_t snap_count, snap_bytes;
+} NodeX;
+
+/* Owner of a live block in an extended stream: the site and the stack. */
+typedef struct Ctx {
+  uint32_t site, node;
+} Ctx;
+
 /* Source text of a chunk (ljm_sources.c); text NULL: not readable. */
 typedef struct SrcText {
   char *text;
@@ -106,6 +117,13 @@ struct LjmModel {
   LjmStr *override_names;
   LjmHeapLine *heap;  size_t nheap;
   uint32_t id_internal, id_trace, id_cfunc;  /* interned constants */
+  /* call stacks (ljm_stacks.c); in a standard stream node i is site i */
+  int stacks;             /* the stream has stacks: blocks are owned by ctxs */
+  LjmNode *nodes;  NodeX *nodex;  uint32_t nnodes, capnodes;
+  uint32_t *stream_node;  uint32_t nstream, capstream;  /* stream id - 1 -> node */
+  uint32_t *site_node;  uint32_t capsite_node;  /* site -> its own node, or NONE */
+  Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;  uint32_t last_ctx;
+  LjmRssSample *rss;  uint32_t nrss, caprss;
   /* source files, for function names (ljm_sources.c) */
   int use_sources;
   char **src_dirs;  size_t nsrc_dirs;
@@ -131,6 +149,19 @@ int ljm_fmt_lua_int(char *buf, size_t len, double n);
 const char *ljm_sources_line(LjmModel *m, uint32_t chunk, uint64_t line, size_t *len);
 int ljm_sources_readable(LjmModel *m, uint32_t chunk);
 void ljm_sources_free(LjmModel *m);
+
+/* ljm_stacks.c: nodes, the owners of live blocks, RSS samples. */
+void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawFrame *f);
+/* Node of an event: its stream stack, or the site's own node (stack 0). */
+uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site);
+/* The node a site is on its own (standard streams: node id == site id). */
+uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
+/* Interned owner (site, node) of a block in an extended stream. */
+uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node);
+void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
+/* Node figures once decoding is over (peaks and totals). */
+void ljm_stacks_finish(LjmModel *m);
+void ljm_stacks_free(LjmModel *m);
 
 /* ljm_refagg.c: the reference aggregation. */
 void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t loc,

@@ -256,6 +256,7 @@ static uint32_t new_site(LjmModel *m, uint32_t loc, uint32_t name)
   m->sitex[si].loc = loc;
   m->sitex[si].name = name;
   if (ljm_hmap_put(&m->site_by_key, (uint64_t)loc << 32 | name, si) != 0) m->oom = 1;
+  if (!m->stacks) ljm_stacks_site_node(m, si);  /* node si: the site alone */
   return si;
 }
 

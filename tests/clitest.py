@@ -10,9 +10,11 @@ class Checks:
         self.name, self.count, self.failures = name, 0, []
 
     def __call__(self, cond, what):
+        """Counts one check; returns whether it held."""
         self.count += 1
         if not cond:
             self.failures.append(what)
+        return bool(cond)
 
     def done(self, minimum=1):
         """Prints the failures and the tally; returns the exit status."""

@@ -123,10 +123,18 @@ static void test_value(void)
   CHECK(strcmp(ljm_value_unit(LJM_VALUE_ALLOC_COUNT), "allocations") == 0);
 }
 
+/* Folded path of a site on its own: the model's nodes are its sites, so the
+** hand-made site is put where site 0 of a one-site model is. */
 static void check_folded(const LjmModel *m, const LjmSite *s, const char *want)
 {
   LjmBuf b = {0};
-  ljm_frames_folded(&b, m, s);
+  LjmFrames fr = {0};
+  LjmSite *slot = (LjmSite *)ljm_model_site(m, 0);
+  LjmSite saved = *slot;
+  *slot = *s;
+  ljm_frames_folded(&b, m, 0, &fr);
+  *slot = saved;
+  ljm_frames_free(&fr);
   if (strcmp(ljm_buf_str(&b), want) != 0) {
     fprintf(stderr, "FAIL folded: got '%s' want '%s'\n", ljm_buf_str(&b), want);
     failures++;
@@ -145,9 +153,34 @@ static void check_label(const LjmModel *m, const LjmSite *s, const char *want)
   ljm_buf_free(&b);
 }
 
-static void test_frames(void)
+/* A model of the stream in b (freed by the caller), or NULL. */
+static LjmModel *load_stream(Sbuf *b)
 {
   LjmModel *m = ljm_model_new();
+  LjmInput *inp = ljm_input_mem(b->p, b->n);
+  LjmDiag d;
+  if (ljm_model_load(m, inp, "mem", &d) != LJM_OK || ljm_model_nsites(m) < 1) {
+    fprintf(stderr, "FAIL stream did not load: %s\n", d.msg);
+    failures++;
+    ljm_model_free(m);
+    m = NULL;
+  }
+  ljm_input_close(inp);
+  return m;
+}
+
+static void test_frames(void)
+{
+  /* A one-site model whose site 0 the hand-made sites stand in for. */
+  Sbuf b = {0};
+  sb_prologue(&b, "ljs", 3);
+  sb_byte(&b, 0x80);
+  sb_prologue(&b, "ljm", 3);
+  sb_byte(&b, 0x05); sb_uleb(&b, 0x10); sb_uleb(&b, 8);
+  sb_byte(&b, 0x80);
+  LjmModel *m = load_stream(&b);
+  free(b.p);
+  if (!m) return;
   LjmSite lua = {0}, c = {0}, tr = {0}, in = {0}, anon = {0}, bi = {0};
   lua.kind = LJM_SITE_LUA;
   lua.name = "@test.lua:14"; lua.name_len = 12; lua.line = 14;
@@ -177,7 +210,7 @@ static void test_frames(void)
   ljm_model_free(m);
 
   /* A trace below the Lua line it starts at (a loaded model). */
-  Sbuf b = {0};
+  memset(&b, 0, sizeof(b));
   sb_prologue(&b, "ljs", 3);
   sb_proto(&b, 0x00, 0x100, "@loop.lua", 0);
   sb_byte(&b, 0x80);
@@ -185,20 +218,14 @@ static void test_frames(void)
   sb_byte(&b, 0x10); sb_uleb(&b, 2); sb_uleb(&b, 0x100); sb_uleb(&b, 7);
   sb_byte(&b, 0x11); sb_uleb(&b, 2); sb_uleb(&b, 0x1000); sb_uleb(&b, 16);
   sb_byte(&b, 0x80);
-  m = ljm_model_new();
-  LjmInput *inp = ljm_input_mem(b.p, b.n);
-  LjmDiag d;
-  if (ljm_model_load(m, inp, "mem", &d) != LJM_OK || ljm_model_nsites(m) < 1) {
-    fprintf(stderr, "FAIL trace stream did not load: %s\n", d.msg);
-    failures++;
-  } else {
+  m = load_stream(&b);
+  free(b.p);
+  if (m) {
     const LjmSite *t = ljm_model_site(m, 0);
     check_folded(m, t, "loop.lua;main chunk;loop.lua:7;TRACE [2]");
     check_label(m, t, "TRACE [2] (started at loop.lua:7)");
+    ljm_model_free(m);
   }
-  ljm_input_close(inp);
-  ljm_model_free(m);
-  free(b.p);
 }
 
 int main(void)

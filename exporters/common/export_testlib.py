@@ -180,11 +180,41 @@ def lstr(b):
 
 
 class Stream:
-    """Builds a v3 profile: symtab entries first, then events."""
+    """Builds a v3 profile: symtab entries first, then events; with flags,
+    an extended one (decoder/EXTENSION.md) whose extension items go between
+    the events in the order they are added."""
 
-    def __init__(self):
+    def __init__(self, flags=0):
         self.syms = bytearray()
         self.events = bytearray()
+        self.flags = flags
+        self.nodes = 0
+
+    # Extension items. Frames: ("lua", proto, line), ("c", addr),
+    # ("trace", traceno), ("resume",), ("tail",), ("cut",).
+    def node(self, parent, frame):
+        """Defines a stack node; returns its id."""
+        kind = frame[0]
+        body = {"lua": lambda: b"\x01" + uleb(frame[1]) + uleb(frame[2]),
+                "c": lambda: b"\x02" + uleb(frame[1]),
+                "trace": lambda: b"\x03" + uleb(frame[1]),
+                "resume": lambda: b"\x04", "tail": lambda: b"\x05",
+                "cut": lambda: b"\x06"}[kind]()
+        self.events += b"\x20" + uleb(parent) + body
+        self.nodes += 1
+        return self.nodes
+
+    def stack(self, node):
+        self.events += b"\x21" + uleb(node)
+
+    def time(self, usec):
+        self.events += b"\x22" + uleb(usec)
+
+    def rss(self, nbytes):
+        self.events += b"\x23" + uleb(nbytes)
+
+    def proto_event(self, addr, chunk, firstline):
+        self.events += b"\x08" + uleb(addr) + lstr(chunk) + uleb(firstline)
 
     def proto(self, addr, chunk, firstline):
         self.syms += b"\x00" + uleb(addr) + lstr(chunk) + uleb(firstline)
@@ -219,7 +249,7 @@ class Stream:
 
     def data(self):
         return (b"ljs\x03\x00\x00\x00" + bytes(self.syms) + b"\x80" +
-                b"ljm\x03\x00\x00\x00" + bytes(self.events) + b"\x80")
+                b"ljm\x03" + bytes([self.flags]) + b"\x00\x00" + bytes(self.events) + b"\x80")
 
 
 def hostile_stream():
@@ -307,6 +337,58 @@ def site_frames(site, sites):
     start = None if site["trace_start"] is None else sites[site["trace_start"]]
     root = _plain_frames(start) if start and start["kind"] in ("lua", "c") else ["[JIT]"]
     return root + ["TRACE [%d]" % site["traceno"]]
+
+
+_MARKERS = {"resume": "[coroutine]", "tail": "[tail call]", "cut": "[...]"}
+
+
+def _stack_frame(node, sites):
+    if node["kind"] != "frame":
+        return _MARKERS[node["kind"]]
+    s = sites[node["site"]]
+    if s["kind"] == "lua":
+        if s["func_from"] in ("source", "main"):
+            return "%s (%s)" % (s["func"], s["file"])
+        return s["func"]
+    if s["kind"] == "trace":
+        return "TRACE [%d]" % s["traceno"]
+    return s["func"]
+
+
+def node_frames(doc, i):
+    """Raw frame path of node i of a JSON document (frames.h): a site on its
+    own in a standard stream; else the stack root first, then the leaf's
+    line when the leaf is a Lua function."""
+    nodes, sites = doc["nodes"], doc["sites"]
+    n = nodes[i]
+    if not doc["stream"]["stacks"]:
+        return site_frames(sites[n["site"]], sites)
+    chain = []
+    k = i
+    while k is not None:
+        chain.append(nodes[k])
+        k = nodes[k]["parent"]
+    out = [_stack_frame(x, sites) for x in reversed(chain)]
+    if n["kind"] == "frame":
+        s = sites[n["site"]]
+        if s["kind"] == "lua" and s["func_from"] != "builtin":
+            out.append("%s:%d" % (s["file"], s["line"]))
+    return out
+
+
+def node_context(doc, i):
+    """Markdown Context of node i: labels innermost first (a standard
+    stream: the site's label alone)."""
+    nodes, sites = doc["nodes"], doc["sites"]
+    out = []
+    k = i
+    while k is not None:
+        n = nodes[k]
+        out.append(_MARKERS[n["kind"]] if n["kind"] != "frame" else site_label(sites[n["site"]], sites))
+        if not doc["stream"]["stacks"]:
+            break
+        k = n["parent"]
+    return out
 
 
 def _plain_label(site):

@@ -1,69 +1,97 @@
-/* frames.c -- the frame path of a site, shared by the folded and SVG exporters. */
+/* frames.c -- the frame path of a call-tree node (folded, SVG, Markdown). */
 #include "exporters/common/frames.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exporters/common/utf8.h"
 
-static void frames_add(LjmFrames *f, const char *s, size_t len)
+/* Appends one frame of the given kind, its name printed into f->text. */
+static void frames_addf(LjmFrames *f, LjmSiteKind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void frames_push(LjmFrames *f, LjmSiteKind kind, size_t off)
 {
-  if (f->n < LJM_FRAMES_MAX) {
-    f->s[f->n] = s ? s : "";
-    f->len[f->n] = s ? len : 0;
-    f->kind[f->n] = f->cur;
-    f->n++;
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 16;
+    size_t *o = realloc(f->off, cap * sizeof(*o));
+    if (o) f->off = o;
+    size_t *l = o ? realloc(f->len, cap * sizeof(*l)) : NULL;
+    if (l) f->len = l;
+    LjmSiteKind *k = l ? realloc(f->kind, cap * sizeof(*k)) : NULL;
+    if (!k) {
+      f->oom = 1;
+      return;
+    }
+    f->kind = k;
+    f->cap = cap;
   }
+  f->off[f->n] = off;
+  f->len[f->n] = f->text.len - off;
+  f->kind[f->n] = kind;
+  f->n++;
 }
 
-static void frames_adds(LjmFrames *f, const char *s)
+static void frames_addf(LjmFrames *f, LjmSiteKind kind, const char *fmt, ...)
 {
-  frames_add(f, s, s ? strlen(s) : 0);
-}
-
-/* "file:line" of a Lua site; short ones in scratch, long ones in f->line. */
-static void frames_add_line(LjmFrames *f, const LjmSite *s)
-{
-  size_t fl = strlen(s->file);
-  if (fl + 24 <= sizeof(f->scratch[1])) {
-    int n = snprintf(f->scratch[1], sizeof(f->scratch[1]), "%s:%lld", s->file,
-                     (long long)s->line);
-    frames_add(f, f->scratch[1], (size_t)n);
-    return;
+  size_t off = f->text.len;
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[256];
+  int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof(tmp)) {
+    ljm_buf_put(&f->text, tmp, (size_t)n);
+  } else {  /* long names: format again into the buffer itself */
+    va_start(ap, fmt);
+    LjmBuf *b = &f->text;
+    char *big = n > 0 ? malloc((size_t)n + 1) : NULL;
+    if (big) {
+      vsnprintf(big, (size_t)n + 1, fmt, ap);
+      ljm_buf_put(b, big, (size_t)n);
+      free(big);
+    }
+    va_end(ap);
   }
-  ljm_buf_reset(&f->line);
-  ljm_buf_printf(&f->line, "%s:%lld", s->file, (long long)s->line);
-  frames_add(f, f->line.oom ? s->file : f->line.p, f->line.oom ? fl : f->line.len);
+  frames_push(f, kind, off);
 }
 
-/* The path of a non-trace site. */
+static void frames_adds(LjmFrames *f, LjmSiteKind kind, const char *s)
+{
+  size_t off = f->text.len;
+  ljm_buf_puts(&f->text, s ? s : "");
+  frames_push(f, kind, off);
+}
+
+/* The short path of a site on its own (standard streams), not a trace. */
 static void frames_plain(LjmFrames *f, const LjmSite *s)
 {
-  f->cur = s->kind;
   switch (s->kind) {
   case LJM_SITE_LUA:
     if (s->func_from == LJM_FUNC_BUILTIN) {
-      frames_adds(f, "[builtin]");
-      frames_adds(f, s->func);
+      frames_adds(f, s->kind, "[builtin]");
+      frames_adds(f, s->kind, s->func);
       return;
     }
-    frames_adds(f, *s->file ? s->file : "?");
-    frames_adds(f, s->func);
-    frames_add_line(f, s);
+    frames_adds(f, s->kind, *s->file ? s->file : "?");
+    frames_adds(f, s->kind, s->func);
+    frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
     return;
   case LJM_SITE_C:
-    frames_adds(f, "[C]");
-    frames_adds(f, s->func);
+    frames_adds(f, s->kind, "[C]");
+    frames_adds(f, s->kind, s->func);
     return;
   default:
-    frames_adds(f, "INTERNAL");
+    frames_adds(f, s->kind, "INTERNAL");
     return;
   }
 }
 
-void ljm_frames_of(const LjmModel *m, const LjmSite *s, LjmFrames *f)
+/* The short path of a site on its own, traces below their start site. */
+static void frames_site(const LjmModel *m, const LjmSite *s, LjmFrames *f)
 {
-  f->n = 0;
   if (s->kind != LJM_SITE_TRACE) {
     frames_plain(f, s);
     return;
@@ -72,16 +100,77 @@ void ljm_frames_of(const LjmModel *m, const LjmSite *s, LjmFrames *f)
                           ? ljm_model_site(m, s->trace_start) : NULL;
   if (st && st->kind != LJM_SITE_TRACE && st->kind != LJM_SITE_INTERNAL)
     frames_plain(f, st);
-  f->cur = LJM_SITE_TRACE;
-  if (!f->n) frames_adds(f, "[JIT]");
-  snprintf(f->scratch[0], sizeof(f->scratch[0]), "TRACE [%llu]",
-           (unsigned long long)s->traceno);
-  frames_adds(f, f->scratch[0]);
+  else
+    frames_adds(f, LJM_SITE_TRACE, "[JIT]");
+  frames_addf(f, LJM_SITE_TRACE, "TRACE [%llu]", (unsigned long long)s->traceno);
+}
+
+/* One frame of a real stack. */
+static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f)
+{
+  const LjmSite *s;
+  (void)m;
+  switch (n->kind) {
+  case LJM_NODE_RESUME: frames_adds(f, LJM_SITE_INTERNAL, "[coroutine]"); return;
+  case LJM_NODE_TAIL: frames_adds(f, LJM_SITE_INTERNAL, "[tail call]"); return;
+  case LJM_NODE_CUT: frames_adds(f, LJM_SITE_INTERNAL, "[...]"); return;
+  default: break;
+  }
+  s = ljm_model_site(m, n->site);
+  switch (s->kind) {
+  case LJM_SITE_LUA:
+    /* Names of their own get the file; the others hold it already. */
+    if (s->func_from == LJM_FUNC_SOURCE || s->func_from == LJM_FUNC_MAIN)
+      frames_addf(f, s->kind, "%s (%s)", s->func, s->file);
+    else
+      frames_adds(f, s->kind, s->func);
+    return;
+  case LJM_SITE_TRACE:
+    frames_addf(f, s->kind, "TRACE [%llu]", (unsigned long long)s->traceno);
+    return;
+  default:
+    frames_adds(f, s->kind, s->func);
+    return;
+  }
+}
+
+void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
+{
+  f->n = 0;
+  ljm_buf_reset(&f->text);
+  const LjmNode *n = ljm_model_node(m, node);
+  if (n->parent == LJM_NO_NODE && n->kind == LJM_NODE_FRAME &&
+      !(ljm_model_stream(m)->ext_flags & 1)) {
+    frames_site(m, ljm_model_site(m, n->site), f);  /* a site on its own */
+    return;
+  }
+  /* Root first: collect the chain leaf first, then emit it reversed. */
+  uint32_t chain[512], depth = 0, id = node;
+  uint32_t *ch = chain;
+  if (n->depth > 512 && !(ch = malloc(n->depth * sizeof(*ch)))) {
+    f->oom = 1;
+    return;
+  }
+  while (id != LJM_NO_NODE && depth < (n->depth > 512 ? n->depth : 512)) {
+    ch[depth++] = id;
+    id = ljm_model_node(m, id)->parent;
+  }
+  while (depth--) frames_stack_frame(m, ljm_model_node(m, ch[depth]), f);
+  if (ch != chain) free(ch);
+  if (n->kind == LJM_NODE_FRAME) {
+    const LjmSite *s = ljm_model_site(m, n->site);
+    if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN)
+      frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
+  }
 }
 
 void ljm_frames_free(LjmFrames *f)
 {
-  ljm_buf_free(&f->line);
+  free(f->off);
+  free(f->len);
+  free(f->kind);
+  ljm_buf_free(&f->text);
+  memset(f, 0, sizeof(*f));
 }
 
 /* Label of a non-trace site. */
@@ -143,16 +232,15 @@ void ljm_frame_fix_last(LjmBuf *b, size_t start)
   if (i < b->len && i > start && b->p[i - 1] == ' ') b->p[i - 1] = '_';
 }
 
-void ljm_frames_folded(LjmBuf *b, const LjmModel *m, const LjmSite *s)
+void ljm_frames_folded(LjmBuf *b, const LjmModel *m, uint32_t node, LjmFrames *f)
 {
-  LjmFrames f = { 0 };
   size_t start = b->len;
-  ljm_frames_of(m, s, &f);
-  for (size_t i = 0; i < f.n; i++) {
+  ljm_frames_of(m, node, f);
+  if (f->oom) b->oom = 1;
+  for (size_t i = 0; i < f->n; i++) {
     if (i) ljm_buf_putc(b, ';');
     start = b->len;
-    ljm_frame_clean(b, f.s[i], f.len[i], LJM_CLEAN_FOLDED);
+    ljm_frame_clean(b, ljm_frame_s(f, i), f->len[i], LJM_CLEAN_FOLDED);
   }
   ljm_frame_fix_last(b, start);
-  ljm_frames_free(&f);
 }

@@ -1,7 +1,8 @@
-/* frames.h -- the frame path of a site, shared by the folded and SVG exporters.
+/* frames.h -- the frame path of a call-tree node, shared by the folded, SVG
+** and Markdown exporters.
 **
-** An ljm event carries one location, not a call stack. To still get a
-** useful flame graph each site is given a short path, root first:
+** A node of a standard stream is a site on its own (model/ljm_model.h). It
+** carries one location, not a call stack, so it gets a short path, root first:
 **
 **   Lua       <file> ; <function> ; <file>:<line>   cache.lua;Cache:put;cache.lua:26
 **             (<function> is LjmSite.func: "Cache:put", "main chunk",
@@ -12,10 +13,22 @@
 **   C         [C] ; <function>                      [C];lj_cf_package_require
 **   internal  INTERNAL
 **
+** A node of an extended stream (ljm record --stacks) has its real stack:
+** one frame per node from the outermost caller down, then the allocating
+** line when the innermost frame is Lua:
+**
+**   main chunk (app.lua);fill (app.lua);Cache:put (lib.lua);lib.lua:9
+**
+**   Lua       <function> (<file>)                   Cache:put (lib.lua)
+**             (a name without its own, "function <lib.lua line 8>", as is)
+**   built-in, C function: <function>; trace: TRACE [n]; a coroutine
+**   boundary: [coroutine]; a tail call: [tail call]; frames left out: [...]
+**
 ** A function frame never looks like a line frame ("file:line"): a search
 ** for "cache.lua:26" finds line 26, not a function defined there. Names
-** carry no run-specific address. A trace sits below the line it starts at,
-** so a line's total includes what traces starting there allocated.
+** carry no run-specific address. In a standard stream a trace sits below the
+** line it starts at, so a line's total includes what traces starting there
+** allocated.
 */
 #ifndef LJM_EXPORTERS_FRAMES_H
 #define LJM_EXPORTERS_FRAMES_H
@@ -25,23 +38,26 @@
 #include "exporters/common/buf.h"
 #include "model/ljm_model.h"
 
-#define LJM_FRAMES_MAX 4
-
-/* Frame names of one site, root first. */
+/* Frame names of one path, root first, raw (not cleaned) bytes in 'text'. */
 typedef struct LjmFrames {
-  size_t n;                       /* frames used, 1..LJM_FRAMES_MAX */
-  const char *s[LJM_FRAMES_MAX];  /* frame bytes (not cleaned) */
-  size_t len[LJM_FRAMES_MAX];     /* frame lengths */
-  LjmSiteKind kind[LJM_FRAMES_MAX];  /* kind of site each frame belongs to */
-  char scratch[2][64];            /* holds "TRACE [n]" and "file:line" */
-  LjmBuf line;                    /* "file:line" when longer than scratch */
-  LjmSiteKind cur;                /* kind of the frames being added */
+  size_t n, cap;
+  size_t *off, *len;       /* frame i is text.p[off[i] .. off[i] + len[i]) */
+  LjmSiteKind *kind;       /* kind of site each frame belongs to */
+  LjmBuf text;
+  int oom;
 } LjmFrames;
 
-/* Fills f with the frame path of site s. Call ljm_frames_free after. */
-void ljm_frames_of(const LjmModel *m, const LjmSite *s, LjmFrames *f);
-/* Frees what ljm_frames_of allocated (nothing, usually). */
+/* Fills f (emptied first) with the path of node id. Frames of the same
+** LjmFrames may be reused for many nodes; free it once at the end. */
+void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f);
+/* Frees the frames' memory. */
 void ljm_frames_free(LjmFrames *f);
+
+/* The bytes of frame i. */
+static inline const char *ljm_frame_s(const LjmFrames *f, size_t i)
+{
+  return f->text.p + f->off[i];
+}
 
 /* Appends a one-line label of site s for tables (raw bytes, not cleaned):
 **   Cache:put (cache.lua:26)    move [builtin]    lj_cf_package_require [C]
@@ -56,8 +72,8 @@ void ljm_frame_clean(LjmBuf *b, const char *s, size_t len, unsigned flags);
 ** as a second count. The space before the number becomes '_'. */
 void ljm_frame_fix_last(LjmBuf *b, size_t start);
 
-/* Appends the folded stack of site s: cleaned frames joined by ';' with
-** the last one fixed (formats doc C.5). No count, no newline. */
-void ljm_frames_folded(LjmBuf *b, const LjmModel *m, const LjmSite *s);
+/* Appends the folded stack of node id: cleaned frames joined by ';' with
+** the last one fixed (formats doc C.5). No count, no newline. f is scratch. */
+void ljm_frames_folded(LjmBuf *b, const LjmModel *m, uint32_t node, LjmFrames *f);
 
 #endif

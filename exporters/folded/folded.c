@@ -1,6 +1,7 @@
 /* folded.c -- folded stacks ("frame;frame;frame count") for flame graph tools.
 **
-** One line per distinct frame path (common/frames.h), root first, frames
+** One line per call-tree node with its own figure (common/frames.h: a site
+** of a standard stream, a stack of an extended one), root first, frames
 ** joined by ';', one space, then the chosen figure (--value, default
 ** alloc_bytes) as a positive integer. Lines are sorted bytewise, equal
 ** paths merged, zero lines left out (output-formats.md C.5), so both
@@ -53,17 +54,17 @@ static int add_value(uint64_t *acc, uint64_t v)
 static int folded_write(FoldedState *st, const LjmModel *m, char *err,
                         size_t errlen)
 {
-  size_t n = ljm_model_nsites(m), nl = 0;
+  size_t n = ljm_model_nnodes(m), nl = 0;
   FoldedLine *lines = n ? calloc(n, sizeof(*lines)) : NULL;
   LjmBuf b = {0};
+  LjmFrames fr = {0};
   int rc = -1;
   if (n && !lines) goto oom;
   for (uint32_t id = 0; id < n; id++) {
-    const LjmSite *s = ljm_model_site(m, id);
-    uint64_t v = ljm_value_get(&s->fig, st->base.value);
+    uint64_t v = ljm_value_get(&ljm_model_node(m, id)->self, st->base.value);
     if (v == 0) continue;
     lines[nl].stack.off = b.len;
-    ljm_frames_folded(&b, m, s);
+    ljm_frames_folded(&b, m, id, &fr);
     lines[nl].len = b.len - lines[nl].stack.off;
     lines[nl].value = v;
     nl++;
@@ -90,6 +91,7 @@ oom:
 done:
   free(lines);
   ljm_buf_free(&b);
+  ljm_frames_free(&fr);
   return rc;
 }
 

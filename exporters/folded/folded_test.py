@@ -45,11 +45,10 @@ def check_lines(tag, data):
 
 def expected(model, kind):
     want = {}
-    sites = model["sites"]
-    for s in sites:
-        v = s[kind]
+    for i, n in enumerate(model["nodes"]):
+        v = n["self"][kind]
         if v:
-            k = T.folded_stack(T.site_frames(s, sites))
+            k = T.folded_stack(T.node_frames(model, i))
             want[k] = want.get(k, 0) + v
     return want
 

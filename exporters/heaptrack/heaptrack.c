@@ -54,6 +54,12 @@ typedef struct Ht {
   HtEvents ev;
   uint32_t *site;         /* trace node per site id, 0: not written yet */
   size_t capsite;
+  uint32_t *node;         /* trace node per call-tree node (real stacks) */
+  size_t capnode;
+  uint32_t *ip;           /* frame ('i') index per site, 0: not written yet */
+  size_t capip;
+  uint32_t marker_ip[3];  /* frames of [coroutine], [tail call], [...] */
+  int stacks;             /* the stream has real stacks */
   SEntry *se;
   size_t capse, nse;
   uint64_t nstr, nip, ntrace;
@@ -149,19 +155,66 @@ static const char *module_of(const LjmSite *s)
   }
 }
 
-/* Trace node of a site, writing its strings, frame and node on first use. */
+/* Grows a per-id table of uint32 (zeroed) so that id fits; 0 or -1. */
+static int fit(uint32_t **tab, size_t *cap, size_t id)
+{
+  if (id < *cap) return 0;
+  size_t nc = *cap ? *cap : 256;
+  while (nc <= id) nc *= 2;
+  uint32_t *n = realloc(*tab, nc * sizeof *n);
+  if (!n) return -1;
+  memset(n + *cap, 0, (nc - *cap) * sizeof *n);
+  *tab = n;
+  *cap = nc;
+  return 0;
+}
+
+/* The frame ('i') of a site, or of a stack marker (site LJM_NO_SITE and a
+** name), written on first use; returns its ip index. */
+static uint32_t frame_ip(Ht *h, const LjmModel *m, uint32_t site, const char *marker)
+{
+  uint32_t *slot;
+  if (marker) {
+    slot = &h->marker_ip[marker[1] == 'c' ? 0 : marker[1] == 't' ? 1 : 2];
+  } else {
+    if (fit(&h->ip, &h->capip, site) != 0) return h->oom = 1, 0;
+    slot = &h->ip[site];
+  }
+  if (*slot) return *slot;
+  uint64_t f[6];
+  int n = 0;
+  f[n++] = h->nip + 1;  /* the ip: any unique number */
+  if (marker) {
+    f[n++] = string_id(h, "[LuaJIT VM]", NULL);
+    f[n++] = string_id(h, marker, NULL);
+  } else {
+    const LjmSite *s = ljm_model_site(m, site);
+    f[n++] = string_id(h, module_of(s), NULL);
+    f[n++] = string_id(h, s->func, s->kind == LJM_SITE_LUA ? " (Lua)" : " [C]");
+    if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
+      f[n++] = string_id(h, *s->file ? s->file : "?", NULL);
+      f[n++] = s->line > 0 ? (uint64_t)s->line : 0;
+    }
+  }
+  if (h->oom) return 0;
+  rec(h, 'i', n, f);
+  return *slot = (uint32_t)++h->nip;
+}
+
+/* A trace node ('t'): a frame called from a parent node. */
+static uint32_t trace_node(Ht *h, uint32_t ip, uint32_t parent)
+{
+  uint64_t t[2] = {ip, parent};
+  rec(h, 't', 2, t);
+  return (uint32_t)++h->ntrace;
+}
+
+/* Trace node of a site on its own (standard streams): a trace is called
+** from its start site. */
 static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
 {
   if (id >= ljm_model_nsites(m)) return 0;
-  if (id >= h->capsite) {
-    size_t nc = h->capsite ? h->capsite : 256;
-    while (nc <= id) nc *= 2;
-    uint32_t *n = realloc(h->site, nc * sizeof *n);
-    if (!n) return h->oom = 1, 0;
-    memset(n + h->capsite, 0, (nc - h->capsite) * sizeof *n);
-    h->site = n;
-    h->capsite = nc;
-  }
+  if (fit(&h->site, &h->capsite, id) != 0) return h->oom = 1, 0;
   if (h->site[id]) return h->site[id];
   const LjmSite *s = ljm_model_site(m, id);
   uint32_t parent = 0;
@@ -169,30 +222,47 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
       s->trace_start < ljm_model_nsites(m) &&
       ljm_model_site(m, s->trace_start)->kind != LJM_SITE_TRACE)
     parent = site_trace(h, m, s->trace_start, 1);
-  uint64_t f[6];
-  int n = 0;
-  f[n++] = h->nip + 1;  /* the ip: any unique number */
-  f[n++] = string_id(h, module_of(s), NULL);
-  f[n++] = string_id(h, s->func, s->kind == LJM_SITE_LUA ? " (Lua)" : " [C]");
-  if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
-    f[n++] = string_id(h, *s->file ? s->file : "?", NULL);
-    f[n++] = s->line > 0 ? (uint64_t)s->line : 0;
-  }
-  if (h->oom) return 0;
-  rec(h, 'i', n, f);
-  h->nip++;
-  uint64_t t[2] = {h->nip, parent};
-  rec(h, 't', 2, t);
-  h->ntrace++;
-  return h->site[id] = (uint32_t)h->ntrace;
+  uint32_t ip = frame_ip(h, m, id, NULL);
+  if (!ip) return 0;
+  return h->site[id] = trace_node(h, ip, parent);
 }
 
-/* One '+' or '-' line for a block of 'size' bytes owned by site. */
-static inline void event(Ht *h, const LjmModel *m, char mode, uint32_t site,
+/* Trace node of a node of a real stack, writing its callers first. */
+static uint32_t stack_trace(Ht *h, const LjmModel *m, uint32_t id)
+{
+  if (fit(&h->node, &h->capnode, id) != 0) return h->oom = 1, 0;
+  if (h->node[id]) return h->node[id];
+  /* Walk down to a written caller (or the root), then write back up. */
+  uint32_t top = id, n = 0;
+  while (top != LJM_NO_NODE && !(top < h->capnode && h->node[top])) {
+    top = ljm_model_node(m, top)->parent;
+    n++;
+  }
+  uint32_t parent = top == LJM_NO_NODE ? 0 : h->node[top];
+  while (n-- > 0) {
+    uint32_t k = id;  /* the n-th node below id (0: id itself) */
+    for (uint32_t i = 0; i < n; i++) k = ljm_model_node(m, k)->parent;
+    const LjmNode *nd = ljm_model_node(m, k);
+    const char *marker = nd->kind == LJM_NODE_RESUME ? "[coroutine]"
+                         : nd->kind == LJM_NODE_TAIL ? "[tail call]"
+                         : nd->kind == LJM_NODE_CUT  ? "[...]" : NULL;
+    uint32_t ip = frame_ip(h, m, nd->site, marker);
+    if (!ip || fit(&h->node, &h->capnode, k) != 0) return h->oom = 1, 0;
+    parent = h->node[k] = trace_node(h, ip, parent);
+  }
+  return parent;
+}
+
+/* One '+' or '-' line for a block of 'size' bytes allocated at node. */
+static inline void event(Ht *h, const LjmModel *m, char mode, uint32_t node,
                          uint64_t size)
 {
-  uint32_t t = site < h->capsite && h->site[site] ? h->site[site]
-                                                  : site_trace(h, m, site, 0);
+  uint32_t t;
+  if (h->stacks) {
+    t = node < h->capnode && h->node[node] ? h->node[node] : stack_trace(h, m, node);
+  } else {  /* node i is site i */
+    t = node < h->capsite && h->site[node] ? h->site[node] : site_trace(h, m, node, 0);
+  }
   if (!t) return;  /* out of memory: the error is reported at the end */
   if (mode == '+') ht_events_plus(&h->ev, size, t);
   else ht_events_minus(&h->ev, size, t);
@@ -252,12 +322,13 @@ static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
     h->last_ms = ms;
     h->have_c = 1;
   }
-  if (ev->kind != LJM_EV_ALLOC && ev->old_site != LJM_NO_SITE)
-    event(h, m, '-', ev->old_site, ev->old_size);
+  h->stacks = (ljm_model_stream(m)->ext_flags & 1) != 0;
+  if (ev->kind != LJM_EV_ALLOC && ev->old_node != LJM_NO_NODE)
+    event(h, m, '-', ev->old_node, ev->old_size);
   if (ev->kind != LJM_EV_FREE) {
-    if (ev->dropped_site != LJM_NO_SITE)
-      event(h, m, '-', ev->dropped_site, ev->dropped_size);
-    event(h, m, '+', ev->site, ev->new_size);
+    if (ev->dropped_node != LJM_NO_NODE)
+      event(h, m, '-', ev->dropped_node, ev->dropped_size);
+    event(h, m, '+', ev->node, ev->new_size);
   }
 }
 
@@ -267,6 +338,8 @@ static void ht_free(Ht *h)
   free(h->se);
   ht_events_free(&h->ev);
   free(h->site);
+  free(h->node);
+  free(h->ip);
   ljm_buf_free(&h->clean);
   free(h);
 }

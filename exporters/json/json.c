@@ -119,7 +119,61 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
           si->bytes, si->truncated ? "true" : "false");
   if (si->truncated) fprintf(f, ",\"truncated_at\":%" PRIu64, si->truncated_at);
   else fputs(",\"truncated_at\":null", f);
-  fprintf(f, ",\"trailing\":%" PRIu64 "}", si->trailing);
+  fprintf(f, ",\"trailing\":%" PRIu64, si->trailing);
+  fprintf(f, ",\"stacks\":%s,\"timed\":%s,\"duration_us\":",
+          si->ext_flags & 1 ? "true" : "false", si->ext_flags & 2 ? "true" : "false");
+  if (si->duration == LJM_NO_TIME_US) fputs("null}", f);
+  else fprintf(f, "%" PRIu64 "}", si->duration);
+}
+
+/* A time in usec, or null. */
+static void json_time(FILE *f, const char *key, uint64_t t)
+{
+  fputs(key, f);
+  if (t == LJM_NO_TIME_US) fputs("null", f);
+  else json_num(f, "", t);
+}
+
+static const char *node_kind(LjmNodeKind k)
+{
+  switch (k) {
+  case LJM_NODE_RESUME: return "resume";
+  case LJM_NODE_TAIL: return "tail";
+  case LJM_NODE_CUT: return "cut";
+  default: return "frame";
+  }
+}
+
+static void json_node(FILE *f, uint32_t id, const LjmNode *n)
+{
+  json_num(f, "{\"id\":", id);
+  fputs(",\"parent\":", f);
+  if (n->parent == LJM_NO_NODE) fputs("null", f);
+  else json_num(f, "", n->parent);
+  fprintf(f, ",\"kind\":\"%s\",\"site\":", node_kind(n->kind));
+  if (n->site == LJM_NO_SITE) fputs("null", f);
+  else json_num(f, "", n->site);
+  json_num(f, ",\"depth\":", n->depth);
+  json_time(f, ",\"first_us\":", n->first_time);
+  json_time(f, ",\"last_us\":", n->last_time);
+  fputs(",\"self\":{", f);
+  json_figures(f, &n->self);
+  fputs("},\"total\":{", f);
+  json_figures(f, &n->total);
+  fputs("}}", f);
+}
+
+static void json_rss(FILE *f, const LjmModel *m)
+{
+  const LjmRssSample *r;
+  size_t n = ljm_model_rss(m, &r);
+  fputs("\"rss\":[", f);
+  for (size_t i = 0; i < n; i++) {
+    json_time(f, i ? ",{\"time_us\":" : "{\"time_us\":", r[i].time);
+    json_num(f, ",\"bytes\":", r[i].bytes);
+    fputc('}', f);
+  }
+  fputc(']', f);
 }
 
 static void json_totals(FILE *f, const LjmTotals *t)
@@ -205,7 +259,15 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
     fputs(id ? ",\n" : "\n", f);
     json_site(f, id, ljm_model_site(m, id));
   }
-  fputs("\n]}\n", f);
+  fputs("\n],\n\"nodes\":[", f);
+  size_t nn = ljm_model_nnodes(m);
+  for (uint32_t id = 0; id < nn; id++) {
+    fputs(id ? ",\n" : "\n", f);
+    json_node(f, id, ljm_model_node(m, id));
+  }
+  fputs("\n],\n", f);
+  json_rss(f, m);
+  fputs("}\n", f);
   free(st);
   return 0;
 }

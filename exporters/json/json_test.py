@@ -30,9 +30,45 @@ def has_keys(tag, obj, spec):
         T.check(ok, "%s: %s should be %s, is %r" % (tag, k, getattr(t, "__name__", t), v))
 
 
+def check_nodes(tag, doc):
+    """The call tree: parents first, depths, kinds, self figures adding up to
+    the totals, totals of each node = self + its children's totals; in a
+    standard stream node i is site i alone."""
+    nodes, sites, t = doc["nodes"], doc["sites"], doc["totals"]
+    stacks = doc["stream"]["stacks"]
+    T.check(isinstance(stacks, bool) and isinstance(doc["stream"]["timed"], bool),
+            "%s: stream.stacks/timed" % tag)
+    want_total = {}
+    for i, n in enumerate(nodes):
+        T.check(n["id"] == i, "%s: node ids not dense at %d" % (tag, i))
+        p = n["parent"]
+        T.check(p is None or (isinstance(p, int) and 0 <= p < i), "%s: node %d parent %r" % (tag, i, p))
+        T.check(n["depth"] == (1 if p is None else nodes[p]["depth"] + 1), "%s: node %d depth" % (tag, i))
+        T.check(n["kind"] in ("frame", "resume", "tail", "cut"), "%s: node %d kind" % (tag, i))
+        T.check((n["site"] is not None) == (n["kind"] == "frame") and
+                (n["site"] is None or 0 <= n["site"] < len(sites)), "%s: node %d site" % (tag, i))
+        if not stacks:
+            T.check(len(nodes) == len(sites) and n["site"] == i and p is None and
+                    all(n["self"][f] == sites[i][f] for f in FIGURES),
+                    "%s: standard stream node %d is not site %d alone" % (tag, i, i))
+        want_total[i] = dict(n["self"])
+    for i in range(len(nodes) - 1, -1, -1):
+        T.check(nodes[i]["total"] == want_total[i], "%s: node %d total" % (tag, i))
+        p = nodes[i]["parent"]
+        if p is not None:
+            for f in FIGURES:
+                want_total[p][f] += want_total[i][f]
+    for f in FIGURES:
+        total = sum(n["self"][f] for n in nodes)
+        T.check(total == t[f], "%s: nodes' self sum %s to %d, totals say %d" % (tag, f, total, t[f]))
+    for r in doc["rss"]:
+        T.check(isinstance(r["bytes"], int), "%s: rss sample %r" % (tag, r))
+
+
 def check_doc(tag, doc, prof):
     T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 2, "%s: header" % tag)
-    T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites"},
+    T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites",
+                         "nodes", "rss"},
             "%s: top-level keys %s" % (tag, sorted(doc)))
     has_keys(tag + " stream", doc["stream"], STREAM)
     T.check(doc["stream"]["path"] == prof, "%s: stream.path %r" % (tag, doc["stream"]["path"]))
@@ -60,6 +96,7 @@ def check_doc(tag, doc, prof):
     for f in FIGURES:
         total = sum(s[f] for s in sites)
         T.check(total == t[f], "%s: sites sum %s to %d, totals say %d" % (tag, f, total, t[f]))
+    check_nodes(tag, doc)
     for a in doc["aliases"]:
         T.check(a["name"].startswith("function_alias_") and isinstance(a["text"], str),
                 "%s: alias %r" % (tag, a))

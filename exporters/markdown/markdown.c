@@ -6,7 +6,10 @@
 **
 ** The pair of columns follows --value: alloc_* (default) shows allocations,
 ** inuse_* live objects, peak_bytes objects held at the peak. Rows are sorted
-** by the chosen figure, then the other one, descending, then by name.
+** by the chosen figure, then the other one, descending, then by name. Rows
+** are call-tree nodes: sites of a standard stream; stacks of an extended
+** one, whose Context lists the frames innermost first, joined by <br>
+** (like Crystal's MemProf).
 ** --min-bytes hides rows below a size, --top keeps the first N; a footer
 ** says what was hidden. Names go in code spans, so only '|' needs escaping.
 */
@@ -26,8 +29,8 @@ typedef struct MdState {
 } MdState;
 
 typedef struct MdRow {
-  const LjmSite *s;
-  uint32_t id;
+  const LjmSite *s;    /* the node's site: names break ties */
+  uint32_t id;         /* the node */
   uint64_t count, bytes;
   uint64_t key, key2;  /* chosen figure, the other one */
 } MdRow;
@@ -119,9 +122,30 @@ static void md_code(LjmBuf *b, const char *s, size_t len)
   ljm_buf_free(&t);
 }
 
+/* The Context cell of a node: its site's label, or for a real stack every
+** frame from the innermost out, each a code span, joined by <br>. */
+static void md_context(LjmBuf *b, LjmBuf *label, const LjmModel *m, uint32_t id)
+{
+  int stacks = ljm_model_stream(m)->ext_flags & 1;
+  for (int first = 1; id != LJM_NO_NODE; first = 0) {
+    const LjmNode *nd = ljm_model_node(m, id);
+    ljm_buf_reset(label);
+    switch (nd->kind) {
+    case LJM_NODE_RESUME: ljm_buf_puts(label, "[coroutine]"); break;
+    case LJM_NODE_TAIL: ljm_buf_puts(label, "[tail call]"); break;
+    case LJM_NODE_CUT: ljm_buf_puts(label, "[...]"); break;
+    default: ljm_site_label(label, m, ljm_model_site(m, nd->site)); break;
+    }
+    if (!first) ljm_buf_puts(b, "<br>");
+    md_code(b, label->p ? label->p : "", label->len);
+    if (!stacks) return;
+    id = nd->parent;
+  }
+}
+
 static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
 {
-  size_t n = ljm_model_nsites(m), nr = 0, shown = 0;
+  size_t n = ljm_model_nnodes(m), nr = 0, shown = 0;
   MdRow *rows = n ? calloc(n, sizeof(*rows)) : NULL;
   LjmBuf b = {0}, label = {0};
   char c1[LJM_THOUSANDS_MAX], c2[LJM_THOUSANDS_MAX];
@@ -130,9 +154,11 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   if (n && !rows) goto oom;
   for (uint32_t id = 0; id < n; id++) {
     MdRow *r = &rows[nr];
-    r->s = ljm_model_site(m, id);
+    const LjmNode *nd = ljm_model_node(m, id);
+    if (nd->kind != LJM_NODE_FRAME) continue;  /* markers never allocate */
+    r->s = ljm_model_site(m, nd->site);
     r->id = id;
-    row_pair(&r->s->fig, st->base.value, &r->count, &r->bytes);
+    row_pair(&nd->self, st->base.value, &r->count, &r->bytes);
     if (r->count == 0 && r->bytes == 0) continue;
     r->key = by_count ? r->count : r->bytes;
     r->key2 = by_count ? r->bytes : r->count;
@@ -157,9 +183,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     }
     ljm_buf_printf(&b, "| %s | %s | ", ljm_fmt_thousands(c1, r->count),
                    ljm_fmt_thousands(c2, r->bytes));
-    ljm_buf_reset(&label);
-    ljm_site_label(&label, m, r->s);
-    md_code(&b, label.p ? label.p : "", label.len);
+    md_context(&b, &label, m, r->id);
     ljm_buf_puts(&b, " |\n");
     shown++;
   }

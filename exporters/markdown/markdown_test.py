@@ -11,7 +11,8 @@ sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters"
 import export_testlib as T  # noqa: E402
 
 NUM = r"(0|[1-9][0-9]{0,2}(?:,[0-9]{3})*)"
-ROW = re.compile(r"^\| " + NUM + r" \| " + NUM + r" \| (`+)( ?)(.*?)\4\3 \|$")
+ROW = re.compile(r"^\| " + NUM + r" \| " + NUM + r" \| (.*) \|$")
+SPAN = re.compile(r"(`+)( ?)(.*?)\2\1(?!`)")
 HEADERS = {"alloc": "| Allocations | Total size | Context |",
            "inuse": "| Live objects | Live size | Context |",
            "peak": "| Objects at peak | Size at peak | Context |"}
@@ -29,6 +30,23 @@ def unescape(cell):
     return cell.replace("\\|", "|")
 
 
+def cells(context):
+    """The code spans of a Context cell, joined by <br>: [(fence, text)], or
+    None when the cell is not made of them."""
+    out, pos = [], 0
+    while True:
+        m = SPAN.match(context, pos)
+        if not m:
+            return None
+        out.append((m.group(1), m.group(3)))
+        pos = m.end()
+        if pos == len(context):
+            return out
+        if not context.startswith("<br>", pos):
+            return None
+        pos += 4
+
+
 def parse(tag, text, kind):
     lines = text.split("\n")
     T.check(lines[0].startswith("# LuaJIT memory profile `"), "%s: heading %r" % (tag, lines[0]))
@@ -42,10 +60,12 @@ def parse(tag, text, kind):
     rows, i = [], h + 2
     while i < len(lines) and lines[i].startswith("|"):
         m = ROW.match(lines[i])
-        if T.check(m is not None, "%s: bad row %r" % (tag, lines[i])):
-            T.check("`" * len(m.group(3)) not in m.group(5), "%s: fence inside %r" % (tag, lines[i]))
-            T.check(not re.search(r"(?<!\\)\|", m.group(5)), "%s: unescaped | in %r" % (tag, lines[i]))
-            rows.append((n(m.group(1)), n(m.group(2)), unescape(m.group(5))))
+        cell = cells(m.group(3)) if m else None
+        if T.check(cell is not None, "%s: bad row %r" % (tag, lines[i])):
+            for fence, text in cell:
+                T.check(fence not in text, "%s: fence inside %r" % (tag, lines[i]))
+                T.check(not re.search(r"(?<!\\)\|", text), "%s: unescaped | in %r" % (tag, lines[i]))
+            rows.append((n(m.group(1)), n(m.group(2)), tuple(unescape(t) for _, t in cell)))
         i += 1
     T.check(lines[i] == "" and i + 2 == len(lines) - 1 and lines[-1] == "",
             "%s: text after the table %r" % (tag, lines[i:]))
@@ -55,11 +75,20 @@ def parse(tag, text, kind):
 
 
 def expect(model, kind):
+    """Rows: one per call-tree node with figures of its own (a site of a
+    standard stream), largest first, then by the site's name."""
     c, b = PAIR[kind.split("_")[0]]
-    key = (lambda s: (s[c], s[b])) if kind.endswith("count") else (lambda s: (s[b], s[c]))
-    sites = [s for s in model["sites"] if s[c] or s[b]]
-    sites.sort(key=lambda s: (tuple(-k for k in key(s)), T.clean(s["name"], False).encode()))
-    return [(s[c], s[b], T.clean(T.site_label(s, model["sites"]), False)) for s in sites]
+    key = (lambda f: (f[c], f[b])) if kind.endswith("count") else (lambda f: (f[b], f[c]))
+    rows = []
+    for i, nd in enumerate(model["nodes"]):
+        f = nd["self"]
+        if nd["kind"] != "frame" or not (f[c] or f[b]):
+            continue
+        name = model["sites"][nd["site"]]["name"]
+        ctx = tuple(T.clean(x, False) for x in T.node_context(model, i))
+        rows.append(((tuple(-k for k in key(f)), T.clean(name, False).encode(), i), (f[c], f[b], ctx)))
+    rows.sort(key=lambda r: r[0])
+    return [r[1] for r in rows]
 
 
 def run(prof, d, model, kind, extra=()):

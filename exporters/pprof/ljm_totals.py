@@ -84,7 +84,7 @@ def read_symtab(r):
 
 def totals(data):
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
-             peak_count=0, peak_bytes=0, events=0, temporary=0)
+             peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False)
     live = {}          # address -> (size, location)
     live_bytes = 0
     last_plus = None   # (size, location) of the previous line when a '+'
@@ -107,11 +107,38 @@ def totals(data):
             raise Bad("no ljm prologue")
         if r.d[start + 3] != 3:
             raise Bad("event stream version %d" % r.d[start + 3])
+        flags = r.d[start + 4]  # extension flags (decoder/EXTENSION.md)
+        if flags & ~3:
+            raise Bad("unknown extension flags 0x%x" % flags)
+        f["stacks"] = bool(flags & 1)
         r.i = start + 7
+        stack = 0              # stack selected for the events that follow
+        nodes = 0
         while True:
             h = r.byte()
             if h == 0x80:
                 break
+            if h in (0x20, 0x21) and flags & 1:
+                parent = r.uleb()
+                if h == 0x21:
+                    if parent > nodes:
+                        raise Bad("undefined stack node")
+                    stack = parent
+                    continue
+                k = r.byte()
+                if k == 1:
+                    r.uleb(); r.uleb()
+                elif k in (2, 3):
+                    r.uleb()
+                elif k not in (4, 5, 6):
+                    raise Bad("unknown frame kind")
+                if parent > nodes:
+                    raise Bad("stack node before its parent")
+                nodes += 1
+                continue
+            if h in (0x22, 0x23) and flags & 2:
+                r.uleb()
+                continue
             if h > 0x13:
                 raise Bad("bad event header 0x%x" % h)
             kind, src = h & 3, h & 0x1C
@@ -130,6 +157,10 @@ def totals(data):
                 loc = (src, r.uleb(), r.uleb())
             elif src in (0x0C, 0x10):
                 loc = (src, r.uleb())
+            # heaptrack's frame of a block: its stack, or its location
+            # when it has none
+            if stack:
+                loc = ("stack", stack)
             oaddr = osize = naddr = nsize = None
             if kind in (2, 3):
                 oaddr, osize = r.uleb(), r.uleb()

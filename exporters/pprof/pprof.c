@@ -43,7 +43,7 @@ typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 
 #define NVALUES 4
-#define MAXFRAMES 2
+#define SITEFRAMES 2  /* a site on its own: at most a trace and its start */
 #define NAME_MAX_BYTES 200  /* names shown to people */
 #define KEY_MAX_BYTES 1024  /* unique names (system_name), comments */
 
@@ -124,7 +124,9 @@ typedef struct Builder {
   size_t nloc, caploc, capline;
   Map locmap;             /* (function id, line) -> location id */
   PbSample *smp;
-  uint64_t *ids;          /* location ids, MAXFRAMES per sample */
+  uint64_t *ids;          /* location ids of all samples, one after another */
+  size_t *first;          /* each sample's first id */
+  size_t nids, capfirst;
   int64_t *vals;          /* NVALUES per sample */
   size_t nsmp, capsmp, capids, capvals;
   LjmBuf clean;           /* the name being cleaned */
@@ -172,6 +174,8 @@ static int64_t key(Builder *b, const char *s)
 /* Frame kinds keep equal names of different kinds apart (a C symbol "move"
 ** and the bytecode built-in chunk "move"). */
 enum { FK_PROTO = 0, FK_C, FK_TRACE, FK_INTERNAL };
+/* Markers of a real stack have no function: named frames of the VM's. */
+#define FK_MARK FK_INTERNAL
 
 /* Function id for (kind, system_name string index); created with the other
 ** fields on first use. */
@@ -297,20 +301,49 @@ static size_t site_frames(Builder *b, const LjmModel *m, const LjmSite *s,
 
 static int64_t clamp(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
 
-static void add_sample(Builder *b, const LjmModel *m, const LjmSite *s)
+/* Location of one frame of a real stack. */
+static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
 {
-  const LjmFigures *f = &s->fig;
+  switch (nd->kind) {
+  case LJM_NODE_RESUME: return other_frame(b, FK_MARK, "[coroutine]", "[LuaJIT VM]");
+  case LJM_NODE_TAIL: return other_frame(b, FK_MARK, "[tail call]", "[LuaJIT VM]");
+  case LJM_NODE_CUT: return other_frame(b, FK_MARK, "[...]", "[LuaJIT VM]");
+  default: break;
+  }
+  const LjmSite *s = ljm_model_site(m, nd->site);
+  switch (s->kind) {
+  case LJM_SITE_LUA: return lua_frame(b, s);
+  case LJM_SITE_TRACE: return other_frame(b, FK_TRACE, s->func, "[JIT]");
+  case LJM_SITE_C: return other_frame(b, FK_C, s->func, "[C]");
+  default: return other_frame(b, FK_INTERNAL, "INTERNAL", "[LuaJIT VM]");
+  }
+}
+
+/* One Sample per call-tree node with a figure of its own: a site on its
+** own (standard streams), or a real stack, leaf first. */
+static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
+{
+  const LjmNode *nd = ljm_model_node(m, id);
+  const LjmFigures *f = &nd->self;
   if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
     return;
-  size_t i = b->nsmp;
-  if (!GROW(b, smp, capsmp, i) || !GROW(b, ids, capids, (i + 1) * MAXFRAMES) ||
-      !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
+  size_t i = b->nsmp, need = b->nids + (nd->depth > SITEFRAMES ? nd->depth : SITEFRAMES);
+  if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
+      !GROW(b, ids, capids, need) || !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
     b->oom = 1;
     return;
   }
-  uint64_t *ids = b->ids + i * MAXFRAMES;
+  uint64_t *ids = b->ids + b->nids;
+  size_t n = 0;
+  if (!(ljm_model_stream(m)->ext_flags & 1)) {
+    n = site_frames(b, m, ljm_model_site(m, nd->site), ids);
+  } else {
+    for (uint32_t k = id; k != LJM_NO_NODE && n < nd->depth; k = ljm_model_node(m, k)->parent)
+      ids[n++] = stack_frame(b, m, ljm_model_node(m, k));
+  }
+  b->first[i] = b->nids;
+  b->nids += n;
   int64_t *v = b->vals + i * NVALUES;
-  size_t n = site_frames(b, m, s, ids);
   v[0] = clamp(f->alloc_count);
   v[1] = clamp(f->alloc_bytes);
   v[2] = clamp(f->inuse_count);
@@ -398,6 +431,7 @@ static void builder_free(Builder *b)
   free(b->locmap.slot);
   free(b->smp);
   free(b->ids);
+  free(b->first);
   free(b->vals);
   ljm_buf_free(&b->clean);
   ljm_buf_free(&b->qual);
@@ -462,8 +496,8 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   map.filename = str(&b, "luajit");
   map.has_functions = map.has_filenames = map.has_line_numbers = 1;
 
-  size_t ns = ljm_model_nsites(m);
-  for (uint32_t i = 0; i < ns; i++) add_sample(&b, m, ljm_model_site(m, i));
+  size_t nn = ljm_model_nnodes(m);
+  for (uint32_t i = 0; i < nn; i++) add_sample(&b, m, i);
 
   int64_t cm[4];
   size_t ncm = comments(&b, m, st, cm);
@@ -483,7 +517,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
     goto out_ptrs;
   }
   for (size_t i = 0; i < b.nsmp; i++) {
-    b.smp[i].location_id = b.ids + i * MAXFRAMES;
+    b.smp[i].location_id = b.ids + b.first[i];
     b.smp[i].value = b.vals + i * NVALUES;
     sp[i] = &b.smp[i];
   }

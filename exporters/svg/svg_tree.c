@@ -7,29 +7,44 @@
 #include "exporters/common/frames.h"
 #include "exporters/common/value.h"
 
-/* One site's path, its frames cleaned into a shared buffer. */
+/* One node's path, its frames cleaned into the tree's name buffer; the
+** frames of all paths sit in one array (first .. first + n). */
 typedef struct SvgPath {
-  size_t n;
-  size_t off[LJM_FRAMES_MAX], len[LJM_FRAMES_MAX];
-  LjmSiteKind kind[LJM_FRAMES_MAX];  /* per frame */
-  const char *base;  /* names buffer, set once it stops moving */
+  size_t first, n;
   uint64_t value;
 } SvgPath;
 
-static int frame_cmp(const SvgPath *a, size_t i, const SvgPath *b, size_t j)
+typedef struct SvgFrame {
+  size_t off, len;
+  LjmSiteKind kind;
+} SvgFrame;
+
+typedef struct Paths {
+  SvgPath *p;
+  size_t np;
+  SvgFrame *f;
+  size_t nf, capf;
+  const char *base;  /* names buffer, set once it stops moving */
+} Paths;
+
+static const Paths *cmp_paths;  /* qsort has no context argument */
+
+static int frame_cmp(const SvgFrame *a, const SvgFrame *b)
 {
-  size_t n = a->len[i] < b->len[j] ? a->len[i] : b->len[j];
-  int c = memcmp(a->base + a->off[i], b->base + b->off[j], n);
+  const char *base = cmp_paths->base;
+  size_t n = a->len < b->len ? a->len : b->len;
+  int c = memcmp(base + a->off, base + b->off, n);
   if (c) return c;
-  return (a->len[i] > b->len[j]) - (a->len[i] < b->len[j]);
+  return (a->len > b->len) - (a->len < b->len);
 }
 
 /* Frame by frame; a path sorts before the longer paths it is a prefix of. */
 static int path_cmp(const void *pa, const void *pb)
 {
   const SvgPath *a = pa, *b = pb;
+  const SvgFrame *fa = cmp_paths->f + a->first, *fb = cmp_paths->f + b->first;
   for (size_t i = 0; i < a->n && i < b->n; i++) {
-    int c = frame_cmp(a, i, b, i);
+    int c = frame_cmp(&fa[i], &fb[i]);
     if (c) return c;
   }
   return (a->n > b->n) - (a->n < b->n);
@@ -56,34 +71,47 @@ static int node_add(SvgTree *t, size_t off, size_t len, LjmSiteKind kind,
   return 0;
 }
 
-/* Collects the paths of all sites with a non-zero figure. */
-static SvgPath *collect(SvgTree *t, const LjmModel *m, LjmValueKind k,
-                        size_t *np)
+/* Collects the paths of all nodes with a non-zero figure of their own. */
+static int collect(SvgTree *t, const LjmModel *m, LjmValueKind k, Paths *ps)
 {
-  size_t n = ljm_model_nsites(m), np_ = 0;
-  SvgPath *p = calloc(n ? n : 1, sizeof(*p));
-  if (!p) return NULL;
+  size_t n = ljm_model_nnodes(m);
+  LjmFrames fr = {0};
+  memset(ps, 0, sizeof(*ps));
+  ps->p = calloc(n ? n : 1, sizeof(*ps->p));
+  if (!ps->p) return -1;
   for (uint32_t id = 0; id < n; id++) {
-    const LjmSite *s = ljm_model_site(m, id);
-    uint64_t v = ljm_value_get(&s->fig, k);
-    LjmFrames f = { 0 };
+    uint64_t v = ljm_value_get(&ljm_model_node(m, id)->self, k);
     if (v == 0) continue;
-    ljm_frames_of(m, s, &f);
-    p[np_].n = f.n;
-    for (size_t i = 0; i < f.n; i++) {
-      p[np_].off[i] = t->names.len;
-      ljm_frame_clean(&t->names, f.s[i], f.len[i], 0);
-      p[np_].len[i] = t->names.len - p[np_].off[i];
-      p[np_].kind[i] = f.kind[i];
+    ljm_frames_of(m, id, &fr);
+    SvgPath *p = &ps->p[ps->np++];
+    p->first = ps->nf;
+    p->n = fr.n;
+    p->value = v;
+    for (size_t i = 0; i < fr.n; i++) {
+      if (ps->nf == ps->capf) {
+        size_t cap = ps->capf ? ps->capf * 2 : 256;
+        SvgFrame *f = realloc(ps->f, cap * sizeof(*f));
+        if (!f) goto oom;
+        ps->f = f;
+        ps->capf = cap;
+      }
+      SvgFrame *f = &ps->f[ps->nf++];
+      f->off = t->names.len;
+      ljm_frame_clean(&t->names, ljm_frame_s(&fr, i), fr.len[i], 0);
+      f->len = t->names.len - f->off;
+      f->kind = fr.kind[i];
     }
-    ljm_frames_free(&f);
-    p[np_].value = v;
-    np_++;
   }
-  if (t->names.oom) { free(p); return NULL; }
-  for (size_t i = 0; i < np_; i++) p[i].base = t->names.p;
-  *np = np_;
-  return p;
+  if (t->names.oom || fr.oom) goto oom;
+  ljm_frames_free(&fr);
+  ps->base = t->names.p;
+  return 0;
+oom:
+  ljm_frames_free(&fr);
+  free(ps->p);
+  free(ps->f);
+  memset(ps, 0, sizeof(*ps));
+  return -1;
 }
 
 /* Sums totals bottom-up, then lays children out left to right. Nodes are
@@ -111,33 +139,48 @@ static int layout(SvgTree *t)
 
 int svg_tree_build(SvgTree *t, const LjmModel *m, LjmValueKind k)
 {
-  size_t np = 0;
-  uint32_t stack[LJM_FRAMES_MAX + 1];  /* node of each depth, last path */
+  Paths ps;
+  uint32_t *stack = NULL;  /* node of each depth, last path */
+  size_t capstack = 0;
   memset(t, 0, sizeof(*t));
   ljm_buf_puts(&t->names, "all");
-  SvgPath *p = collect(t, m, k, &np);
-  if (!p || node_add(t, 0, 3, LJM_SITE_INTERNAL, 0, 0) < 0) goto oom;
-  qsort(p, np, sizeof(*p), path_cmp);
-  stack[0] = 0;
-  for (size_t i = 0; i < np; i++) {
+  if (collect(t, m, k, &ps) < 0) goto oom;
+  if (node_add(t, 0, 3, LJM_SITE_INTERNAL, 0, 0) < 0) goto oom;
+  cmp_paths = &ps;
+  qsort(ps.p, ps.np, sizeof(*ps.p), path_cmp);
+  for (size_t i = 0; i < ps.np; i++) {
+    const SvgPath *p = &ps.p[i];
+    const SvgFrame *f = ps.f + p->first;
+    if (p->n + 1 > capstack) {
+      size_t cap = (p->n + 1) * 2;
+      uint32_t *s2 = realloc(stack, cap * sizeof(*s2));
+      if (!s2) goto oom;
+      stack = s2;
+      capstack = cap;
+    }
+    stack[0] = 0;
     size_t same = 0;  /* frames shared with the previous path */
-    if (i)
-      while (same < p[i].n && same < p[i - 1].n &&
-             frame_cmp(&p[i], same, &p[i - 1], same) == 0)
-        same++;
-    for (size_t d = same; d < p[i].n; d++) {
-      if (node_add(t, p[i].off[d], p[i].len[d], p[i].kind[d], stack[d],
-                   (uint32_t)d + 1) < 0)
+    if (i) {
+      const SvgPath *q = &ps.p[i - 1];
+      const SvgFrame *g = ps.f + q->first;
+      while (same < p->n && same < q->n && frame_cmp(&f[same], &g[same]) == 0) same++;
+    }
+    for (size_t d = same; d < p->n; d++) {
+      if (node_add(t, f[d].off, f[d].len, f[d].kind, stack[d], (uint32_t)d + 1) < 0)
         goto oom;
       stack[d + 1] = (uint32_t)(t->n - 1);
     }
-    t->nodes[stack[p[i].n]].self += p[i].value;
+    t->nodes[stack[p->n]].self += p->value;
   }
   if (layout(t) < 0) goto oom;
-  free(p);
+  free(ps.p);
+  free(ps.f);
+  free(stack);
   return 0;
 oom:
-  free(p);
+  free(ps.p);
+  free(ps.f);
+  free(stack);
   svg_tree_free(t);
   return -1;
 }

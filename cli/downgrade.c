@@ -1,0 +1,45 @@
+/* downgrade.c -- ljm convert -f ljm: the standard stream of an extended one. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+
+static int write_file(void *ud, const void *p, size_t n)
+{
+  return fwrite(p, 1, n, ud) == n ? 0 : (errno ? errno : EIO);
+}
+
+int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict)
+{
+  LjmDiag d;
+  LjmOutput out = { NULL, NULL, NULL };
+  if (strcmp(out_path, "-") == 0 && isatty(1)) {
+    fprintf(stderr, "ljm convert: ljm output is binary; not writing it to a terminal\n");
+    return LJM_EXIT_USAGE;
+  }
+  LjmInput *in = ljm_input_open(in_path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", in_path, d.msg);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (ljm_output_open(&out, out_path) != 0) {
+    ljm_input_close(in);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  LjmStatus st = ljm_downgrade(in, write_file, out.f, &d);
+  ljm_input_close(in);
+  char line[512];
+  ljm_diag_format(&d, in_path, line, sizeof(line));
+  if (st == LJM_ERROR || (st == LJM_TRUNCATED && strict)) {
+    fprintf(stderr, "%s\n", line);
+    ljm_output_abort(&out);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (st == LJM_TRUNCATED)
+    fprintf(stderr, "%s: byte %llu: warning: %s (written as far as it goes)\n", in_path,
+            (unsigned long long)d.offset, d.msg);
+  return ljm_output_commit(&out) ? LJM_EXIT_BAD_INPUT : LJM_EXIT_OK;
+}

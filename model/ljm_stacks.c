@@ -1,0 +1,172 @@
+/* ljm_stacks.c -- the call tree: nodes of stream stacks or of sites, their
+** figures, the owners of live blocks in extended streams, RSS samples. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/ljm_model_int.h"
+
+/* Appends a node; its id, or NONE when out of memory. */
+static uint32_t node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNodeKind kind)
+{
+  if (m->nnodes == m->capnodes) {
+    uint32_t cap = m->capnodes;
+    LjmNode *n = ljm_model_grow(m, m->nodes, &cap, sizeof(*n));
+    if (!n) return NONE;
+    m->nodes = n;
+    cap = m->capnodes;
+    NodeX *x = ljm_model_grow(m, m->nodex, &cap, sizeof(*x));
+    if (!x) return NONE;
+    m->nodex = x;
+    m->capnodes = cap;
+  }
+  uint32_t id = m->nnodes++;
+  LjmNode *n = &m->nodes[id];
+  memset(n, 0, sizeof(*n));
+  memset(&m->nodex[id], 0, sizeof(m->nodex[id]));
+  n->parent = parent == NONE ? LJM_NO_NODE : parent;
+  n->site = site == NONE ? LJM_NO_SITE : site;
+  n->kind = kind;
+  n->depth = parent == NONE ? 1 : m->nodes[parent].depth + 1;
+  n->first_time = n->last_time = LJM_NO_TIME_US;
+  return id;
+}
+
+uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site)
+{
+  if (site >= m->capsite_node) {
+    uint32_t cap = m->capsite_node ? m->capsite_node : 64;
+    while (cap <= site) cap *= 2;
+    uint32_t *p = realloc(m->site_node, (size_t)cap * sizeof(*p));
+    if (!p) {
+      m->oom = 1;
+      return NONE;
+    }
+    memset(p + m->capsite_node, 0xff, (size_t)(cap - m->capsite_node) * sizeof(*p));
+    m->site_node = p;
+    m->capsite_node = cap;
+  }
+  if (m->site_node[site] == NONE) m->site_node[site] = node_new(m, NONE, site, LJM_NODE_FRAME);
+  return m->site_node[site];
+}
+
+/* The site a frame stands for, named as an event at that place would be. */
+static uint32_t frame_site(LjmModel *m, const LjmRawFrame *f)
+{
+  uint32_t li;
+  switch (f->kind) {
+  case LJM_FRAME_LUA: li = ljm_model_loc(m, f->addr, f->line, 0); break;
+  case LJM_FRAME_C: li = ljm_model_loc(m, f->addr, 0, 0); break;
+  case LJM_FRAME_TRACE: li = ljm_model_loc(m, 0, 0, f->traceno); break;
+  default: return NONE;
+  }
+  return li == NONE ? NONE : ljm_names_site_of(m, li);
+}
+
+void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawFrame *f)
+{
+  if (m->oom) return;
+  if (id != m->nstream + 1) return;  /* the decoder numbers them in order */
+  if (m->nstream == m->capstream) {
+    uint32_t *p = ljm_model_grow(m, m->stream_node, &m->capstream, sizeof(*p));
+    if (!p) return;
+    m->stream_node = p;
+  }
+  LjmNodeKind kind = f->kind == LJM_FRAME_RESUME ? LJM_NODE_RESUME
+                     : f->kind == LJM_FRAME_TAIL ? LJM_NODE_TAIL
+                     : f->kind == LJM_FRAME_CUT  ? LJM_NODE_CUT
+                                                 : LJM_NODE_FRAME;
+  uint32_t site = kind == LJM_NODE_FRAME ? frame_site(m, f) : NONE;
+  uint32_t p = parent ? m->stream_node[parent - 1] : NONE;
+  uint32_t n = node_new(m, p, site, kind);
+  m->stream_node[m->nstream++] = n;
+}
+
+uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
+{
+  if (stack && stack <= m->nstream) return m->stream_node[stack - 1];
+  return ljm_stacks_site_node(m, site);
+}
+
+uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
+{
+  if (node == NONE) return NONE;
+  if (m->last_ctx < m->nctxs && m->ctxs[m->last_ctx].site == site &&
+      m->ctxs[m->last_ctx].node == node)
+    return m->last_ctx;
+  uint64_t key = (uint64_t)site << 32 | node;
+  uint32_t c = ljm_hmap_get(&m->ctx_by_key, key);
+  if (c == NONE) {
+    if (m->nctxs == m->capctxs) {
+      Ctx *p = ljm_model_grow(m, m->ctxs, &m->capctxs, sizeof(*p));
+      if (!p) return NONE;
+      m->ctxs = p;
+    }
+    c = m->nctxs++;
+    m->ctxs[c] = (Ctx){ site, node };
+    if (ljm_hmap_put(&m->ctx_by_key, key, c) != 0) {
+      m->oom = 1;
+      return NONE;
+    }
+  }
+  return m->last_ctx = c;
+}
+
+void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes)
+{
+  if (m->nrss == m->caprss) {
+    LjmRssSample *p = ljm_model_grow(m, m->rss, &m->caprss, sizeof(*p));
+    if (!p) return;
+    m->rss = p;
+  }
+  m->rss[m->nrss++] = (LjmRssSample){ time, bytes };
+}
+
+static void add_figures(LjmFigures *a, const LjmFigures *b)
+{
+  a->alloc_count += b->alloc_count;
+  a->alloc_bytes += b->alloc_bytes;
+  a->free_count += b->free_count;
+  a->free_bytes += b->free_bytes;
+  a->inuse_count += b->inuse_count;
+  a->inuse_bytes += b->inuse_bytes;
+  a->peak_count += b->peak_count;
+  a->peak_bytes += b->peak_bytes;
+}
+
+void ljm_stacks_finish(LjmModel *m)
+{
+  if (!m->stacks) {  /* node i is site i: the same figures */
+    for (uint32_t i = 0; i < m->nnodes; i++)
+      m->nodes[i].self = m->nodes[i].total = m->sites[m->nodes[i].site].fig;
+    return;
+  }
+  for (uint32_t i = 0; i < m->nnodes; i++) {
+    LjmFigures *f = &m->nodes[i].self;
+    const NodeX *x = &m->nodex[i];
+    if (m->epoch == 0) {
+      f->peak_count = f->peak_bytes = 0;
+    } else if (x->epoch == m->epoch) {
+      f->peak_count = x->snap_count;
+      f->peak_bytes = x->snap_bytes;
+    } else {
+      f->peak_count = f->inuse_count;
+      f->peak_bytes = f->inuse_bytes;
+    }
+    m->nodes[i].total = *f;
+  }
+  /* Children come after their parents: one backward pass sums subtrees. */
+  for (uint32_t i = m->nnodes; i-- > 0;)
+    if (m->nodes[i].parent != LJM_NO_NODE)
+      add_figures(&m->nodes[m->nodes[i].parent].total, &m->nodes[i].total);
+}
+
+void ljm_stacks_free(LjmModel *m)
+{
+  free(m->nodes);
+  free(m->nodex);
+  free(m->stream_node);
+  free(m->site_node);
+  free(m->ctxs);
+  free(m->rss);
+  ljm_hmap_free(&m->ctx_by_key);
+}
