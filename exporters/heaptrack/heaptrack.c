@@ -10,8 +10,11 @@
 ** Time stamps ('c', ms) are derived from the event index: one millisecond
 ** per EVENTS_PER_MS events, and the debuggee line ('X') says so.
 **
-** Only what the profile knows is written: no 'I' (system memory) and no
-** 'R' (RSS) lines, since an ljm stream records neither.
+** Only what the profile knows is written: a standard stream records no
+** time, RSS or system memory, so there are no 'I' and 'R' lines and the
+** time axis counts events; an extended stream with time marks
+** (decoder/EXTENSION.md) gives real 'c' times and its RSS samples as 'R'
+** lines (pages of 4096 bytes: 'I 1000 0', system memory still unknown).
 **
 ** Each site is one frame ('i'): a Lua function (LjmSite.func: "Cache:put",
 ** "main chunk", ...) at file:line in module <file>, a C symbol in [C],
@@ -37,6 +40,7 @@
 #include "exporters/ljm_exporter.h"
 
 #define EVENTS_PER_MS 100
+#define RSS_PAGE 4096  /* the unit of 'R' lines for timed streams */
 #define NAME_MAX_BYTES 200  /* longer names (one-line chunks) are cut */
 #define NAME_CLEAN (LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE)
 
@@ -60,6 +64,9 @@ typedef struct Ht {
   size_t capip;
   uint32_t marker_ip[3];  /* frames of [coroutine], [tail call], [...] */
   int stacks;             /* the stream has real stacks */
+  int timed;              /* the stream has time marks and RSS */
+  int header_done;        /* 'X' (and 'I') written */
+  const char *in_path;
   SEntry *se;
   size_t capse, nse;
   uint64_t nstr, nip, ntrace;
@@ -296,27 +303,47 @@ static void *ht_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
   ht_events_init(&h->ev, &h->text);
   char *p = ht_text_room(&h->text, 16);
   h->text.len += (size_t)sprintf(p, "v 10400 3\n");
+  h->in_path = o->in_path ? o->in_path : "-";
+  return h;
+}
+
+/* The header after 'v', once the stream's kind is known (first event or
+** the end): 'X' says what the time axis is; a timed stream has RSS in
+** bytes, counted in pages of 4096 bytes ('I' with no system memory). */
+static void header(Ht *h, const LjmModel *m)
+{
+  if (h->header_done) return;
+  h->header_done = 1;
+  h->timed = (ljm_model_stream(m)->ext_flags & 2) != 0;
   /* 'X' is the rest of the line, not a sized string. */
-  const char *in = o->in_path ? o->in_path : "-";
   LjmBuf x = {0};
   ljm_buf_puts(&x, "X ");
-  ljm_text_clean(&x, in, strlen(in), NAME_CLEAN, 1024);
-  ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: event order, "
-                 "1 ms = %d events; no RSS recorded)\n", EVENTS_PER_MS);
+  ljm_text_clean(&x, h->in_path, strlen(h->in_path), NAME_CLEAN, 1024);
+  if (h->timed)
+    ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time)\n");
+  else
+    ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: event order, "
+                   "1 ms = %d events; no RSS recorded)\n", EVENTS_PER_MS);
   if (!x.oom) {
-    p = ht_text_room(&h->text, x.len);
+    char *p = ht_text_room(&h->text, x.len);
     memcpy(p, x.p, x.len);
     h->text.len += x.len;
   }
   ljm_buf_free(&x);
-  return h;
+  if (h->timed) {
+    uint64_t si[2] = {RSS_PAGE, 0};
+    rec(h, 'I', 2, si);
+  }
 }
 
 static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
 {
   Ht *h = st;
   if (h->oom || h->ev.oom) return;
-  uint64_t ms = ev->index / EVENTS_PER_MS;
+  header(h, m);
+  uint64_t ms = !h->timed ? ev->index / EVENTS_PER_MS
+                : ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000;
+  if (h->have_c && ms < h->last_ms) ms = h->last_ms;  /* never back */
   if (!h->have_c || ms != h->last_ms) {
     rec1(h, 'c', ms);
     h->last_ms = ms;
@@ -347,9 +374,20 @@ static void ht_free(Ht *h)
 static int ht_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 {
   Ht *h = st;
+  header(h, m);
   ht_events_finish(&h->ev);
-  /* Total runtime is the last time stamp plus 1 ms. */
-  rec1(h, 'c', h->have_c ? h->last_ms + 1 : 0);
+  /* Total runtime is the last time stamp plus 1 ms; a timed stream may go
+  ** on after its last event. */
+  uint64_t end = h->have_c ? h->last_ms + 1 : 0;
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  if (h->timed && si->duration != LJM_NO_TIME_US && si->duration / 1000 + 1 > end)
+    end = si->duration / 1000 + 1;
+  rec1(h, 'c', end);
+  if (h->timed) {  /* RSS only makes peak RSS: the samples can come last */
+    const LjmRssSample *rss;
+    size_t n = ljm_model_rss(m, &rss);
+    for (size_t i = 0; i < n; i++) rec1(h, 'R', (rss[i].bytes + RSS_PAGE - 1) / RSS_PAGE);
+  }
   char *p = ht_text_room(&h->text, 64);
   h->text.len += (size_t)sprintf(p, "# strings: %" PRIx64 "\n# ips: %" PRIx64 "\n",
                                  h->nstr, h->nip);

@@ -129,8 +129,12 @@ def lint(text):
         bad.append("%d X lines" % nx)
     if len(infos) > first_plus:
         bad.append("%d alloc infos never used by a '+'" % (len(infos) - first_plus))
-    if re.search(rb"^I ", text, re.M):
-        bad.append("an 'I' line: the profile does not know the system's memory")
+    timed = b"time axis: real time)" in text
+    if timed:  # RSS in pages of 4096 bytes, no system memory
+        if re.findall(rb"^I .*$", text, re.M) != [b"I 1000 0"]:
+            bad.append("a timed profile needs exactly 'I 1000 0'")
+    elif re.search(rb"^[IR] ", text, re.M):
+        bad.append("an 'I' or 'R' line: the profile knows neither memory nor RSS")
     return bad
 
 
@@ -182,6 +186,9 @@ def check_file(name, ht, want, tmp):
     m = re.search(r"temporary memory allocations: (\d+)", out)
     check(m and int(m.group(1)) == want["temporary"],
           "%s: temporary %s, expected %d" % (name, m and m.group(1), want["temporary"]))
+    rss = figure(out, r"peak RSS \(including heaptrack overhead\)")
+    want_rss = (want.get("rss_max", 0) + 4095) // 4096 * 4096
+    check(near(rss, want_rss), "%s: peak RSS %s, expected %d" % (name, rss, want_rss))
     lk = figure(out, "total memory leaked")
     check(near(lk, want["inuse_bytes"]),
           "%s: leaked %s, expected %d" % (name, lk, want["inuse_bytes"]))

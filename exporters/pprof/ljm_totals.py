@@ -84,7 +84,8 @@ def read_symtab(r):
 
 def totals(data):
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
-             peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False)
+             peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
+             rss_max=0)
     live = {}          # address -> (size, location)
     live_bytes = 0
     last_plus = None   # (size, location) of the previous line when a '+'
@@ -137,7 +138,9 @@ def totals(data):
                 nodes += 1
                 continue
             if h in (0x22, 0x23) and flags & 2:
-                r.uleb()
+                v = r.uleb()
+                if h == 0x23:
+                    f["rss_max"] = max(f["rss_max"], v)
                 continue
             if h > 0x13:
                 raise Bad("bad event header 0x%x" % h)
