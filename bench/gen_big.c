@@ -1,7 +1,7 @@
 /* gen_big.c -- writes a large valid ljs v3 + ljm v3 stream shaped like the
 ** profile of ../shared/ref/v3/big.lua, the input of the report benchmark.
 **
-**   gen_big [--scale N] [--iterations N] [--symtab FILE] OUT|-
+**   gen_big [--scale N] [--iterations N] [--symtab FILE] [--stacks] OUT|-
 **
 ** The script being "profiled" (line numbers are big.lua's):
 **   5  local keep = {}
@@ -19,7 +19,12 @@
 ** incremental GC whose sweeps free dead objects (INTERNAL) interleaved with
 ** new allocations, strings in hash-bucket order and other objects newest
 ** first. At scale 1, `ljm report` on the output prints exactly big.txt.
-** Output is deterministic; a summary goes to stderr.
+** Output is deterministic; a summary goes to stderr. With --stacks the
+** stream is extended (decoder/EXTENSION.md) as `ljm record --stacks` would
+** write it: each line's one-frame stack, selected when it changes (a GC
+** step runs under the line that allocated), a time mark every 100,000
+** events (1 us per event) and an RSS sample every tenth mark; its downgrade
+** is the plain stream.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -87,6 +92,12 @@ typedef struct Gen {
   /* The "keep" table and its array part. */
   uint64_t keep, keep_arr;
   uint32_t keep_n, keep_cap;
+  /* --stacks: the node of each line (0: not written), the one selected,
+  ** the line running, and the events at the next time mark. */
+  int stacks;
+  uint32_t node_of_line[16], nodes, selected;
+  unsigned cur_line;
+  uint64_t next_mark, marks;
 } Gen;
 
 static void oom(void)
@@ -112,8 +123,37 @@ static void push(Vec *vec, uint64_t addr, uint32_t size, uint32_t hash)
 
 /* -- Events ------------------------------------------------------------- */
 
+/* Extension items before an event under 'line' (--stacks). */
+static void ext_before(Gen *g, unsigned line)
+{
+  gen_out_reserve(g->out);
+  if (g->events >= g->next_mark) {
+    gen_out_byte(g->out, 0x22);
+    gen_out_uleb(g->out, g->events);  /* 1 us per event */
+    if (g->marks++ % 10 == 0) {
+      gen_out_byte(g->out, 0x23);
+      gen_out_uleb(g->out, (64u << 20) + g->events * 16);
+    }
+    g->next_mark += 100000;
+  }
+  if (!g->node_of_line[line]) {
+    gen_out_byte(g->out, 0x20);
+    gen_out_uleb(g->out, 0);
+    gen_out_byte(g->out, 0x01);
+    gen_out_uleb(g->out, PROTO_BIG);
+    gen_out_uleb(g->out, line);
+    g->node_of_line[line] = ++g->nodes;
+  }
+  if (g->selected != g->node_of_line[line]) {
+    g->selected = g->node_of_line[line];
+    gen_out_byte(g->out, 0x21);
+    gen_out_uleb(g->out, g->selected);
+  }
+}
+
 static void ev_lua(Gen *g, unsigned hdr, unsigned line)
 {
+  if (g->stacks) ext_before(g, g->cur_line = line);
   gen_out_reserve(g->out);
   gen_out_byte(g->out, hdr);
   gen_out_uleb(g->out, PROTO_BIG);
@@ -147,6 +187,7 @@ static void realloc_lua(Gen *g, unsigned line, uint64_t oaddr, uint64_t osize,
 
 static void ev_int(Gen *g, unsigned hdr, uint64_t addr, uint64_t size)
 {
+  if (g->stacks) ext_before(g, g->cur_line ? g->cur_line : LINE_KEEP_NEW);
   gen_out_reserve(g->out);
   gen_out_byte(g->out, hdr);
   gen_out_uleb(g->out, addr);
@@ -372,10 +413,11 @@ static void gen_free(Gen *g)
 
 static void usage(void)
 {
-  fputs("usage: gen_big [--scale N] [--iterations N] [--symtab FILE] OUT|-\n"
+  fputs("usage: gen_big [--scale N] [--iterations N] [--symtab FILE] [--stacks] OUT|-\n"
         "  --scale N       750000*N loop iterations (default 1: ~3 M events)\n"
         "  --iterations N  exactly N iterations (overrides --scale)\n"
-        "  --symtab FILE   copy the C symbols of a real profile's symtab\n",
+        "  --symtab FILE   copy the C symbols of a real profile's symtab\n"
+        "  --stacks        an extended stream (stacks, time marks, RSS)\n",
         stderr);
   exit(2);
 }
@@ -393,6 +435,7 @@ int main(int argc, char **argv)
 {
   uint64_t scale = 1, iterations = UINT64_MAX;  /* MAX: from the scale */
   const char *symtab = NULL, *path = NULL;
+  int stacks = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
       scale = number(argv[++i]);
@@ -401,6 +444,8 @@ int main(int argc, char **argv)
       iterations = number(argv[++i]);
     else if (strcmp(argv[i], "--symtab") == 0 && i + 1 < argc)
       symtab = argv[++i];
+    else if (strcmp(argv[i], "--stacks") == 0)
+      stacks = 1;
     else if (!path && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
       path = argv[i];
     else
@@ -415,7 +460,7 @@ int main(int argc, char **argv)
     return 1;
   }
   Gen g = {.out = &out, .heap = gen_heap_new(HEAP_BASE, MMAP_TOP),
-           .strmask = STRTAB_MASK0, .strnum = STR_BASE};
+           .strmask = STRTAB_MASK0, .strnum = STR_BASE, .stacks = stacks};
   if (!g.heap) oom();
   g.strtab = gen_heap_alloc(g.heap, (STRTAB_MASK0 + 1) * 8);
 
@@ -429,7 +474,7 @@ int main(int argc, char **argv)
     return 1;
   }
   uint64_t symtab_bytes = out.total;
-  gen_out_bytes(&out, "ljm\3\0\0\0", 7);
+  gen_out_bytes(&out, stacks ? "ljm\3\3\0\0" : "ljm\3\0\0\0", 7);
   run_script(&g, iterations);
   gen_out_reserve(&out);
   gen_out_byte(&out, 0x80);

@@ -82,6 +82,24 @@ else
   echo "ljm report big1x.ljm differs from testdata/v3/big.txt"
 fi
 
+# -- The extended stream (ljm record --stacks shape) against its downgrade,
+# which is big1x.ljm byte for byte.
+fx=$dir/big1x-stacks.ljm
+[ -s "$fx" ] || "$gen" --stacks --scale 1 "$fx" 2>/dev/null
+echo
+echo "extended stream (stacks, time, RSS) vs its downgrade (big1x), best of $runs"
+printf '%-32s %9s %13s %10s\n' command seconds "peak RSS MB" "ext/std"
+for cmd in "report" "convert -o OUT.pb.gz" "convert -o OUT.heaptrack.zst" "convert -o OUT.folded"; do
+  read -r ts ks <<<"$(measure "$ljm" ${cmd//OUT/$dir/std} "$dir/big1x.ljm")"
+  read -r tx kx <<<"$(measure "$ljm" ${cmd//OUT/$dir/ext} "$fx")"
+  printf '%-32s %9s %13s %10s\n' "$cmd (std)" "$ts" "$(awk -v k="$ks" 'BEGIN{printf "%.1f", k/1024}')" ""
+  printf '%-32s %9s %13s %10s\n' "$cmd (ext)" "$tx" "$(awk -v k="$kx" 'BEGIN{printf "%.1f", k/1024}')" \
+    "$(awk -v a="$tx" -v b="$ts" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')"
+done
+rm -f "$dir"/std.* "$dir"/ext.*
+echo "stream bytes ext/std: $(awk -v a="$(stat -c %s "$fx")" -v b="$(stat -c %s "$dir/big1x.ljm")" 'BEGIN{printf "%.3f", a/b}')"
+echo "targets: ljm report ext/std <= 1.3"
+
 # -- Converters on the 3 M-event stream, against the report's time.
 echo
 echo "ljm convert -o OUT big1x.ljm, best of $runs (target: <= 1.5x report time)"
