@@ -12,14 +12,15 @@ runs=${LJM_BENCH_RUNS:-3}
 
 # -- Build (optimised). --symlink_prefix=/ leaves the bazel-bin symlink to
 # the tree's other (fastbuild) users; Bazel says where the outputs are.
-(cd "$root" && bazel build -c opt --symlink_prefix=/ //:ljm //bench:gen_big >/dev/null 2>&1) || {
-  echo "run.sh: bazel build -c opt //:ljm //bench:gen_big failed" >&2
+(cd "$root" && bazel build -c opt --symlink_prefix=/ //:ljm //bench:gen_big //bench:bare_pass >/dev/null 2>&1) || {
+  echo "run.sh: bazel build -c opt //:ljm //bench:gen_big //bench:bare_pass failed" >&2
   exit 1
 }
 bin=$(cd "$root" && bazel info -c opt bazel-bin 2>/dev/null)
 ljm=$bin/cli/ljm
 [ -x "$ljm" ] || ljm=$bin/ljm
 gen=$bin/bench/gen_big
+bare=$bin/bench/bare_pass
 
 if [ -n "${LJM_BENCH_DIR:-}" ]; then
   dir=$LJM_BENCH_DIR
@@ -75,7 +76,10 @@ for s in 1 10; do
     "$(awk -v k="${rsskb[$s]}" 'BEGIN{printf "%.1f", k/1024}')"
 done
 awk -v a="${rsskb[10]}" -v b="${rsskb[1]}" 'BEGIN{printf "peak RSS 10x/1x: %s\n", (b>0 ? sprintf("%.2f", a/b) : "-")}'
-echo "targets: >= 15 M events/s, peak RSS <= 32 MB, 10x/1x RSS <= 1.2"
+read -r tbare kbare <<<"$(measure "$bare" "$dir/big1x.ljm")"
+echo "bare pass over big1x (bench/bare_pass.c: every ULEB128 read, nothing else): $tbare s;" \
+  "report/bare: $(awk -v a="${secs[1]}" -v b="$tbare" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')"
+echo "targets: >= 15 M events/s, peak RSS <= 32 MB, 10x/1x RSS <= 1.2, report/bare <= 2"
 if "$ljm" report "$dir/big1x.ljm" 2>/dev/null | cmp -s - "$root/testdata/v3/big.txt"; then
   echo "ljm report big1x.ljm is identical to testdata/v3/big.txt"
 else
