@@ -1,0 +1,190 @@
+/* ext_test.c -- the decoder on extended streams (decoder/EXTENSION.md):
+** flags, stack nodes and selections delivered in order with each event's
+** stack and time, and every malformed item an error at its offset; a cut
+** inside an extension item is a truncation like any other. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ljm_decoder.h"
+#include "decoder/tests/check.h"
+#include "decoder/tests/stream_builder.h"
+
+typedef struct Seen {
+  unsigned flags;
+  uint32_t nodes, parent[8];
+  LjmFrameKind kind[8];
+  uint32_t ev_stack[8];
+  uint64_t ev_time[8], rss_time, rss_bytes, last_mark;
+  size_t nev, order_ok;
+} Seen;
+
+static void on_flags(void *ud, unsigned flags) { ((Seen *)ud)->flags = flags; }
+
+static void on_node(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f)
+{
+  Seen *s = ud;
+  if (id == s->nodes + 1 && id < 8) {
+    s->parent[id] = parent;
+    s->kind[id] = f->kind;
+  }
+  s->nodes = id;
+}
+
+static void on_event(void *ud, const LjmRawEvent *ev)
+{
+  Seen *s = ud;
+  if (s->nev < 8) {
+    s->ev_stack[s->nev] = ev->stack;
+    s->ev_time[s->nev] = ev->time;
+  }
+  /* A node is delivered before any event that uses it. */
+  s->order_ok += ev->stack <= s->nodes;
+  s->nev++;
+}
+
+static void on_rss(void *ud, uint64_t t, uint64_t b)
+{
+  ((Seen *)ud)->rss_time = t;
+  ((Seen *)ud)->rss_bytes = b;
+}
+
+static void on_time(void *ud, uint64_t t) { ((Seen *)ud)->last_mark = t; }
+
+static LjmStatus decode(Sbuf *b, Seen *s, LjmDiag *d)
+{
+  LjmCallbacks cb;
+  memset(&cb, 0, sizeof(cb));
+  memset(s, 0, sizeof(*s));
+  cb.on_flags = on_flags;
+  cb.on_stack_node = on_node;
+  cb.on_event = on_event;
+  cb.on_rss = on_rss;
+  cb.on_time = on_time;
+  LjmInput *in = ljm_input_mem(b->p, b->n);
+  LjmStatus st = ljm_decode(in, &cb, s, d, NULL, NULL);
+  ljm_input_close(in);
+  return st;
+}
+
+/* Symbol table with one prototype, then an event section with flags. */
+static void start(Sbuf *b, uint8_t flags)
+{
+  memset(b, 0, sizeof(*b));
+  sb_prologue(b, "ljs", 3);
+  sb_proto(b, 0x00, 0x100, "@a.lua", 0);
+  sb_byte(b, 0x80);
+  sb_bytes(b, "ljm\x03", 4);
+  sb_byte(b, flags);
+  sb_bytes(b, "\0\0", 2);
+}
+
+static void node_lua(Sbuf *b, uint64_t parent, uint64_t line)
+{
+  sb_byte(b, 0x20);
+  sb_uleb(b, parent);
+  sb_byte(b, 0x01);
+  sb_uleb(b, 0x100);
+  sb_uleb(b, line);
+}
+
+static void good(void)
+{
+  Sbuf b;
+  Seen s;
+  LjmDiag d;
+  start(&b, 0x03);
+  sb_byte(&b, 0x22); sb_uleb(&b, 0);                 /* time 0 */
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);               /* before any stack */
+  node_lua(&b, 0, 1);                                /* node 1 */
+  node_lua(&b, 1, 2);                                /* node 2, under 1 */
+  sb_byte(&b, 0x20); sb_uleb(&b, 2); sb_byte(&b, 0x04);  /* node 3: resume */
+  sb_byte(&b, 0x21); sb_uleb(&b, 2);                 /* select 2 */
+  sb_alloc_lua(&b, 0x100, 2, 0x20, 8);
+  sb_byte(&b, 0x22); sb_uleb(&b, 10000);             /* 10 ms */
+  sb_byte(&b, 0x23); sb_uleb(&b, 4096);              /* RSS */
+  sb_free_int(&b, 0x10, 8);                          /* still stack 2 */
+  sb_byte(&b, 0x21); sb_uleb(&b, 0);                 /* no stack */
+  sb_alloc_lua(&b, 0x100, 1, 0x30, 8);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK);
+  CHECK(s.flags == 3 && s.nodes == 3 && s.nev == 4 && s.order_ok == 4);
+  CHECK(s.parent[1] == 0 && s.parent[2] == 1 && s.parent[3] == 2);
+  CHECK(s.kind[1] == LJM_FRAME_LUA && s.kind[3] == LJM_FRAME_RESUME);
+  CHECK(s.ev_stack[0] == 0 && s.ev_stack[1] == 2 && s.ev_stack[2] == 2 && s.ev_stack[3] == 0);
+  CHECK(s.ev_time[0] == 0 && s.ev_time[1] == 0 && s.ev_time[2] == 10000);
+  CHECK(s.rss_time == 10000 && s.rss_bytes == 4096 && s.last_mark == 10000);
+  free(b.p);
+
+  /* A standard stream: no flags, events without stack or time. */
+  start(&b, 0);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK && s.flags == 0 && s.nev == 1);
+  CHECK(s.ev_stack[0] == 0 && s.ev_time[0] == LJM_NO_TIME);
+  free(b.p);
+}
+
+/* Malformed items after a good prefix: error at the bad item's offset,
+** naming the problem; the event before it delivered. */
+static void bad(uint8_t flags, const uint8_t *item, size_t n, size_t skip, const char *what)
+{
+  Sbuf b;
+  Seen s;
+  LjmDiag d;
+  start(&b, flags);
+  if (flags & 1) node_lua(&b, 0, 1);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  size_t at = b.n + skip;  /* the bad item: 'skip' bytes into 'item' */
+  sb_bytes(&b, item, n);
+  sb_byte(&b, 0x80);
+  LjmStatus st = decode(&b, &s, &d);
+  CHECK(st == LJM_ERROR && d.offset == at && strstr(d.msg, what) != NULL && s.nev == 1);
+  if (!(st == LJM_ERROR && d.offset == at && strstr(d.msg, what)))
+    fprintf(stderr, "  %s: status %d, byte %llu (want %zu): %s\n", what, st,
+            (unsigned long long)d.offset, at, d.msg);
+  free(b.p);
+}
+
+static void errors(void)
+{
+  bad(0x03, (const uint8_t *)"\x20\x05\x01\x00\x01", 5, 0, "refers to node 5");
+  bad(0x03, (const uint8_t *)"\x20\x00\x09", 3, 0, "unknown stack frame kind");
+  bad(0x03, (const uint8_t *)"\x21\x07", 2, 0, "stack node 7 is not defined");
+  bad(0x03, (const uint8_t *)"\x22\x05\x22\x04", 4, 2, "time goes back");
+  bad(0x01, (const uint8_t *)"\x22\x05", 2, 0, "unknown event header 0x22");  /* no TIME flag */
+  bad(0x02, (const uint8_t *)"\x21\x01", 2, 0, "unknown event header 0x21");  /* no STACKS flag */
+  bad(0x03, (const uint8_t *)"\x24\x00", 2, 0, "unknown event header 0x24");
+
+  /* Unknown flag bits, and flags on an older version. */
+  Sbuf b;
+  Seen s;
+  LjmDiag d;
+  start(&b, 0x04);
+  sb_byte(&b, 0x80);
+  size_t flag_at = b.n - 1 - 3;
+  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "unknown extension flags 0x04") &&
+        d.offset == flag_at);
+  free(b.p);
+  memset(&b, 0, sizeof(b));
+  sb_prologue(&b, "ljs", 2);
+  sb_byte(&b, 0x80);
+  sb_bytes(&b, "ljm\x02\x01\0\0", 7);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "version 2"));
+  free(b.p);
+
+  /* Cut inside a node: a truncated stream, the events before it kept. */
+  start(&b, 0x03);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_bytes(&b, "\x20\x00\x01\x80", 4);  /* proto address cut short */
+  CHECK(decode(&b, &s, &d) == LJM_TRUNCATED && s.nev == 1 && strstr(d.msg, "a stack node"));
+  free(b.p);
+}
+
+int main(void)
+{
+  good();
+  errors();
+  return check_done("ext_test");
+}
