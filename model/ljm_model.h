@@ -135,6 +135,8 @@ typedef struct LjmNode {
                            call), C function or trace; else LJM_NO_SITE */
   LjmNodeKind kind;
   uint32_t depth;       /* 1 when outermost */
+  uint32_t stream_id;   /* its id in the stream (1, 2, ...), 0 for a
+                           site's own node */
   LjmFigures self;      /* events whose stack ends at this node */
   LjmFigures total;     /* self plus every node above it */
   uint64_t first_time;  /* usec of its first and last event (extended */

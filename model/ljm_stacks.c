@@ -78,6 +78,7 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
   uint32_t site = kind == LJM_NODE_FRAME ? frame_site(m, f) : NONE;
   uint32_t p = parent ? m->stream_node[parent - 1] : NONE;
   uint32_t n = node_new(m, p, site, kind);
+  if (n != NONE) m->nodes[n].stream_id = id;
   m->stream_node[m->nstream++] = n;
 }
 

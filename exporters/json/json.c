@@ -154,6 +154,9 @@ static void json_node(FILE *f, uint32_t id, const LjmNode *n)
   if (n->site == LJM_NO_SITE) fputs("null", f);
   else json_num(f, "", n->site);
   json_num(f, ",\"depth\":", n->depth);
+  fputs(",\"stream_id\":", f);
+  if (n->stream_id) json_num(f, "", n->stream_id);
+  else fputs("null", f);
   json_time(f, ",\"first_us\":", n->first_time);
   json_time(f, ",\"last_us\":", n->last_time);
   fputs(",\"self\":{", f);

@@ -10,6 +10,9 @@ import sys
 sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
 import export_testlib as T  # noqa: E402
 
+sys.path.insert(0, os.path.join(T.runfiles_root(), "exporters", "pprof"))
+import ljm_totals  # noqa: E402  (an independent reader of the stream)
+
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
 STREAM = {"path": str, "gzip": bool, "ljs_version": int, "ljm_version": int,
@@ -63,6 +66,22 @@ def check_nodes(tag, doc):
         T.check(total == t[f], "%s: nodes' self sum %s to %d, totals say %d" % (tag, f, total, t[f]))
     for r in doc["rss"]:
         T.check(isinstance(r["bytes"], int), "%s: rss sample %r" % (tag, r))
+
+
+def check_stacks_vs_reader(tag, doc, want):
+    """Per stack of the stream: the allocations made under it and the live
+    blocks it made, as the independent reader counts them, equal the self
+    figures of the node with that stream id (stack 0: the sites' own
+    nodes together)."""
+    got = {}
+    for n in doc["nodes"]:
+        key = str(n["stream_id"] or 0)
+        g = got.setdefault(key, [0, 0, 0, 0])
+        for k, f in enumerate(("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes")):
+            g[k] += n["self"][f]
+    got = {k: v for k, v in got.items() if any(v)}
+    T.check(got == want["by_stack"], "%s: per-stack figures %r, the reader says %r"
+            % (tag, sorted(got.items())[:4], sorted(want["by_stack"].items())[:4]))
 
 
 def check_doc(tag, doc, prof):
@@ -133,6 +152,8 @@ def main():
             T.check(False, "%s: does not parse: %s" % (tag, e))
             continue
         check_doc(tag, doc, prof)
+        if doc["stream"]["stacks"]:
+            check_stacks_vs_reader(tag, doc, ljm_totals.load(prof))
         if prof == hostile:
             check_hostile(doc, T.hostile_stream()[1])
         T.check(T.convert_ok(prof, "-", "json") == data, "%s: stdout differs from file" % tag)

@@ -10,6 +10,9 @@ needed for totals) and replays the live heap the way ljm_model.h defines it:
                      (a free or realloc of an unknown block takes nothing away;
                      an allocation over a live address drops the old block)
   peak_bytes/count   the highest live byte total, after any event
+  by_stack           extended streams: per stack id ("0": none) the
+                     allocations and bytes made under it and the blocks it
+                     made that are live at the end [count, bytes, count, bytes]
   temporary          frees of a block right after an allocation of the same
                      size at the same location (heaptrack's "temporary"):
                      the events as the heaptrack exporter writes them, each
@@ -85,11 +88,12 @@ def read_symtab(r):
 def totals(data):
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
              peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
-             rss_max=0)
+             rss_max=0, by_stack={})
     live = {}          # address -> (size, location)
     live_bytes = 0
     last_plus = None   # (size, location) of the previous line when a '+'
     sums = [0, 0]      # freed and allocated bytes so far
+    live_stack = {}    # address -> stack that (re)allocated it
 
     def minus(block):
         nonlocal last_plus
@@ -164,6 +168,7 @@ def totals(data):
             # when it has none
             if stack:
                 loc = ("stack", stack)
+
             oaddr = osize = naddr = nsize = None
             if kind in (2, 3):
                 oaddr, osize = r.uleb(), r.uleb()
@@ -183,6 +188,10 @@ def totals(data):
                 live_bytes -= block[0]
                 minus(block)
             if naddr is not None:
+                per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0])
+                per[0] += 1          # allocations made under this stack
+                per[1] += nsize
+                live_stack[naddr] = stack
                 f["alloc_count"] += 1
                 f["alloc_bytes"] += nsize
                 if naddr in live:
@@ -203,6 +212,10 @@ def totals(data):
         f["why"] = str(e)
     f["inuse_count"] = len(live)
     f["inuse_bytes"] = live_bytes
+    for a, (size, _) in live.items():  # live blocks by the stack that made them
+        per = f["by_stack"].setdefault(str(live_stack[a]), [0, 0, 0, 0])
+        per[2] += 1
+        per[3] += size
     f["status"] = status
     return f
 
