@@ -155,23 +155,13 @@ static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t tra
 /* Before a site's live figures change, keep what they were at the last peak. */
 static void site_touch(LjmModel *m, uint32_t si)
 {
-  SiteX *x = &m->sitex[si];
-  if (x->epoch != m->epoch) {
-    x->epoch = m->epoch;
-    x->snap_count = m->sites[si].fig.inuse_count;
-    x->snap_bytes = m->sites[si].fig.inuse_bytes;
-  }
+  peak_touch(&m->sitex[si].snap, m->epoch, &m->sites[si].fig);
 }
 
 /* The same for a node (extended streams). */
 static void node_touch(LjmModel *m, uint32_t n)
 {
-  NodeX *x = &m->nodex[n];
-  if (x->epoch != m->epoch) {
-    x->epoch = m->epoch;
-    x->snap_count = m->nodes[n].self.inuse_count;
-    x->snap_bytes = m->nodes[n].self.inuse_bytes;
-  }
+  peak_touch(&m->nodex[n], m->epoch, &m->nodes[n].self);
 }
 
 /* A block's owner is its site, or in an extended stream its ctx (site and
@@ -450,16 +440,7 @@ static void finish_figures(LjmModel *m)
   t->peak_count = peak_count;
   for (uint32_t i = 0; i < m->nsites; i++) {
     LjmFigures *f = &m->sites[i].fig;
-    const SiteX *x = &m->sitex[i];
-    if (m->epoch == 0) {
-      f->peak_count = f->peak_bytes = 0;
-    } else if (x->epoch == m->epoch) {
-      f->peak_count = x->snap_count;
-      f->peak_bytes = x->snap_bytes;
-    } else {
-      f->peak_count = f->inuse_count;
-      f->peak_bytes = f->inuse_bytes;
-    }
+    peak_finish(&m->sitex[i].snap, m->epoch, f);
     t->alloc_count += f->alloc_count;
     t->alloc_bytes += f->alloc_bytes;
     t->free_count += f->free_count;

@@ -51,11 +51,40 @@ typedef struct Prim {
   double allocated, freed;
 } Prim;
 
-/* Peak snapshot of a node, as SiteX keeps one of a site. */
-typedef struct NodeX {
-  uint64_t epoch;
-  uint64_t snap_count, snap_bytes;
-} NodeX;
+/* What a site or node held at the last peak: its live figures are copied
+** here before they first change after the live total reached a new peak
+** (epoch), so at the end the snapshot of the last epoch is the peak. */
+typedef struct PeakSnap {
+  uint64_t epoch;        /* peak epoch when the snapshot was taken */
+  uint64_t count, bytes; /* live figures then */
+} PeakSnap;
+
+/* Keeps f's live figures in s before they change in epoch 'epoch'. */
+static inline void peak_touch(PeakSnap *s, uint64_t epoch, const LjmFigures *f)
+{
+  if (s->epoch != epoch) {
+    s->epoch = epoch;
+    s->count = f->inuse_count;
+    s->bytes = f->inuse_bytes;
+  }
+}
+
+/* Sets f's peak figures once decoding is over: the snapshot of the last
+** epoch, or the live figures if they never changed after it. */
+static inline void peak_finish(const PeakSnap *s, uint64_t epoch, LjmFigures *f)
+{
+  if (epoch == 0) {
+    f->peak_count = f->peak_bytes = 0;
+  } else if (s->epoch == epoch) {
+    f->peak_count = s->count;
+    f->peak_bytes = s->bytes;
+  } else {
+    f->peak_count = f->inuse_count;
+    f->peak_bytes = f->inuse_bytes;
+  }
+}
+
+typedef PeakSnap NodeX;  /* a node's bookkeeping: its peak snapshot */
 
 /* Owner of a live block in an extended stream: the site and the stack. */
 typedef struct Ctx {
@@ -74,8 +103,7 @@ typedef struct SrcText {
 /* Site bookkeeping beside the public LjmSite. */
 typedef struct SiteX {
   uint32_t loc, name;
-  uint64_t epoch;        /* peak epoch when the snapshot below was taken */
-  uint64_t snap_count, snap_bytes;  /* live figures at the last peak */
+  PeakSnap snap;
 } SiteX;
 
 

@@ -142,18 +142,8 @@ void ljm_stacks_finish(LjmModel *m)
     return;
   }
   for (uint32_t i = 0; i < m->nnodes; i++) {
-    LjmFigures *f = &m->nodes[i].self;
-    const NodeX *x = &m->nodex[i];
-    if (m->epoch == 0) {
-      f->peak_count = f->peak_bytes = 0;
-    } else if (x->epoch == m->epoch) {
-      f->peak_count = x->snap_count;
-      f->peak_bytes = x->snap_bytes;
-    } else {
-      f->peak_count = f->inuse_count;
-      f->peak_bytes = f->inuse_bytes;
-    }
-    m->nodes[i].total = *f;
+    peak_finish(&m->nodex[i], m->epoch, &m->nodes[i].self);
+    m->nodes[i].total = m->nodes[i].self;
   }
   /* Children come after their parents: one backward pass sums subtrees. */
   for (uint32_t i = m->nnodes; i-- > 0;)
