@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what exporters/heaptrack:heaptrack_gui_test needs: Debian's
 # heaptrack_gui, a virtual X server to run it on (Xvfb, whose -fbdir
-# framebuffer file is the screenshot source) and xwininfo (x11-utils) to see
-# its windows. Idempotent; prints nothing when everything is present, one
+# framebuffer file is the screenshot source), xwininfo (x11-utils) to see
+# its windows and libXtst (XTEST, loaded through ctypes) to click its tabs.
+# Idempotent; prints nothing when everything is present, one
 # "setup: installing ..." line on stderr when it installs.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   heaptrack-gui   # heaptrack_gui 1.4.0
   xvfb            # Xvfb
   x11-utils       # xwininfo
+  libxtst6        # libXtst.so.6 (x11-utils needs it too; the test loads it itself)
 )
 
 missing=()
