@@ -10,6 +10,8 @@ extern const LjmExporter ljm_exporter_markdown;
 extern const LjmExporter ljm_exporter_json;
 extern const LjmExporter ljm_exporter_pprof;
 extern const LjmExporter ljm_exporter_heaptrack;
+extern const LjmExporter ljm_exporter_speedscope;
+extern const LjmExporter ljm_exporter_heapprofile;
 
 static const LjmExporter *const registry[] = {
   &ljm_exporter_text,
@@ -19,6 +21,8 @@ static const LjmExporter *const registry[] = {
   &ljm_exporter_json,
   &ljm_exporter_pprof,
   &ljm_exporter_heaptrack,
+  &ljm_exporter_speedscope,
+  &ljm_exporter_heapprofile,
   NULL
 };
 

@@ -10,9 +10,9 @@
 **   - an exporter that starts always finishes without error (only pprof may
 **     refuse peak_bytes, and only heaptrack a pipe);
 **   - the folded stacks' counts add up to the total of their --value kind.
-** The heaptrack exporter streams: it is fed by the same decoding, with the
-** codec chosen by the first input byte (plain mostly; gzip and zstd start
-** a writer thread each).
+** Streaming exporters (heaptrack, speedscope) are all fed by the same
+** decoding, heaptrack with the codec chosen by the first input byte (plain
+** mostly; gzip and zstd start a writer thread each).
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -35,21 +35,24 @@ static FILE *devnull(void)
   return f;
 }
 
-typedef struct Stream {
-  const LjmExporter *e;
-  void *st;
-  size_t seen;
-} Stream;
+#define MAX_STREAMING 8
+
+/* The streaming exporters, each begun once, fed every event. */
+typedef struct Streams {
+  const LjmExporter *e[MAX_STREAMING];
+  void *st[MAX_STREAMING];
+  size_t n, seen;
+} Streams;
 
 static void on_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
 {
-  Stream *s = ud;
+  Streams *s = ud;
   size_t n = ljm_model_nsites(m);
   CHECK(ev->site < n);
   CHECK(ev->old_site == LJM_NO_SITE || ev->old_site < n);
   CHECK(ev->dropped_site == LJM_NO_SITE || ev->dropped_site < n);
   s->seen++;
-  if (s->st) s->e->on_event(s->st, m, ev);
+  for (size_t i = 0; i < s->n; i++) s->e[i]->on_event(s->st[i], m, ev);
 }
 
 static void check_model(const LjmModel *m, size_t seen)
@@ -146,20 +149,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   o.in_path = "fuzz.ljm";
-  /* Plain text mostly; a compressed heaptrack file for 1 input in 8. */
-  o.out_path = ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
   char err[256];
-  Stream s = { ljm_exporter_by_name("heaptrack"), NULL, 0 };
-  CHECK(s.e != NULL && s.e->streaming);
-  s.st = s.e->begin(&o, devnull(), err, sizeof(err));
-  CHECK(s.st != NULL);
+  Streams s;
+  memset(&s, 0, sizeof(s));
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    if (!(*e)->streaming) continue;
+    CHECK(s.n < MAX_STREAMING);
+    /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
+    o.out_path = strcmp((*e)->name, "heaptrack") != 0 ? "out"
+                 : ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
+    s.e[s.n] = *e;
+    s.st[s.n] = (*e)->begin(&o, devnull(), err, sizeof(err));
+    CHECK(s.st[s.n] != NULL);
+    s.n++;
+  }
+  CHECK(s.n >= 2);
   LjmListener l = { on_event };
   ljm_model_set_listener(m, &l, &s);
   LjmDiag d;
   LjmStatus st = ljm_model_load(m, in, "fuzz.ljm", &d);
   CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
   check_model(m, s.seen);
-  CHECK(s.e->finish(s.st, m, err, sizeof(err)) == 0);
+  for (size_t i = 0; i < s.n; i++) CHECK(s.e[i]->finish(s.st[i], m, err, sizeof(err)) == 0);
 
   /* Every other format once, with a --value kind (and text report mode)
   ** picked from the input, so the corpus covers all of them. */

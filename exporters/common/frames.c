@@ -8,31 +8,67 @@
 
 #include "exporters/common/utf8.h"
 
-/* Appends one frame of the given kind, its name printed into f->text. */
-static void frames_addf(LjmFrames *f, LjmSiteKind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The file of a site's frames: only chunks naming a file or a source. */
+static const char *file_of(const LjmSite *s)
+{
+  return s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN && s->chunk &&
+                 (s->chunk[0] == '@' || s->chunk[0] == '=') && s->file && s->file[0]
+             ? s->file : NULL;
+}
+
+/* The line a Lua function starts on: 1 for a main chunk (LuaJIT says 0). */
+static int64_t func_line(const LjmSite *s)
+{
+  return s->func_from == LJM_FUNC_MAIN ? 1 : (int64_t)s->func_line;
+}
+
+/* What the next frame added stands for (file and line). */
+static void frames_at(LjmFrames *f, const char *file, int64_t line)
+{
+  f->cur_file = file;
+  f->cur_line = file && line > 0 ? line : 0;  /* a line needs a file */
+}
+
+static int frames_grow(LjmFrames *f)
+{
+  size_t cap = f->cap ? f->cap * 2 : 16;
+  size_t *o = realloc(f->off, cap * sizeof(*o));
+  if (!o) return -1;
+  f->off = o;
+  size_t *l = realloc(f->len, cap * sizeof(*l));
+  if (!l) return -1;
+  f->len = l;
+  LjmSiteKind *k = realloc(f->kind, cap * sizeof(*k));
+  if (!k) return -1;
+  f->kind = k;
+  const char **fi = realloc(f->file, cap * sizeof(*fi));
+  if (!fi) return -1;
+  f->file = fi;
+  int64_t *li = realloc(f->line, cap * sizeof(*li));
+  if (!li) return -1;
+  f->line = li;
+  f->cap = cap;
+  return 0;
+}
 
 static void frames_push(LjmFrames *f, LjmSiteKind kind, size_t off)
 {
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 16;
-    size_t *o = realloc(f->off, cap * sizeof(*o));
-    if (o) f->off = o;
-    size_t *l = o ? realloc(f->len, cap * sizeof(*l)) : NULL;
-    if (l) f->len = l;
-    LjmSiteKind *k = l ? realloc(f->kind, cap * sizeof(*k)) : NULL;
-    if (!k) {
-      f->oom = 1;
-      return;
-    }
-    f->kind = k;
-    f->cap = cap;
+  if (f->n == f->cap && frames_grow(f) != 0) {
+    f->oom = 1;
+    return;
   }
   f->off[f->n] = off;
   f->len[f->n] = f->text.len - off;
   f->kind[f->n] = kind;
+  f->file[f->n] = f->cur_file;
+  f->line[f->n] = f->cur_line;
   f->n++;
+  frames_at(f, NULL, 0);
 }
+
+/* Appends one frame of the given kind, its name printed into f->text. */
+static void frames_addf(LjmFrames *f, LjmSiteKind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void frames_addf(LjmFrames *f, LjmSiteKind kind, const char *fmt, ...)
 {
@@ -68,6 +104,7 @@ static void frames_adds(LjmFrames *f, LjmSiteKind kind, const char *s)
 /* The short path of a site on its own (standard streams), not a trace. */
 static void frames_plain(LjmFrames *f, const LjmSite *s)
 {
+  const char *file = file_of(s);
   switch (s->kind) {
   case LJM_SITE_LUA:
     if (s->func_from == LJM_FUNC_BUILTIN) {
@@ -75,8 +112,11 @@ static void frames_plain(LjmFrames *f, const LjmSite *s)
       frames_adds(f, s->kind, s->func);
       return;
     }
+    frames_at(f, file, 0);
     frames_adds(f, s->kind, *s->file ? s->file : "?");
+    frames_at(f, file, func_line(s));
     frames_adds(f, s->kind, s->func);
+    frames_at(f, file, s->line);
     frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
     return;
   case LJM_SITE_C:
@@ -119,6 +159,7 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
   s = ljm_model_site(m, n->site);
   switch (s->kind) {
   case LJM_SITE_LUA:
+    frames_at(f, file_of(s), func_line(s));
     /* Names of their own get the file; the others hold it already. */
     if (s->func_from == LJM_FUNC_SOURCE || s->func_from == LJM_FUNC_MAIN)
       frames_addf(f, s->kind, "%s (%s)", s->func, s->file);
@@ -137,6 +178,7 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
 void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
 {
   f->n = 0;
+  frames_at(f, NULL, 0);
   ljm_buf_reset(&f->text);
   const LjmNode *n = ljm_model_node(m, node);
   if (n->parent == LJM_NO_NODE && n->kind == LJM_NODE_FRAME &&
@@ -159,8 +201,10 @@ void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
   if (ch != chain) free(ch);
   if (n->kind == LJM_NODE_FRAME) {
     const LjmSite *s = ljm_model_site(m, n->site);
-    if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN)
+    if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
+      frames_at(f, file_of(s), s->line);
       frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
+    }
   }
 }
 
@@ -169,6 +213,8 @@ void ljm_frames_free(LjmFrames *f)
   free(f->off);
   free(f->len);
   free(f->kind);
+  free(f->file);
+  free(f->line);
   ljm_buf_free(&f->text);
   memset(f, 0, sizeof(*f));
 }

@@ -38,13 +38,21 @@
 #include "exporters/common/buf.h"
 #include "model/ljm_model.h"
 
-/* Frame names of one path, root first, raw (not cleaned) bytes in 'text'. */
+/* Frame names of one path, root first, raw (not cleaned) bytes in 'text',
+** with the source file and line each frame stands for, where it has one:
+** a file frame (line 0), a function (its definition line; 1 for a main
+** chunk) or a line. Only chunks that name a file or a source ('@file',
+** '=stdin') have a file, not loaded strings; C, traces and markers none. */
 typedef struct LjmFrames {
   size_t n, cap;
   size_t *off, *len;       /* frame i is text.p[off[i] .. off[i] + len[i]) */
   LjmSiteKind *kind;       /* kind of site each frame belongs to */
+  const char **file;       /* the file (LjmSite.file), or NULL */
+  int64_t *line;           /* its line, 0 when none (always 0 without file) */
   LjmBuf text;
   int oom;
+  const char *cur_file;    /* (while building: what the next frame is) */
+  int64_t cur_line;
 } LjmFrames;
 
 /* Fills f (emptied first) with the path of node id. Frames of the same

@@ -1,0 +1,660 @@
+/* speedscope.c -- speedscope's own JSON file format
+** (https://www.speedscope.app/file-format-schema.json), one profile per figure.
+**
+** A streaming exporter: it sees every allocation event in stream order with
+** its call-tree node and time, and keeps "runs": consecutive allocation
+** events of one node (and one time mark). Each run carries five figures:
+**
+**   alloc_bytes, alloc_count   the ALLOC/REALLOC events of the run
+**   inuse_bytes, inuse_count   those of its blocks still live at the end
+**   peak_bytes                 those of its blocks live when the live total
+**                              first reached its maximum
+**
+** so every profile lists its samples in stream order, which is time order:
+** speedscope's "Time Order" view shows when (in allocation order) memory
+** was allocated, leaked or held at the peak, and its "Left Heavy" and
+** "Sandwich" views add the same numbers up per stack. Live blocks are
+** tracked here (address -> run) with the model's rules: a FREE or REALLOC
+** gives back the block at its old address, an allocation over an address
+** still live drops that block. The peak is found the same way the model
+** finds it (live bytes first reaching their maximum); a run saves its live
+** figure lazily, the first time it changes after a new peak.
+**
+** A stream with time marks (decoder/EXTENSION.md) gets one more profile,
+** evented, in microseconds: the stacks of the allocation events on the real
+** time axis. A time mark dates the events after it only to "less than
+** 10 ms later", so the events between two marks are spread evenly over the
+** time after the first mark, up to the next mark and at most 10 ms; the
+** stretches with no event stay empty.
+**
+** Frames are named as exporters/common/frames.h names them (valid UTF-8,
+** no control characters), with "file" (Lua chunks named '@file' or '=name')
+** and "line" (the line of a line frame, the definition line of a function
+** frame, 1 for a main chunk) where known. Frames with the same name, file
+** and line are one.
+*/
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporters/common/buf.h"
+#include "exporters/common/frames.h"
+#include "exporters/common/state.h"
+#include "exporters/common/value.h"
+#include "exporters/ljm_exporter.h"
+
+#define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+#define SS_MARK_SPAN_US 10000u  /* events come < 10 ms after their mark */
+#define SS_NONE UINT64_MAX
+
+/* -- Runs and the live blocks ------------------------------------------- */
+
+typedef struct SsRun {
+  uint32_t node;
+  uint64_t time;           /* its events' time mark (0 when none) */
+  uint64_t alloc_count, alloc_bytes;
+  uint64_t inuse_count, inuse_bytes;
+  uint64_t stamp;          /* event index of the last change of inuse_bytes */
+  uint64_t snap;           /* inuse_bytes at event snap_for (a peak) */
+  uint64_t snap_for;
+} SsRun;
+
+typedef struct SsLive {
+  uint64_t addr, size;
+  size_t run;              /* SIZE_MAX: empty slot */
+} SsLive;
+
+/* The shared frame table and the frame path of every node used. */
+typedef struct SsFrameTab {
+  LjmBuf json;             /* serialized frames, back to back */
+  size_t *off;             /* frame i is json.p[off[i] .. off[i + 1]) */
+  size_t n, cap;
+  uint32_t *slots;         /* hash table of frame index + 1 (0: empty) */
+  size_t nslots;
+  uint32_t *pool;          /* frame indices of the paths */
+  size_t npool, cappool;
+  size_t *node_off;        /* path of node i: pool[node_off[i] ..] */
+  uint32_t *node_len;      /* its length; UINT32_MAX: not computed */
+  size_t nnodes;
+} SsFrameTab;
+
+typedef struct SsState {
+  LjmExportBase base;
+  SsRun *runs;
+  size_t nruns, caprun;
+  SsLive *live;
+  size_t nlive, caplive;   /* caplive: 0 or a power of two */
+  uint64_t live_bytes, max_bytes, peak_at;  /* peak_at: SS_NONE until one */
+  int oom;
+} SsState;
+
+static void *ss_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
+{
+  SsState *st = ljm_export_state_new(sizeof(SsState), o, out, err, errlen);
+  if (st) st->peak_at = SS_NONE;
+  return st;
+}
+
+static size_t live_hash(uint64_t addr, size_t cap)
+{
+  return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static int live_grow(SsState *st)
+{
+  size_t cap = st->caplive ? st->caplive * 2 : 1024;
+  SsLive *t = malloc(cap * sizeof(*t));
+  if (!t) return -1;
+  for (size_t i = 0; i < cap; i++) t[i].run = SIZE_MAX;
+  for (size_t i = 0; i < st->caplive; i++) {
+    if (st->live[i].run == SIZE_MAX) continue;
+    size_t j = live_hash(st->live[i].addr, cap);
+    while (t[j].run != SIZE_MAX) j = (j + 1) & (cap - 1);
+    t[j] = st->live[i];
+  }
+  free(st->live);
+  st->live = t;
+  st->caplive = cap;
+  return 0;
+}
+
+/* Removes the block at addr; returns 1 with its size and run when live. */
+static int live_take(SsState *st, uint64_t addr, uint64_t *size, size_t *run)
+{
+  if (!st->caplive) return 0;
+  size_t mask = st->caplive - 1, i = live_hash(addr, st->caplive);
+  while (st->live[i].run != SIZE_MAX && st->live[i].addr != addr) i = (i + 1) & mask;
+  if (st->live[i].run == SIZE_MAX) return 0;
+  *size = st->live[i].size;
+  *run = st->live[i].run;
+  /* Backward-shift deletion keeps every probe chain unbroken. */
+  for (size_t j = i;;) {
+    st->live[i].run = SIZE_MAX;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (st->live[j].run == SIZE_MAX) {
+        st->nlive--;
+        return 1;
+      }
+      size_t h = live_hash(st->live[j].addr, st->caplive);
+      /* Entry j may move to i when its home is not in (i, j]. */
+      if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) break;
+    }
+    st->live[i] = st->live[j];
+    i = j;
+  }
+}
+
+static int live_put(SsState *st, uint64_t addr, uint64_t size, size_t run)
+{
+  if ((st->nlive + 1) * 4 > st->caplive * 3 && live_grow(st) != 0) return -1;
+  size_t i = live_hash(addr, st->caplive);
+  while (st->live[i].run != SIZE_MAX) i = (i + 1) & (st->caplive - 1);
+  st->live[i].addr = addr;
+  st->live[i].size = size;
+  st->live[i].run = run;
+  st->nlive++;
+  return 0;
+}
+
+/* Before the live figure of r changes at event idx: keep its value at the
+** current peak when this is its first change since that peak. */
+static void run_touch(const SsState *st, SsRun *r, uint64_t idx)
+{
+  if (st->peak_at != SS_NONE && r->stamp <= st->peak_at && r->snap_for != st->peak_at) {
+    r->snap = r->inuse_bytes;
+    r->snap_for = st->peak_at;
+  }
+  r->stamp = idx;
+}
+
+/* Its live bytes when the live total peaked. */
+static uint64_t run_peak(const SsState *st, const SsRun *r)
+{
+  if (st->peak_at == SS_NONE) return 0;
+  if (r->stamp <= st->peak_at) return r->inuse_bytes;
+  return r->snap_for == st->peak_at ? r->snap : 0;
+}
+
+/* A block given back (or overwritten): out of its run's live figures. */
+static void release(SsState *st, uint64_t addr, uint64_t idx)
+{
+  uint64_t size;
+  size_t run;
+  if (!live_take(st, addr, &size, &run)) return;
+  SsRun *r = &st->runs[run];
+  run_touch(st, r, idx);
+  r->inuse_bytes -= size;
+  r->inuse_count--;
+  st->live_bytes -= size;
+}
+
+/* The run an allocation of node at time joins (the last one, or a new one). */
+static SsRun *run_for(SsState *st, uint32_t node, uint64_t time, uint64_t idx)
+{
+  if (st->nruns) {
+    SsRun *last = &st->runs[st->nruns - 1];
+    if (last->node == node && last->time == time) return last;
+  }
+  if (st->nruns == st->caprun) {
+    size_t cap = st->caprun ? st->caprun * 2 : 256;
+    SsRun *r = realloc(st->runs, cap * sizeof(*r));
+    if (!r) return NULL;
+    st->runs = r;
+    st->caprun = cap;
+  }
+  SsRun *r = &st->runs[st->nruns++];
+  memset(r, 0, sizeof(*r));
+  r->node = node;
+  r->time = time;
+  r->stamp = idx;
+  r->snap_for = st->peak_at;  /* held nothing at any earlier peak */
+  return r;
+}
+
+static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  SsState *st = p;
+  (void)m;
+  if (st->oom) return;
+  if (ev->kind == LJM_EV_FREE || ev->kind == LJM_EV_REALLOC)
+    release(st, ev->old_addr, ev->index);
+  if (ev->kind == LJM_EV_ALLOC || ev->kind == LJM_EV_REALLOC) {
+    release(st, ev->new_addr, ev->index);  /* a block the stream overwrote */
+    SsRun *r = run_for(st, ev->node, ev->time == LJM_NO_TIME_US ? 0 : ev->time, ev->index);
+    if (!r) {
+      st->oom = 1;
+      return;
+    }
+    r->alloc_count++;
+    r->alloc_bytes += ev->new_size;
+    run_touch(st, r, ev->index);
+    r->inuse_count++;
+    r->inuse_bytes += ev->new_size;
+    st->live_bytes += ev->new_size;
+    if (live_put(st, ev->new_addr, ev->new_size, (size_t)(r - st->runs)) != 0) {
+      st->oom = 1;
+      return;
+    }
+  }
+  if (st->live_bytes > st->max_bytes) {
+    st->max_bytes = st->live_bytes;
+    st->peak_at = ev->index;
+  }
+}
+
+/* -- Frames -------------------------------------------------------------- */
+
+/* Appends s[0..len) (already cleaned: valid UTF-8, no controls) as a JSON
+** string. */
+static void json_str(LjmBuf *b, const char *s, size_t len)
+{
+  size_t run = 0;
+  ljm_buf_putc(b, '"');
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c != '"' && c != '\\' && c >= 0x20) continue;
+    ljm_buf_put(b, s + run, i - run);
+    if (c == '"' || c == '\\') {
+      ljm_buf_putc(b, '\\');
+      ljm_buf_putc(b, (char)c);
+    } else {
+      ljm_buf_printf(b, "\\u%04x", c);
+    }
+    run = i + 1;
+  }
+  ljm_buf_put(b, s + run, len - run);
+  ljm_buf_putc(b, '"');
+}
+
+/* Appends a cleaned name as a JSON string; tmp is scratch. */
+static void json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
+{
+  ljm_buf_reset(tmp);
+  ljm_frame_clean(tmp, s, len, 0);
+  json_str(b, tmp->p ? tmp->p : "", tmp->len);
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static int tab_grow_slots(SsFrameTab *t)
+{
+  size_t cap = t->nslots ? t->nslots * 2 : 1024;
+  uint32_t *s = calloc(cap, sizeof(*s));
+  if (!s) return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t j = fnv1a(t->json.p + t->off[i], t->off[i + 1] - t->off[i]) & (cap - 1);
+    while (s[j]) j = (j + 1) & (cap - 1);
+    s[j] = (uint32_t)i + 1;
+  }
+  free(t->slots);
+  t->slots = s;
+  t->nslots = cap;
+  return 0;
+}
+
+/* The index of the frame serialized at json.p[start..len): an earlier equal
+** one (the new copy is dropped), or a new one. UINT32_MAX when out of memory. */
+static uint32_t tab_intern(SsFrameTab *t, size_t start)
+{
+  const char *p = t->json.p + start;
+  size_t len = t->json.len - start;
+  if (t->json.oom) return UINT32_MAX;
+  if ((t->n + 1) * 2 > t->nslots && tab_grow_slots(t) != 0) return UINT32_MAX;
+  size_t j = fnv1a(p, len) & (t->nslots - 1);
+  for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+    uint32_t k = t->slots[j] - 1;
+    if (t->off[k + 1] - t->off[k] == len && memcmp(t->json.p + t->off[k], p, len) == 0) {
+      t->json.len = start;
+      return k;
+    }
+  }
+  if (t->n + 2 > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    size_t *o = realloc(t->off, cap * sizeof(*o));
+    if (!o) return UINT32_MAX;
+    t->off = o;
+    t->cap = cap;
+  }
+  if (t->n == 0) t->off[0] = start;
+  t->off[t->n + 1] = t->json.len;
+  t->slots[j] = (uint32_t)t->n + 1;
+  return (uint32_t)t->n++;
+}
+
+static int pool_push(SsFrameTab *t, uint32_t v)
+{
+  if (t->npool == t->cappool) {
+    size_t cap = t->cappool ? t->cappool * 2 : 1024;
+    uint32_t *p = realloc(t->pool, cap * sizeof(*p));
+    if (!p) return -1;
+    t->pool = p;
+    t->cappool = cap;
+  }
+  t->pool[t->npool++] = v;
+  return 0;
+}
+
+typedef struct SsScratch {
+  LjmFrames fr;
+  LjmBuf tmp;
+} SsScratch;
+
+/* Computes the path (frame indices, root first) of node id once. */
+static int tab_node(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc)
+{
+  if (t->node_len[id] != UINT32_MAX) return 0;
+  ljm_frames_of(m, id, &sc->fr);
+  if (sc->fr.oom) return -1;
+  t->node_off[id] = t->npool;
+  for (size_t i = 0; i < sc->fr.n; i++) {
+    size_t start = t->json.len;
+    ljm_buf_puts(&t->json, "{\"name\":");
+    json_name(&t->json, &sc->tmp, ljm_frame_s(&sc->fr, i), sc->fr.len[i]);
+    if (sc->fr.file[i]) {
+      ljm_buf_puts(&t->json, ",\"file\":");
+      json_name(&t->json, &sc->tmp, sc->fr.file[i], strlen(sc->fr.file[i]));
+    }
+    if (sc->fr.line[i] > 0) ljm_buf_printf(&t->json, ",\"line\":%" PRId64, sc->fr.line[i]);
+    ljm_buf_putc(&t->json, '}');
+    uint32_t k = tab_intern(t, start);
+    if (k == UINT32_MAX || pool_push(t, k) != 0) return -1;
+  }
+  t->node_len[id] = (uint32_t)sc->fr.n;
+  return 0;
+}
+
+static void tab_free(SsFrameTab *t)
+{
+  ljm_buf_free(&t->json);
+  free(t->off);
+  free(t->slots);
+  free(t->pool);
+  free(t->node_off);
+  free(t->node_len);
+}
+
+/* Same frame path? */
+static int same_path(const SsFrameTab *t, uint32_t a, uint32_t b)
+{
+  if (a == b) return 1;
+  if (t->node_len[a] != t->node_len[b]) return 0;
+  return memcmp(t->pool + t->node_off[a], t->pool + t->node_off[b],
+                t->node_len[a] * sizeof(uint32_t)) == 0;
+}
+
+/* -- Writing --------------------------------------------------------------- */
+
+typedef enum SsFig { FIG_ALLOC_BYTES, FIG_ALLOC_COUNT, FIG_INUSE_BYTES, FIG_INUSE_COUNT,
+                     FIG_PEAK_BYTES, FIG_N } SsFig;
+
+static const struct {
+  const char *key, *what, *unit;
+} ss_figs[FIG_N] = {
+  { "alloc_bytes", "bytes allocated", "bytes" },
+  { "alloc_count", "allocations", "none" },
+  { "inuse_bytes", "bytes still live at the end", "bytes" },
+  { "inuse_count", "blocks still live at the end", "none" },
+  { "peak_bytes", "bytes live at the peak", "bytes" },
+};
+
+static uint64_t run_value(const SsState *st, const SsRun *r, SsFig f)
+{
+  switch (f) {
+  case FIG_ALLOC_BYTES: return r->alloc_bytes;
+  case FIG_ALLOC_COUNT: return r->alloc_count;
+  case FIG_INUSE_BYTES: return r->inuse_bytes;
+  case FIG_INUSE_COUNT: return r->inuse_count;
+  default: return run_peak(st, r);
+  }
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+  char buf[LJM_NUM_MAX];
+  fputs(ljm_fmt_u64(buf, v), f);
+}
+
+static void put_path(FILE *f, const SsFrameTab *t, uint32_t node)
+{
+  putc('[', f);
+  for (uint32_t i = 0; i < t->node_len[node]; i++) {
+    if (i) putc(',', f);
+    put_u64(f, t->pool[t->node_off[node] + i]);
+  }
+  putc(']', f);
+}
+
+/* One sampled profile: the runs with a non-zero figure in stream order,
+** consecutive ones with the same frame path merged. */
+static void write_sampled(const SsState *st, const SsFrameTab *t, SsFig fig,
+                          const char *order)
+{
+  FILE *f = st->base.out;
+  uint64_t total = 0;
+  for (size_t i = 0; i < st->nruns; i++) total += run_value(st, &st->runs[i], fig);
+  fprintf(f, "{\"type\":\"sampled\",\"name\":\"%s: %s, %s\",\"unit\":\"%s\","
+             "\"startValue\":0,\"endValue\":",
+          ss_figs[fig].key, ss_figs[fig].what, order, ss_figs[fig].unit);
+  put_u64(f, total);
+  for (int pass = 0; pass < 2; pass++) {
+    fputs(pass ? ",\n\"weights\":[" : ",\n\"samples\":[", f);
+    uint32_t prev = LJM_NO_NODE;
+    uint64_t acc = 0;
+    int first = 1;
+    for (size_t i = 0; i <= st->nruns; i++) {
+      const SsRun *r = i < st->nruns ? &st->runs[i] : NULL;
+      uint64_t v = r ? run_value(st, r, fig) : 0;
+      if (r && (v == 0 || r->node >= t->nnodes)) continue;
+      if (r && prev != LJM_NO_NODE && same_path(t, prev, r->node)) {
+        acc += v;
+        continue;
+      }
+      if (prev != LJM_NO_NODE) {  /* the group before this run is complete */
+        if (!first) putc(',', f);
+        first = 0;
+        if (pass) put_u64(f, acc);
+        else put_path(f, t, prev);
+      }
+      if (!r) break;
+      prev = r->node;
+      acc = v;
+    }
+    putc(']', f);
+  }
+  putc('}', f);
+}
+
+/* num/den (num < den) in thousandths, rounded down: the 1 ns digits. */
+static unsigned milli(uint64_t num, uint64_t den)
+{
+  return den ? (unsigned)(((unsigned __int128)num * 1000) / den) : 0;
+}
+
+/* A time in microseconds: whole part plus num/den of one, to 1 ns. */
+static void put_time(FILE *f, uint64_t whole, uint64_t num, uint64_t den)
+{
+  unsigned frac = milli(num, den);
+  put_u64(f, whole);
+  if (frac) {
+    char buf[8];
+    snprintf(buf, sizeof buf, ".%03u", frac);
+    size_t n = strlen(buf);
+    while (buf[n - 1] == '0') buf[--n] = '\0';
+    fputs(buf, f);
+  }
+}
+
+typedef struct SsOpen {     /* the frames open in the evented profile */
+  const uint32_t *path;
+  uint32_t n;
+  uint64_t end, end_num, end_den;  /* where the last run ends */
+  int first;
+} SsOpen;
+
+static void put_event(FILE *f, SsOpen *o, char type, uint32_t frame, uint64_t w,
+                      uint64_t num, uint64_t den)
+{
+  fputs(o->first ? "\n{\"type\":\"" : ",\n{\"type\":\"", f);
+  o->first = 0;
+  putc(type, f);
+  fputs("\",\"frame\":", f);
+  put_u64(f, frame);
+  fputs(",\"at\":", f);
+  put_time(f, w, num, den);
+  putc('}', f);
+}
+
+/* Closes the open frames down to depth keep at a time. */
+static void close_to(FILE *f, SsOpen *o, uint32_t keep, uint64_t w, uint64_t num, uint64_t den)
+{
+  while (o->n > keep) {
+    o->n--;
+    put_event(f, o, 'C', o->path[o->n], w, num, den);
+  }
+}
+
+/* The evented profile of a timed stream: each allocation event's stack on
+** the real time axis (see the top of the file). */
+static void write_timeline(const SsState *st, const SsFrameTab *t, uint64_t duration)
+{
+  FILE *f = st->base.out;
+  SsOpen o = { NULL, 0, 0, 0, 1, 1 };
+  uint64_t last_end = 0;
+  fputs("{\"type\":\"evented\",\"name\":\"time: allocation events on the real time axis "
+        "(events between two time marks spread evenly)\",\"unit\":\"microseconds\","
+        "\"startValue\":0,\"events\":[", f);
+  for (size_t i = 0; i < st->nruns;) {
+    /* One time mark: runs i .. j-1, N events over [mark, mark + span). */
+    size_t j = i;
+    uint64_t mark = st->runs[i].time, nev = 0;
+    while (j < st->nruns && st->runs[j].time == mark) nev += st->runs[j++].alloc_count;
+    uint64_t next = j < st->nruns ? st->runs[j].time : duration;
+    uint64_t span = next > mark ? next - mark : SS_MARK_SPAN_US;
+    if (span > SS_MARK_SPAN_US) span = SS_MARK_SPAN_US;
+    uint64_t k = 0;
+    for (; i < j; i++) {
+      const SsRun *r = &st->runs[i];
+      /* Starts at mark + span * k / nev, ends at mark + span * (k + n) / nev. */
+      unsigned __int128 a = (unsigned __int128)span * k, b;
+      k += r->alloc_count;
+      b = (unsigned __int128)span * k;
+      uint64_t aw = mark + (uint64_t)(a / nev), an = (uint64_t)(a % nev);
+      uint64_t bw = mark + (uint64_t)(b / nev), bn = (uint64_t)(b % nev);
+      if (r->node >= t->nnodes || (aw == bw && milli(an, nev) == milli(bn, nev)))
+        continue;  /* no visible width */
+      const uint32_t *path = t->pool + t->node_off[r->node];
+      uint32_t len = t->node_len[r->node], c = 0;
+      int gap = o.n && (aw != o.end || milli(an, nev) != milli(o.end_num, o.end_den));
+      if (gap) close_to(f, &o, 0, o.end, o.end_num, o.end_den);
+      while (c < o.n && c < len && o.path[c] == path[c]) c++;
+      close_to(f, &o, c, aw, an, nev);
+      for (; c < len; c++) put_event(f, &o, 'O', path[c], aw, an, nev);
+      o.path = path;
+      o.n = len;
+      o.end = bw;
+      o.end_num = bn;
+      o.end_den = nev;
+      last_end = bw + (bn ? 1 : 0);
+    }
+  }
+  close_to(f, &o, 0, o.end, o.end_num, o.end_den);
+  fputs("],\"endValue\":", f);
+  put_u64(f, duration > last_end ? duration : last_end);
+  putc('}', f);
+}
+
+static int profile_index(LjmValueKind v)
+{
+  switch (v) {
+  case LJM_VALUE_ALLOC_COUNT: return FIG_ALLOC_COUNT;
+  case LJM_VALUE_INUSE_BYTES: return FIG_INUSE_BYTES;
+  case LJM_VALUE_INUSE_COUNT: return FIG_INUSE_COUNT;
+  case LJM_VALUE_PEAK_BYTES: return FIG_PEAK_BYTES;
+  default: return FIG_ALLOC_BYTES;
+  }
+}
+
+static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
+{
+  FILE *f = st->base.out;
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  SsFrameTab t;
+  SsScratch sc;
+  LjmBuf name = {0};
+  const char *in = st->base.o.in_path ? st->base.o.in_path : "";
+  int rc = -1, timed = (si->ext_flags & 2) != 0;
+  memset(&t, 0, sizeof(t));
+  memset(&sc, 0, sizeof(sc));
+  if (st->oom) goto oom;
+  t.nnodes = ljm_model_nnodes(m);
+  if (t.nnodes) {
+    t.node_off = malloc(t.nnodes * sizeof(*t.node_off));
+    t.node_len = malloc(t.nnodes * sizeof(*t.node_len));
+    if (!t.node_off || !t.node_len) goto oom;
+    for (size_t i = 0; i < t.nnodes; i++) t.node_len[i] = UINT32_MAX;
+  }
+  for (size_t i = 0; i < st->nruns; i++)
+    if (st->runs[i].node < t.nnodes && tab_node(&t, m, st->runs[i].node, &sc) != 0) goto oom;
+
+  json_name(&name, &sc.tmp, in, strlen(in));
+  if (name.oom || t.json.oom) goto oom;
+  fputs("{\"$schema\":\"" SS_SCHEMA "\",\n\"exporter\":\"ljmkit (ljm convert)\",\n\"name\":", f);
+  fwrite(name.p, 1, name.len, f);
+  fprintf(f, ",\n\"activeProfileIndex\":%d,\n\"shared\":{\"frames\":[",
+          profile_index(st->base.value));
+  for (size_t i = 0; i < t.n; i++) {
+    fputs(i ? ",\n" : "\n", f);
+    fwrite(t.json.p + t.off[i], 1, t.off[i + 1] - t.off[i], f);
+  }
+  fputs("\n]},\n\"profiles\":[\n", f);
+  for (int k = 0; k < FIG_N; k++) {
+    if (k) fputs(",\n", f);
+    write_sampled(st, &t, (SsFig)k, timed ? "in time order" : "in event order");
+  }
+  if (timed) {
+    fputs(",\n", f);
+    write_timeline(st, &t, si->duration == LJM_NO_TIME_US ? 0 : si->duration);
+  }
+  fputs("\n]}\n", f);
+  rc = 0;
+  goto done;
+oom:
+  snprintf(err, errlen, "out of memory");
+done:
+  ljm_buf_free(&name);
+  tab_free(&t);
+  ljm_frames_free(&sc.fr);
+  ljm_buf_free(&sc.tmp);
+  return rc;
+}
+
+static int ss_finish(void *p, const LjmModel *m, char *err, size_t errlen)
+{
+  SsState *st = p;
+  int rc = ss_write(st, m, err, errlen);
+  free(st->runs);
+  free(st->live);
+  free(st);
+  return rc;
+}
+
+static const char *const ss_suffixes[] = {".speedscope.json", NULL};
+
+const LjmExporter ljm_exporter_speedscope = {
+  .name = "speedscope",
+  .summary = "speedscope JSON: a profile per figure, samples in time order",
+  .suffixes = ss_suffixes,
+  .binary = 0,
+  .streaming = 1,
+  .begin = ss_begin,
+  .on_event = ss_on_event,
+  .finish = ss_finish,
+};
