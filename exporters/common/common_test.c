@@ -6,6 +6,8 @@
 #include "model/ljm_model_load.h"
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
+#include "exporters/common/json_str.h"
+#include "exporters/common/uniq.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
 
@@ -228,8 +230,75 @@ static void test_frames(void)
   }
 }
 
+/* Equal items share an index, the dropped copy leaves no bytes, and the
+** table survives growing past its first hash size. */
+static void test_uniq(void)
+{
+  LjmUniq t = {0};
+  char item[32];
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 1000; i++) {
+      size_t start = t.b.len;
+      snprintf(item, sizeof(item), "item%d", i);
+      ljm_buf_puts(&t.b, item);
+      CHECK(ljm_uniq_add(&t, start) == (uint32_t)i);
+    }
+  }
+  CHECK(t.n == 1000);
+  size_t start = t.b.len;  /* the empty string is an item too */
+  CHECK(ljm_uniq_add(&t, start) == 1000);
+  CHECK(ljm_uniq_add(&t, t.b.len) == 1000);
+  size_t len;
+  const char *p = ljm_uniq_item(&t, 417, &len);
+  CHECK(len == 7 && memcmp(p, "item417", 7) == 0);
+  ljm_uniq_item(&t, 1000, &len);
+  CHECK(len == 0);
+  size_t total = 0;
+  for (uint32_t i = 0; i < t.n; i++) {
+    ljm_uniq_item(&t, i, &len);
+    total += len;
+  }
+  CHECK(total == t.b.len);
+  ljm_uniq_free(&t);
+  CHECK(t.n == 0 && t.b.p == NULL);
+}
+
+static void check_json_name(const char *s, size_t n, const char *want)
+{
+  LjmBuf b = {0}, tmp = {0};
+  ljm_buf_puts(&b, "x");
+  ljm_json_name(&b, &tmp, s, n);
+  if (strcmp(ljm_buf_str(&b), want) != 0) {
+    fprintf(stderr, "FAIL json_name: got '%s' want '%s'\n", ljm_buf_str(&b), want);
+    failures++;
+  }
+  ljm_buf_free(&b);
+  ljm_buf_free(&tmp);
+}
+
+static void test_json_name(void)
+{
+  check_json_name("", 0, "x\"?\"");  /* an empty name is shown as '?' */
+  check_json_name("a\"b\\c", 5, "x\"a\\\"b\\\\c\"");
+  check_json_name("f <a.lua:3>", 11, "x\"f <a.lua:3>\"");
+  /* No control byte or invalid UTF-8 survives as such. */
+  const char bad[] = "a\nb\x01\xff\xc3";
+  LjmBuf b = {0}, tmp = {0};
+  ljm_json_name(&b, &tmp, bad, sizeof(bad) - 1);
+  for (size_t i = 0; i < b.len;) {
+    uint32_t cp;
+    i += ljm_utf8_decode((const unsigned char *)b.p + i, b.len - i, &cp);
+    CHECK(cp != LJM_UTF8_BAD && cp >= 0x20 && cp != 0x7f);
+  }
+  CHECK(b.len >= 2 && b.p[0] == '"' && b.p[b.len - 1] == '"');
+  ljm_buf_free(&b);
+  ljm_buf_free(&tmp);
+}
+
 int main(void)
 {
+  test_uniq();
+  test_json_name();
   test_utf8();
   test_clean();
   test_fix_last();

@@ -134,15 +134,17 @@ def check_decoder(ljm, name, f, want):
 
 
 def convert_vs_reader(ljm, fmt, out, f, name, want):
-    """Converts f to out (a fresh file) and checks rc against the independent
-    reader's status in want: an invalid stream must fail, a cut one may fail
-    with a message, anything else must convert and have the reader's totals
-    (check_decoder). True when out holds a conversion to check further."""
+    """Converts f to out (a fresh file; fmt None: out's suffix picks the
+    format) and checks rc against the independent reader's status in want:
+    an invalid stream must fail, a cut one may fail with a message, anything
+    else must convert and have the reader's totals (check_decoder). True
+    when out holds a conversion to check further."""
     if os.path.exists(out):
         os.remove(out)
-    c = run([ljm, "convert", "-f", fmt, "-o", out, f])
+    c = run([ljm, "convert"] + (["-f", fmt] if fmt else []) + ["-o", out, f])
     if want["status"] == "error":
-        check(c.returncode != 0, "%s: invalid stream converted (rc 0)" % name)
+        check(c.returncode != 0 and c.stderr.strip() != "",
+              "%s: invalid stream: rc %d, message %r" % (name, c.returncode, c.stderr.strip()))
         return False
     if want["status"] == "truncated" and c.returncode != 0:
         check(c.stderr != "", "%s: cut stream refused without a message" % name)
@@ -375,6 +377,55 @@ def node_frames(doc, i):
             out.append("%s:%d" % (s["file"], s["line"]))
     return out
 
+
+def has_file(s):
+    """A site whose frames have a source file (frames.h): a Lua chunk that
+    names a file or a source, not a loaded string."""
+    return (s["kind"] == "lua" and s["func_from"] != "builtin" and s["file"] != "" and
+            s["chunk"][:1] in ("@", "="))
+
+
+def _func_line(s):
+    return 1 if s["func_from"] == "main" else s["func_line"]
+
+
+def _plain_places(s):
+    if s["kind"] == "lua":
+        if s["func_from"] == "builtin":
+            return [(None, 0), (None, 0)]
+        return [(s, 0), (s, _func_line(s)), (s, s["line"])]
+    if s["kind"] == "c":
+        return [(None, 0), (None, 0)]
+    return [(None, 0)]
+
+
+def node_places(doc, i):
+    """(site, line) of each frame node_frames gives for node i: the site
+    whose file the frame is in (None: no file) and its line (0: none), as
+    the speedscope and heap-profile exporters write them."""
+    nodes, sites = doc["nodes"], doc["sites"]
+    n = nodes[i]
+    if not doc["stream"]["stacks"]:
+        s = sites[n["site"]]
+        if s["kind"] != "trace":
+            return _plain_places(s)
+        st = None if s["trace_start"] is None else sites[s["trace_start"]]
+        root = _plain_places(st) if st and st["kind"] in ("lua", "c") else [(None, 0)]
+        return root + [(None, 0)]
+    chain = []
+    k = i
+    while k is not None:
+        chain.append(nodes[k])
+        k = nodes[k]["parent"]
+    out = []
+    for x in reversed(chain):
+        s = sites[x["site"]] if x["kind"] == "frame" else None
+        out.append((s, _func_line(s)) if s and has_file(s) else (None, 0))
+    if n["kind"] == "frame":
+        s = sites[n["site"]]
+        if s["kind"] == "lua" and s["func_from"] != "builtin":
+            out.append((s, s["line"]))
+    return out
 
 def node_context(doc, i):
     """Markdown Context of node i: labels innermost first (a standard

@@ -37,6 +37,8 @@
 
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
+#include "exporters/common/json_str.h"
+#include "exporters/common/uniq.h"
 #include "exporters/common/state.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
@@ -61,103 +63,6 @@ static LjmValueKind hp_kind(LjmValueKind v)
   case LJM_VALUE_PEAK_BYTES: return LJM_VALUE_PEAK_BYTES;
   default: return LJM_VALUE_INUSE_BYTES;
   }
-}
-
-/* -- Interned byte strings ------------------------------------------------ */
-
-typedef struct HpStrs {
-  LjmBuf b;            /* strings back to back */
-  size_t *off;         /* string i is b.p[off[i] .. off[i + 1]) */
-  size_t n, cap;
-  uint32_t *slots;     /* index + 1, 0: empty */
-  size_t nslots;
-} HpStrs;
-
-static uint64_t fnv1a(const char *p, size_t n)
-{
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-static int strs_grow(HpStrs *t)
-{
-  size_t cap = t->nslots ? t->nslots * 2 : 256;
-  uint32_t *s = calloc(cap, sizeof(*s));
-  if (!s) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t j = fnv1a(t->b.p + t->off[i], t->off[i + 1] - t->off[i]) & (cap - 1);
-    while (s[j]) j = (j + 1) & (cap - 1);
-    s[j] = (uint32_t)i + 1;
-  }
-  free(t->slots);
-  t->slots = s;
-  t->nslots = cap;
-  return 0;
-}
-
-/* The index of the string at b.p[start..b.len): an earlier equal one (the
-** copy is dropped) or a new one; HP_NONE when out of memory. */
-static uint32_t strs_intern(HpStrs *t, size_t start)
-{
-  const char *p = t->b.p + start;
-  size_t len = t->b.len - start;
-  if (t->b.oom) return HP_NONE;
-  if ((t->n + 1) * 2 > t->nslots && strs_grow(t) != 0) return HP_NONE;
-  size_t j = fnv1a(p, len) & (t->nslots - 1);
-  for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-    uint32_t k = t->slots[j] - 1;
-    if (t->off[k + 1] - t->off[k] == len && memcmp(t->b.p + t->off[k], p, len) == 0) {
-      t->b.len = start;
-      return k;
-    }
-  }
-  if (t->n + 2 > t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 256;
-    size_t *o = realloc(t->off, cap * sizeof(*o));
-    if (!o) return HP_NONE;
-    t->off = o;
-    t->cap = cap;
-  }
-  if (t->n == 0) t->off[0] = start;
-  t->off[t->n + 1] = t->b.len;
-  t->slots[j] = (uint32_t)t->n + 1;
-  return (uint32_t)t->n++;
-}
-
-static void strs_free(HpStrs *t)
-{
-  ljm_buf_free(&t->b);
-  free(t->off);
-  free(t->slots);
-}
-
-
-/* -- JSON ------------------------------------------------------------------- */
-
-/* Appends s[0..len) cleaned (valid UTF-8, no control characters) as a JSON
-** string; tmp is scratch. */
-static void json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
-{
-  ljm_buf_reset(tmp);
-  ljm_frame_clean(tmp, s, len, 0);
-  const char *p = tmp->p ? tmp->p : "";
-  size_t run = 0, n = tmp->len;
-  ljm_buf_putc(b, '"');
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)p[i];
-    if (c != '"' && c != '\\' && c >= 0x20) continue;
-    ljm_buf_put(b, p + run, i - run);
-    if (c == '"' || c == '\\') {
-      ljm_buf_putc(b, '\\');
-      ljm_buf_putc(b, (char)c);
-    } else {
-      ljm_buf_printf(b, "\\u%04x", c);
-    }
-    run = i + 1;
-  }
-  ljm_buf_put(b, p + run, n - run);
-  ljm_buf_putc(b, '"');
 }
 
 /* -- The tree ---------------------------------------------------------------- */
@@ -254,13 +159,16 @@ static const char hp_root_frame[] =
     "{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,"
     "\"columnNumber\":-1}";
 
-static void write_node(FILE *f, const HpTree *t, const HpStrs *frames, uint32_t i)
+static void write_node(FILE *f, const HpTree *t, const LjmUniq *frames, uint32_t i)
 {
   const HpNode *x = &t->n[i];
   fputs("{\"callFrame\":", f);
   if (x->frame == HP_NONE) fputs(hp_root_frame, f);
-  else fwrite(frames->b.p + frames->off[x->frame], 1,
-              frames->off[x->frame + 1] - frames->off[x->frame], f);
+  else {
+    size_t len;
+    const char *item = ljm_uniq_item(frames, x->frame, &len);
+    fwrite(item, 1, len, f);
+  }
   fputs(",\"selfSize\":", f);
   put_u64(f, x->self);
   fputs(",\"id\":", f);
@@ -269,7 +177,7 @@ static void write_node(FILE *f, const HpTree *t, const HpStrs *frames, uint32_t 
 }
 
 /* The tree depth first, without recursion (stacks can be deep). */
-static int write_tree(FILE *f, const HpTree *t, const HpStrs *frames)
+static int write_tree(FILE *f, const HpTree *t, const LjmUniq *frames)
 {
   uint32_t *stack = malloc(t->len * sizeof(*stack));
   uint32_t *cursor = malloc(t->len * sizeof(*cursor));
@@ -305,7 +213,7 @@ static int hp_write(HpState *st, const LjmModel *m, char *err, size_t errlen)
 {
   FILE *f = st->base.out;
   LjmValueKind kind = hp_kind(st->base.o.value);
-  HpStrs urls, frames;
+  LjmUniq urls, frames;
   HpTree t;
   LjmFrames fr;
   LjmBuf tmp = {0};
@@ -327,27 +235,28 @@ static int hp_write(HpState *st, const LjmModel *m, char *err, size_t errlen)
       uint32_t script = 0;
       if (fr.file[i]) {
         size_t start = urls.b.len;
-        json_name(&urls.b, &tmp, fr.file[i], strlen(fr.file[i]));
-        uint32_t u = strs_intern(&urls, start);
-        if (u == HP_NONE) goto oom;
+        ljm_json_name(&urls.b, &tmp, fr.file[i], strlen(fr.file[i]));
+        uint32_t u = ljm_uniq_add(&urls, start);
+        if (u == LJM_UNIQ_NONE) goto oom;
         script = u + 1;
       }
       size_t start = frames.b.len;
       ljm_buf_puts(&frames.b, "{\"functionName\":");
-      json_name(&frames.b, &tmp, ljm_frame_s(&fr, i), fr.len[i]);
+      ljm_json_name(&frames.b, &tmp, ljm_frame_s(&fr, i), fr.len[i]);
       ljm_buf_printf(&frames.b, ",\"scriptId\":\"%" PRIu32 "\",\"url\":", script);
-      if (script)
-        ljm_buf_put(&frames.b, urls.b.p + urls.off[script - 1],
-                    urls.off[script] - urls.off[script - 1]);
-      else
+      if (script) {
+        size_t len;
+        const char *url = ljm_uniq_item(&urls, script - 1, &len);
+        ljm_buf_put(&frames.b, url, len);
+      } else
         ljm_buf_puts(&frames.b, "\"\"");
       if (script)  /* a file frame has no line of its own: its first */
         ljm_buf_printf(&frames.b, ",\"lineNumber\":%" PRId64 ",\"columnNumber\":0}",
                        fr.line[i] > 0 ? fr.line[i] - 1 : 0);
       else
         ljm_buf_puts(&frames.b, ",\"lineNumber\":-1,\"columnNumber\":-1}");
-      uint32_t k = strs_intern(&frames, start);
-      if (k == HP_NONE || (cur = tree_child(&t, cur, k)) == HP_NONE) goto oom;
+      uint32_t k = ljm_uniq_add(&frames, start);
+      if (k == LJM_UNIQ_NONE || (cur = tree_child(&t, cur, k)) == HP_NONE) goto oom;
     }
     if (t.n[cur].self > UINT64_MAX - v) {
       snprintf(err, errlen, "figure overflows 64 bits");
@@ -379,8 +288,8 @@ oom:
   snprintf(err, errlen, "out of memory");
 done:
   free(samples);
-  strs_free(&urls);
-  strs_free(&frames);
+  ljm_uniq_free(&urls);
+  ljm_uniq_free(&frames);
   tree_free(&t);
   ljm_frames_free(&fr);
   ljm_buf_free(&tmp);

@@ -41,6 +41,8 @@
 
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
+#include "exporters/common/json_str.h"
+#include "exporters/common/uniq.h"
 #include "exporters/common/state.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
@@ -68,11 +70,7 @@ typedef struct SsLive {
 
 /* The shared frame table and the frame path of every node used. */
 typedef struct SsFrameTab {
-  LjmBuf json;             /* serialized frames, back to back */
-  size_t *off;             /* frame i is json.p[off[i] .. off[i + 1]) */
-  size_t n, cap;
-  uint32_t *slots;         /* hash table of frame index + 1 (0: empty) */
-  size_t nslots;
+  LjmUniq frames;        /* serialized frames */
   uint32_t *pool;          /* frame indices of the paths */
   size_t npool, cappool;
   size_t *node_off;        /* path of node i: pool[node_off[i] ..] */
@@ -247,88 +245,6 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
 
 /* -- Frames -------------------------------------------------------------- */
 
-/* Appends s[0..len) (already cleaned: valid UTF-8, no controls) as a JSON
-** string. */
-static void json_str(LjmBuf *b, const char *s, size_t len)
-{
-  size_t run = 0;
-  ljm_buf_putc(b, '"');
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c != '"' && c != '\\' && c >= 0x20) continue;
-    ljm_buf_put(b, s + run, i - run);
-    if (c == '"' || c == '\\') {
-      ljm_buf_putc(b, '\\');
-      ljm_buf_putc(b, (char)c);
-    } else {
-      ljm_buf_printf(b, "\\u%04x", c);
-    }
-    run = i + 1;
-  }
-  ljm_buf_put(b, s + run, len - run);
-  ljm_buf_putc(b, '"');
-}
-
-/* Appends a cleaned name as a JSON string; tmp is scratch. */
-static void json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
-{
-  ljm_buf_reset(tmp);
-  ljm_frame_clean(tmp, s, len, 0);
-  json_str(b, tmp->p ? tmp->p : "", tmp->len);
-}
-
-static uint64_t fnv1a(const char *p, size_t n)
-{
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-static int tab_grow_slots(SsFrameTab *t)
-{
-  size_t cap = t->nslots ? t->nslots * 2 : 1024;
-  uint32_t *s = calloc(cap, sizeof(*s));
-  if (!s) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t j = fnv1a(t->json.p + t->off[i], t->off[i + 1] - t->off[i]) & (cap - 1);
-    while (s[j]) j = (j + 1) & (cap - 1);
-    s[j] = (uint32_t)i + 1;
-  }
-  free(t->slots);
-  t->slots = s;
-  t->nslots = cap;
-  return 0;
-}
-
-/* The index of the frame serialized at json.p[start..len): an earlier equal
-** one (the new copy is dropped), or a new one. UINT32_MAX when out of memory. */
-static uint32_t tab_intern(SsFrameTab *t, size_t start)
-{
-  const char *p = t->json.p + start;
-  size_t len = t->json.len - start;
-  if (t->json.oom) return UINT32_MAX;
-  if ((t->n + 1) * 2 > t->nslots && tab_grow_slots(t) != 0) return UINT32_MAX;
-  size_t j = fnv1a(p, len) & (t->nslots - 1);
-  for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-    uint32_t k = t->slots[j] - 1;
-    if (t->off[k + 1] - t->off[k] == len && memcmp(t->json.p + t->off[k], p, len) == 0) {
-      t->json.len = start;
-      return k;
-    }
-  }
-  if (t->n + 2 > t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 256;
-    size_t *o = realloc(t->off, cap * sizeof(*o));
-    if (!o) return UINT32_MAX;
-    t->off = o;
-    t->cap = cap;
-  }
-  if (t->n == 0) t->off[0] = start;
-  t->off[t->n + 1] = t->json.len;
-  t->slots[j] = (uint32_t)t->n + 1;
-  return (uint32_t)t->n++;
-}
-
 static int pool_push(SsFrameTab *t, uint32_t v)
 {
   if (t->npool == t->cappool) {
@@ -355,17 +271,17 @@ static int tab_node(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc
   if (sc->fr.oom) return -1;
   t->node_off[id] = t->npool;
   for (size_t i = 0; i < sc->fr.n; i++) {
-    size_t start = t->json.len;
-    ljm_buf_puts(&t->json, "{\"name\":");
-    json_name(&t->json, &sc->tmp, ljm_frame_s(&sc->fr, i), sc->fr.len[i]);
+    size_t start = t->frames.b.len;
+    ljm_buf_puts(&t->frames.b, "{\"name\":");
+    ljm_json_name(&t->frames.b, &sc->tmp, ljm_frame_s(&sc->fr, i), sc->fr.len[i]);
     if (sc->fr.file[i]) {
-      ljm_buf_puts(&t->json, ",\"file\":");
-      json_name(&t->json, &sc->tmp, sc->fr.file[i], strlen(sc->fr.file[i]));
+      ljm_buf_puts(&t->frames.b, ",\"file\":");
+      ljm_json_name(&t->frames.b, &sc->tmp, sc->fr.file[i], strlen(sc->fr.file[i]));
     }
-    if (sc->fr.line[i] > 0) ljm_buf_printf(&t->json, ",\"line\":%" PRId64, sc->fr.line[i]);
-    ljm_buf_putc(&t->json, '}');
-    uint32_t k = tab_intern(t, start);
-    if (k == UINT32_MAX || pool_push(t, k) != 0) return -1;
+    if (sc->fr.line[i] > 0) ljm_buf_printf(&t->frames.b, ",\"line\":%" PRId64, sc->fr.line[i]);
+    ljm_buf_putc(&t->frames.b, '}');
+    uint32_t k = ljm_uniq_add(&t->frames, start);
+    if (k == LJM_UNIQ_NONE || pool_push(t, k) != 0) return -1;
   }
   t->node_len[id] = (uint32_t)sc->fr.n;
   return 0;
@@ -373,9 +289,7 @@ static int tab_node(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc
 
 static void tab_free(SsFrameTab *t)
 {
-  ljm_buf_free(&t->json);
-  free(t->off);
-  free(t->slots);
+  ljm_uniq_free(&t->frames);
   free(t->pool);
   free(t->node_off);
   free(t->node_len);
@@ -604,15 +518,17 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
   for (size_t i = 0; i < st->nruns; i++)
     if (st->runs[i].node < t.nnodes && tab_node(&t, m, st->runs[i].node, &sc) != 0) goto oom;
 
-  json_name(&name, &sc.tmp, in, strlen(in));
-  if (name.oom || t.json.oom) goto oom;
+  ljm_json_name(&name, &sc.tmp, in, strlen(in));
+  if (name.oom || t.frames.b.oom) goto oom;
   fputs("{\"$schema\":\"" SS_SCHEMA "\",\n\"exporter\":\"ljmkit (ljm convert)\",\n\"name\":", f);
   fwrite(name.p, 1, name.len, f);
   fprintf(f, ",\n\"activeProfileIndex\":%d,\n\"shared\":{\"frames\":[",
           profile_index(st->base.value));
-  for (size_t i = 0; i < t.n; i++) {
+  for (uint32_t i = 0; i < t.frames.n; i++) {
     fputs(i ? ",\n" : "\n", f);
-    fwrite(t.json.p + t.off[i], 1, t.off[i + 1] - t.off[i], f);
+    size_t len;
+    const char *item = ljm_uniq_item(&t.frames, i, &len);
+    fwrite(item, 1, len, f);
   }
   fputs("\n]},\n\"profiles\":[\n", f);
   for (int k = 0; k < FIG_N; k++) {

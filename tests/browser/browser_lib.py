@@ -8,6 +8,8 @@ Command line of every driver: --ljm PATH [--npm-dir DIR] [--chromium PATH];
 the defaults are the environment's LJM_BROWSER_NPM and LJM_CHROMIUM, else
 /var/cache/ljmkit/npm and /usr/bin/chromium."""
 import argparse
+import functools
+import http.server
 import json
 import os
 import shutil
@@ -206,3 +208,44 @@ def wait_http(url, proc, timeout=60):
             pass
         time.sleep(0.2)
     return False
+
+
+# -- speedscope's web app ------------------------------------------------------
+
+# A tab of speedscope's view switcher, by its label: its box, to click like a
+# user.
+SPEEDSCOPE_TAB = r"""(label) => {
+  const e = [...document.querySelectorAll("div")].find((d) =>
+    d.children.length <= 1 && d.textContent.endsWith(label) && d.textContent.length <= label.length + 4);
+  if (!e) return null;
+  const r = e.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+}"""
+
+# speedscope shows a profile: its name, a canvas and the view tabs.
+SPEEDSCOPE_LOADED = r"""(name) => document.body.innerText.includes(name) &&
+  !!document.querySelector("canvas") && document.body.innerText.includes("Sandwich")"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+def speedscope_root(args, prefix):
+    """A fresh folder to serve, holding speedscope's app (from npm) as
+    speedscope/; returns (folder, app folder)."""
+    app = os.path.join(args.npm_dir, "node_modules", "speedscope", "dist", "release")
+    need(os.path.join(app, "index.html"), "npm speedscope")
+    root = tmpdir(prefix)
+    os.symlink(app, os.path.join(root, "speedscope"))
+    return root, app
+
+
+def serve(root):
+    """Serves folder root over http://127.0.0.1 on a free port, in a thread;
+    returns (the server, to shut down; its base URL)."""
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=root))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, "http://127.0.0.1:%d" % httpd.server_address[1]

@@ -29,13 +29,10 @@ counted twice), and its Tree (top down) table the head's children.
 
 Every expectation comes from the converted files, never from hard-coded
 frame names. Screenshots go to the test's outputs and /tmp/browser-shots."""
-import functools
-import http.server
 import json
 import os
 import re
 import sys
-import threading
 import time
 import urllib.parse
 from decimal import ROUND_HALF_UP, Decimal
@@ -51,17 +48,6 @@ PROFILES = [("ext", "stacked.ljm"), ("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), 
 ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((tr) => tr.cells.length === 3)
   .map((tr) => [...tr.cells].map((c) => c.textContent))"""
-
-TAB = r"""(label) => {
-  const e = [...document.querySelectorAll("div")].find((d) =>
-    d.children.length <= 1 && d.textContent.endsWith(label) && d.textContent.length <= label.length + 4);
-  if (!e) return null;
-  const r = e.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
-}"""
-
-LOADED = r"""(name) => document.body.innerText.includes(name) &&
-  !!document.querySelector("canvas") && document.body.innerText.includes("Sandwich")"""
 
 SANDWICH_ROW = re.compile(r"^(.*) \(([<>]?[0-9.]+)%\)$")
 
@@ -321,14 +307,14 @@ def open_app(br, base, name, title, wait_text):
     status = br.call("goto", url=url)
     T.check(status == 200, "%s: speedscope page: HTTP %r" % (name, status))
     try:
-        br.wait_for(LOADED, wait_text, timeout=20000)
+        br.wait_for(B.SPEEDSCOPE_LOADED, wait_text, timeout=20000)
         return True
     except RuntimeError as e:
         return T.check(False, "%s: speedscope did not show the profile: %s" % (name, e))
 
 
 def click_tab(br, tag, label):
-    tab = br.eval(TAB, label)
+    tab = br.eval(B.SPEEDSCOPE_TAB, label)
     if T.check(tab is not None, "%s: no %s tab" % (tag, label)):
         br.call("click", x=tab["x"], y=tab["y"])
 
@@ -459,26 +445,11 @@ def check_heap_in_devtools(br, name, data, doc, shots):
     T.check(total == sum(s["size"] for s in doc["samples"]), "%s: samples" % name)
 
 
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-
-def serve(root):
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=root))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
-
-
 def main():
     args = B.parse_args()
-    app = os.path.join(args.npm_dir, "node_modules", "speedscope", "dist", "release")
-    B.need(os.path.join(app, "index.html"), "npm speedscope")
+    root, app = B.speedscope_root(args, "speedscope-json-")
     with open(os.path.join(app, "file-format-schema.json")) as f:
         schema = json.load(f)
-    root = B.tmpdir("speedscope-json-")
-    os.symlink(app, os.path.join(root, "speedscope"))
     sources = [os.path.join(B.RUNFILES, "testdata", d, p) for d, p in PROFILES]
     sources.append(B.nasty_profile(B.tmpdir("nasty-")))
     cases = []
@@ -488,8 +459,7 @@ def main():
         ss = B.convert(args.ljm, src, os.path.join(root, stem + ".speedscope.json"))
         hp = B.convert(args.ljm, src, os.path.join(root, stem + ".heapprofile"))
         cases.append((stem, json.loads(ss), hp, json.loads(hp)))
-    httpd = serve(root)
-    base = "http://127.0.0.1:%d" % httpd.server_address[1]
+    httpd, base = B.serve(root)
     br = B.Browser(args)
     t0 = time.time()
     try:

@@ -4,12 +4,9 @@
 imports a collapsed stack file, show the title, and its Sandwich table must
 list every frame name of the file with the self and total values computed
 here from the folded lines; no console errors, no page errors."""
-import functools
-import http.server
 import os
 import re
 import sys
-import threading
 import time
 import urllib.parse
 
@@ -23,18 +20,6 @@ ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((tr) => tr.cells.length === 3)
   .map((tr) => [...tr.cells].map((c) => c.textContent))
   .filter((r) => /^[0-9,]+ \(/.test(r[0]))"""
-
-# A tab of the view switcher, by its label; its box, to click like a user.
-TAB = r"""(label) => {
-  const e = [...document.querySelectorAll("div")].find((d) =>
-    d.children.length <= 1 && d.textContent.endsWith(label) && d.textContent.length <= label.length + 4);
-  if (!e) return null;
-  const r = e.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
-}"""
-
-LOADED = r"""(title) => document.body.innerText.includes(title) &&
-  !!document.querySelector("canvas") && document.body.innerText.includes("Sandwich")"""
 
 
 def folded_figures(text):
@@ -55,18 +40,6 @@ def number(cell):
     return int(m.group(1).replace(",", "")) if m else None
 
 
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-
-def serve(root):
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=root))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
-
-
 def check_profile(br, base, name, folded, shoot):
     title = "ljmkit %s" % name
     url = "%s/speedscope/index.html#profileURL=%s&title=%s" % (
@@ -75,7 +48,7 @@ def check_profile(br, base, name, folded, shoot):
     status = br.call("goto", url=url)
     T.check(status == 200, "%s: speedscope page: HTTP %r" % (name, status))
     try:
-        br.wait_for(LOADED, title, timeout=20000)
+        br.wait_for(B.SPEEDSCOPE_LOADED, title, timeout=20000)
     except RuntimeError as e:
         T.check(False, "%s: speedscope did not show the profile: %s" % (name, e))
     log = br.call("log")
@@ -86,7 +59,7 @@ def check_profile(br, base, name, folded, shoot):
     errs = [m for m in log if m["type"] in ("error", "pageerror")]
     if shoot:
         br.screenshot("speedscope_flamechart.png")
-    tab = br.eval(TAB, "Sandwich")
+    tab = br.eval(B.SPEEDSCOPE_TAB, "Sandwich")
     if not T.check(tab is not None, "%s: no Sandwich tab" % name):
         return
     br.call("click", x=tab["x"], y=tab["y"])
@@ -111,10 +84,7 @@ def check_profile(br, base, name, folded, shoot):
 
 def main():
     args = B.parse_args()
-    app = os.path.join(args.npm_dir, "node_modules", "speedscope", "dist", "release")
-    B.need(os.path.join(app, "index.html"), "npm speedscope")
-    root = B.tmpdir("speedscope-")
-    os.symlink(app, os.path.join(root, "speedscope"))
+    root, _ = B.speedscope_root(args, "speedscope-")
     cases = []
     for p in PROFILES:
         name = os.path.splitext(p)[0] + ".folded"
@@ -123,8 +93,7 @@ def main():
     name = "nasty.folded"
     data = B.convert(args.ljm, B.nasty_profile(B.tmpdir("nasty-")), os.path.join(root, name))
     cases.append((name, data.decode("utf-8")))
-    httpd = serve(root)
-    base = "http://127.0.0.1:%d" % httpd.server_address[1]
+    httpd, base = B.serve(root)
     br = B.Browser(args)
     t0 = time.time()
     try:
