@@ -109,10 +109,10 @@ echo
 echo "ljm convert -o OUT big1x.ljm, best of $runs (target: <= 1.5x report time)"
 printf '%-24s %9s %13s %16s %12s\n' output seconds "peak RSS MB" "convert/report" "out bytes"
 # The formats the issues name, plus any other suffix 'ljm convert --help'
-# lists (its format table: two spaces, name in 10 columns, suffixes in 34).
+# lists (its format table: two spaces, name in 11 columns, suffixes in 34).
 suffixes=".txt .pb.gz .heaptrack.gz .heaptrack.zst .folded .svg .md .json"
 for s in $("$ljm" convert --help 2>/dev/null |
-           awk '/^formats:/ {f = 1; next} f && /^$/ {exit} f {print substr($0, 14, 34)}'); do
+           awk '/^formats:/ {f = 1; next} f && /^$/ {exit} f {print substr($0, 15, 34)}'); do
   case " $suffixes " in *" $s "*) ;; *) suffixes="$suffixes $s" ;; esac
 done
 for sfx in $suffixes; do
