@@ -3,10 +3,16 @@
 ** Mirrors Tarantool's misc.memprof: start(path) / stop() return true, or
 ** nil, message, errno. One module-level recording at a time; it is
 ** independent of recordings a host makes through the C API.
+** start(path, {stacks = true, depth = N}) writes the extended stream
+** (decoder/EXTENSION.md); unknown keys and wrong types are misuse
+** (nil, message, EINVAL).
 */
 #include "lib_recorder.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include <lauxlib.h>
 
 #ifdef LJM_REC_MODULE
@@ -25,17 +31,60 @@ static int push_fail(lua_State *L, const char *msg, int code)
   return 3;
 }
 
+/* Reads the options table at index 2 (absent or nil: none). Returns
+** NULL or the misuse message. Only raw accesses: no Lua code runs. */
+static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
+                                char *buf, size_t len)
+{
+  memset(opt, 0, sizeof(*opt));
+  *given = 0;
+  if (lua_isnoneornil(L, 2)) return NULL;
+  if (!lua_istable(L, 2)) return "options must be a table";
+  *given = 1;
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    if (k && !strcmp(k, "stacks")) {
+      if (!lua_isboolean(L, -1)) {
+        lua_pop(L, 2);
+        return "option 'stacks' must be a boolean";
+      }
+      opt->stacks = lua_toboolean(L, -1);
+    } else if (k && !strcmp(k, "depth")) {
+      lua_Number d = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!(d >= 1 && d <= 65535) || d != (lua_Number)(unsigned)d) {
+        lua_pop(L, 2);
+        return "option 'depth' must be an integer 1..65535";
+      }
+      opt->stack_depth = (unsigned)d;
+    } else {
+      if (k) snprintf(buf, len, "unknown option '%s'", k);
+      else snprintf(buf, len, "unknown option (a %s key)", luaL_typename(L, -2));
+      lua_pop(L, 2);
+      return buf;
+    }
+    lua_pop(L, 1);
+  }
+  if (opt->stack_depth && !opt->stacks) return "option 'depth' needs stacks = true";
+  return NULL;
+}
+
 static int rec_start(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1);
   LjmRecError err;
+  LjmRecOptions opt;
+  char buf[128];
+  int given;
+  const char *bad = read_options(L, &opt, &given, buf, sizeof(buf));
+  if (bad) return push_fail(L, bad, EINVAL);
   if (mod_rec && !ljm_recorder_is_running(mod_rec)) {
     /* Ended by lua_close(), exit() or a write error nobody collected. */
     ljm_recorder_stop(mod_rec, NULL);
     mod_rec = NULL;
   }
   if (mod_rec) return push_fail(L, "profiler is running already", EINVAL);
-  mod_rec = ljm_recorder_start_path(L, path, &err);
+  mod_rec = ljm_recorder_start_path_ex(L, path, given ? &opt : NULL, &err);
   if (!mod_rec) return push_fail(L, err.msg, err.code);
   lua_pushboolean(L, 1);
   return 1;

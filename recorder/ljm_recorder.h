@@ -14,6 +14,13 @@
 **   ... run Lua code ...
 **   if (ljm_recorder_stop(r, &err)) fprintf(stderr, "%s\n", err.msg);
 **
+** With options (the _ex functions), a recording can write the extended
+** stream of decoder/EXTENSION.md instead: the same events, plus the call
+** stack of each event, time marks and RSS samples.
+**
+**   LjmRecOptions opt = {1, 0};   (stacks, default depth)
+**   LjmRecorder *r = ljm_recorder_start_path_ex(L, "out.ljm", &opt, &err);
+**
 ** Several recordings may run at once on the same VM (each stream gets
 ** every event); only one VM per process can be recorded at a time. Not
 ** thread safe: call from the thread that runs the VM. lua_close() and
@@ -46,6 +53,16 @@ typedef struct LjmRecError {
 ** buffers (8 MiB) and at stop. */
 typedef int (*LjmRecWriteFn)(void *ud, const void *data, size_t len);
 
+/* What a recording writes (all zero: the standard stream). */
+typedef struct LjmRecOptions {
+  int stacks;             /* nonzero: the extended stream (call stacks,
+                             time marks, RSS samples) */
+  unsigned stack_depth;   /* innermost frames kept per stack, 1..65535;
+                             0: LJM_REC_STACK_DEPTH (needs stacks) */
+} LjmRecOptions;
+
+#define LJM_REC_STACK_DEPTH 256
+
 /* Starts recording L's VM into a file (created with mode 0644). The file
 ** is truncated only once the start has succeeded. NULL on failure. */
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
@@ -55,6 +72,15 @@ LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err);
 /* Starts recording into a writer callback. */
 LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
                                        void *ud, LjmRecError *err);
+
+/* The same three with options (opt NULL: as without). Bad options fail
+** with EINVAL before anything is opened. */
+LjmRecorder *ljm_recorder_start_path_ex(lua_State *L, const char *path,
+                                        const LjmRecOptions *opt, LjmRecError *err);
+LjmRecorder *ljm_recorder_start_fd_ex(lua_State *L, int fd, const LjmRecOptions *opt,
+                                      LjmRecError *err);
+LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, void *ud,
+                                          const LjmRecOptions *opt, LjmRecError *err);
 
 /* Ends the stream (final 0x80 byte), flushes, closes an owned file and
 ** frees r. Returns 0, or an errno value when a write failed at any time

@@ -5,16 +5,84 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rec_lj.h"
 #include "rec_map.h"
 
 static RecMap names;  /* C function address -> malloc'd name */
+/* Built-ins written in assembler (coroutine.resume, pcall, ...): the
+** public API does not give their C handler, so C-attributed events never
+** use it; stack frames of extended streams do. */
+static RecMap ffnames;
+
+/* Adds name to the names of addr: several built-ins share a handler
+** (pcall and xpcall): "pcall/xpcall", in byte order whatever the order
+** of the scan. */
+static void add_ffname(uint64_t addr, const char *name)
+{
+  RecMapEntry *e = rec_map_get(&ffnames, addr);
+  char *copy;
+  if (e) {
+    const char *old = (const char *)(uintptr_t)e->val, *p = old;
+    size_t n = strlen(name), len = strlen(old);
+    char *merged, *q;
+    for (;;) {  /* already there? */
+      const char *end = strchr(p, '/');
+      size_t k = end ? (size_t)(end - p) : strlen(p);
+      if (k == n && !memcmp(p, name, n)) return;
+      if (!end) break;
+      p = end + 1;
+    }
+    if (len + n + 2 > 200) return;
+    merged = malloc(len + n + 2);
+    if (!merged) return;
+    /* Insert name before the first part that sorts after it. */
+    for (p = old, q = merged;;) {
+      const char *end = strchr(p, '/');
+      size_t k = end ? (size_t)(end - p) : strlen(p);
+      int c = strncmp(name, p, k < n ? n : k);
+      if (c < 0) break;
+      memcpy(q, p, k);
+      q += k;
+      *q++ = '/';
+      if (!end) {
+        p = NULL;
+        break;
+      }
+      p = end + 1;
+    }
+    memcpy(q, name, n);
+    q += n;
+    if (p) {
+      *q++ = '/';
+      strcpy(q, p);
+    } else {
+      *q = 0;
+    }
+    free((void *)(uintptr_t)e->val);
+    e->val = (uint64_t)(uintptr_t)merged;
+    return;
+  }
+  copy = strdup(name);
+  if (copy && rec_map_put(&ffnames, addr, (uint64_t)(uintptr_t)copy)) free(copy);
+}
+
+static void remember_ff(lua_State *L, int idx, const char *name)
+{
+  const GCfunc *fn = lua_topointer(L, idx);
+  if (!fn || !isffunc(fn) || !fn->c.f) return;
+  add_ffname((uint64_t)(uintptr_t)fn->c.f, name);
+}
 
 static void remember(lua_State *L, int idx, const char *name)
 {
   /* The same address the recorder reads from the function object. */
   lua_CFunction f = lua_tocfunction(L, idx);
   char *copy;
-  if (!f || rec_map_get(&names, (uint64_t)(uintptr_t)f)) return;
+  if (!f) {
+    remember_ff(L, idx, name);
+    return;
+  }
+  if (rec_map_get(&names, (uint64_t)(uintptr_t)f)) return;
   copy = strdup(name);
   if (copy && rec_map_put(&names, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy))
     free(copy);
@@ -70,8 +138,19 @@ void rec_cname_scan(lua_State *L)
   lua_settop(L, top);
 }
 
+void rec_cname_add_ff(uint64_t addr, const char *name)
+{
+  if (addr && !rec_map_get(&ffnames, addr)) add_ffname(addr, name);
+}
+
 const char *rec_cname_get(uint64_t addr)
 {
   RecMapEntry *e = rec_map_get(&names, addr);
+  return e ? (const char *)(uintptr_t)e->val : NULL;
+}
+
+const char *rec_cname_get_ff(uint64_t addr)
+{
+  RecMapEntry *e = rec_map_get(&ffnames, addr);
   return e ? (const char *)(uintptr_t)e->val : NULL;
 }

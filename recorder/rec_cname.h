@@ -20,5 +20,11 @@
 void rec_cname_scan(lua_State *L);
 /* The name remembered for addr, or NULL. */
 const char *rec_cname_get(uint64_t addr);
+/* The name of a built-in written in assembler whose C handler is at
+** addr ("coroutine.resume"), or NULL; for stack frames only. */
+const char *rec_cname_get_ff(uint64_t addr);
+/* Adds such a name unless addr has one (the function coroutine.wrap
+** returns, which no library table holds). */
+void rec_cname_add_ff(uint64_t addr, const char *name);
 
 #endif

@@ -8,6 +8,11 @@
 ** the wrapper is removed when the last session stops. lua_close() is
 ** noticed through a finalizer anchored in the registry, exit() through
 ** atexit(): both end every live stream with its epilogue.
+**
+** Extended streams (call stacks, time, RSS: rec_ext.h) take the stack
+** of each allocator call from the walker (rec_stack.h), which runs once
+** per call while at least one of them is live, whatever the number of
+** streams.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,8 @@
 #include "rec_attr.h"
 #include "rec_check.h"
 #include "rec_cname.h"
+#include "rec_ext.h"
+#include "rec_stack.h"
 #include "rec_stream.h"
 
 struct LjmRecorder {
@@ -37,6 +44,8 @@ struct LjmRecorder {
   char *name;            /* path or "<fd N>" for messages */
   dev_t dev;             /* file identity, to refuse a second stream */
   ino_t ino;             /* into the same file (both 0 if unknown) */
+  int ext;               /* extended stream (stacks, time, RSS) */
+  uint32_t depth;        /* its stack depth limit */
   LjmRecorder *next;     /* next session of the VM */
 };
 
@@ -49,6 +58,8 @@ static struct {
   int nlive;             /* live sessions */
   LjmRecorder *one;      /* the live session if there is exactly one */
   int atexit_done;       /* atexit handler registered */
+  int nstacks;           /* live extended sessions */
+  int stacks_dirty;      /* nstacks or their limits changed */
 } R;
 
 static const char SENTINEL_KEY[] = "ljm.recorder.closer";
@@ -84,8 +95,60 @@ static void session_kill(LjmRecorder *r)
   if (r->live) {
     r->live = 0;
     R.nlive--;
+    if (r->ext) {
+      R.nstacks--;
+      R.stacks_dirty = 1;  /* the walker adapts outside the event */
+    }
     live_changed();
   }
+}
+
+/* The walker follows the live extended sessions: the largest depth
+** limit, or nothing at all. Not called while an event is written. */
+static void stacks_update(void)
+{
+  LjmRecorder *r;
+  uint32_t depth = 0;
+  if (!R.stacks_dirty) return;
+  R.stacks_dirty = 0;
+  for (r = R.list; r; r = r->next)
+    if (r->live && r->ext && r->depth > depth) depth = r->depth;
+  if (!R.nstacks) rec_stack_stop();
+  else if (depth != rec_walk.depth) rec_stack_depth(depth);
+}
+
+/* The allocator wrapper while extended sessions are live. */
+static __attribute__((noinline)) void *
+rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+{
+  LjmRecorder *r;
+  void *res;
+  int ev;
+  rec_stack_event(R.g, loc, ptr, osize, nsize);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) {
+    ev = REC_EV_FREE;
+  } else if (__builtin_expect(!res, 0)) {
+    rec_stack_forget();  /* failed: nothing happened, nothing written */
+    return res;
+  } else {
+    ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  }
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    rec_ext_pre(&r->st, R.g, &rec_walk);
+    rec_stream_event(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+    if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  } else {
+    for (r = R.list; r; r = r->next) {
+      if (!r->live) continue;
+      if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
+      rec_stream_event_out(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+      if (r->st.out.err) session_kill(r);
+    }
+  }
+  if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
+  return res;
 }
 
 static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -97,6 +160,7 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   (void)ud;
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
+  if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
   res = R.orig(R.orig_ud, ptr, osize, nsize);
   if (nsize == 0) ev = REC_EV_FREE;
   else if (__builtin_expect(!res, 0)) return res;  /* failed: nothing happened */
@@ -131,6 +195,7 @@ static void end_all(void)
       }
     }
   }
+  stacks_update();
 }
 
 static void unwrap(lua_State *L)
@@ -158,11 +223,21 @@ static void rec_atfork_child(void)
     r->ended = 1;
     r->st.out.async = 0;  /* the thread stayed in the parent */
     r->st.out.err = ECHILD;
-    r->st.out.buf = r->st.out.spare = NULL;  /* leaked, never reused */
+    /* The child's copies of the buffers (malloc works again in a child
+    ** handler; the writer's mutex, perhaps held at the fork, is not
+    ** touched). */
+    free(r->st.out.buf);
+    free(r->st.out.spare);
+    r->st.out.buf = r->st.out.spare = r->st.out.p = r->st.out.end = NULL;
+    rec_ext_forked(&r->st);  /* so is the ticker thread */
     r->own_fd = 0;
   }
   R.nlive = 0;
   R.one = NULL;
+  if (R.nstacks) {
+    R.nstacks = 0;
+    R.stacks_dirty = 1;
+  }
 }
 
 /* __gc of the registry sentinel: only lua_close() collects it. */
@@ -251,13 +326,35 @@ static int pre_start(lua_State *L, LjmRecError *err)
   return 0;
 }
 
+/* Largest depth limit of the live extended sessions and of r. */
+static uint32_t walk_depth(const LjmRecorder *r)
+{
+  const LjmRecorder *o;
+  uint32_t d = r->depth;
+  for (o = R.list; o; o = o->next)
+    if (o->live && o->ext && o->depth > d) d = o->depth;
+  return d;
+}
+
 /* Common part once the sink exists: buffer, symtab, wrapper. */
 static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err)
 {
   global_State *g = G(L);
-  if (rec_stream_init(&r->st, REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r)) {
+  stacks_update();
+  if (rec_stream_init(&r->st, REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r) ||
+      (r->ext && rec_ext_init(&r->st, r->depth))) {
+    rec_stream_free(&r->st);
     set_err(err, ENOMEM, "%s", "out of memory");
     return NULL;
+  }
+  if (r->ext) {
+    if ((R.g && R.g != g) || rec_stack_start(L, walk_depth(r))) {
+      rec_stream_free(&r->st);
+      set_err(err, ENOMEM, "%s", "out of memory");
+      R.stacks_dirty = 1;
+      stacks_update();
+      return NULL;
+    }
   }
   /* Files get a background writer; a callback stays on the VM's thread
   ** (a host's writer need not be thread safe). */
@@ -271,6 +368,8 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
         snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name, strerror(e));
       }
       rec_stream_free(&r->st);
+      R.stacks_dirty = 1;
+      stacks_update();
       return NULL;
     }
   }
@@ -289,18 +388,49 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   R.g = g;
   r->live = 1;
   R.nlive++;
+  if (r->ext) R.nstacks++;
   r->next = R.list;
   R.list = r;
   live_changed();
   if (r->st.out.err) session_kill(r);  /* the symtab did not fit the sink */
+  stacks_update();
   return r;
+}
+
+/* Options: 0, or EINVAL with the reason. */
+static int take_options(LjmRecorder *r, const LjmRecOptions *opt, LjmRecError *err)
+{
+  if (!opt) return 0;
+  if (!opt->stacks) {
+    if (opt->stack_depth)
+      return set_err(err, EINVAL, "%s", "a stack depth needs stacks");
+    return 0;
+  }
+  if (opt->stack_depth > REC_STACK_DEPTH_MAX)
+    return set_err(err, EINVAL, "stack depth must be 1..%s", "65535");
+  r->ext = 1;
+  r->depth = opt->stack_depth ? opt->stack_depth : REC_STACK_DEPTH_DEFAULT;
+  return 0;
+}
+
+static int check_options(const LjmRecOptions *opt, LjmRecError *err)
+{
+  LjmRecorder tmp;
+  memset(&tmp, 0, sizeof(tmp));
+  return take_options(&tmp, opt, err);
 }
 
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
                                      LjmRecError *err)
 {
+  return ljm_recorder_start_path_ex(L, path, NULL, err);
+}
+
+LjmRecorder *ljm_recorder_start_path_ex(lua_State *L, const char *path,
+                                        const LjmRecOptions *opt, LjmRecError *err)
+{
   LjmRecorder *r;
-  if (pre_start(L, err)) return NULL;
+  if (pre_start(L, err) || check_options(opt, err)) return NULL;
   if (!path || !*path) {
     set_err(err, EINVAL, "%s", "empty path");
     return NULL;
@@ -310,6 +440,7 @@ LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
     set_err(err, ENOMEM, "%s", "out of memory");
     return NULL;
   }
+  take_options(r, opt, NULL);
   /* No O_TRUNC here: a start that fails must leave an existing file alone. */
   r->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (r->fd < 0) {
@@ -347,9 +478,15 @@ LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
 
 LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err)
 {
+  return ljm_recorder_start_fd_ex(L, fd, NULL, err);
+}
+
+LjmRecorder *ljm_recorder_start_fd_ex(lua_State *L, int fd, const LjmRecOptions *opt,
+                                      LjmRecError *err)
+{
   LjmRecorder *r;
   char name[32];
-  if (pre_start(L, err)) return NULL;
+  if (pre_start(L, err) || check_options(opt, err)) return NULL;
   if (fd < 0) {
     set_err(err, EBADF, "%s", "bad file descriptor");
     return NULL;
@@ -361,6 +498,7 @@ LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err)
     return NULL;
   }
   r->fd = fd;
+  take_options(r, opt, NULL);
   if (!start_session(L, r, err)) {
     session_free(r);
     return NULL;
@@ -371,8 +509,14 @@ LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err)
 LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
                                        void *ud, LjmRecError *err)
 {
+  return ljm_recorder_start_writer_ex(L, write, ud, NULL, err);
+}
+
+LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, void *ud,
+                                          const LjmRecOptions *opt, LjmRecError *err)
+{
   LjmRecorder *r;
-  if (pre_start(L, err)) return NULL;
+  if (pre_start(L, err) || check_options(opt, err)) return NULL;
   if (!write) {
     set_err(err, EINVAL, "%s", "no writer");
     return NULL;
@@ -384,6 +528,7 @@ LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
   }
   r->write = write;
   r->wud = ud;
+  take_options(r, opt, NULL);
   if (!start_session(L, r, err)) {
     session_free(r);
     return NULL;
@@ -411,6 +556,7 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
       *pp = r->next;
       break;
     }
+  stacks_update();
   if (!R.list && R.g) {  /* last session: put the allocator back */
     unwrap(mainthread(R.g));
     if (!R.wrapped) R.g = NULL;

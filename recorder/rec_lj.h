@@ -43,4 +43,19 @@ static inline BCLine rec_lj_trace_line(const GCtrace *T)
   return rec_lj_line(pt, proto_bcpos(pt, pc));
 }
 
+/* What a prototype address stood for when announced: a later prototype
+** at a reused address with other contents is announced again. */
+static inline uint64_t rec_lj_proto_id(const GCproto *pt)
+{
+  return (uint64_t)(uintptr_t)gcref(pt->chunkname) * 31u +
+         ((uint64_t)(uint32_t)pt->firstline << 20) + pt->sizebc + 1;
+}
+
+/* The same for a trace. */
+static inline uint64_t rec_lj_trace_id(const GCtrace *T)
+{
+  return (uint64_t)(uintptr_t)T * 31u + (uint64_t)(uintptr_t)gcref(T->startpt) +
+         (uint64_t)(uintptr_t)mref(T->startpc, void);
+}
+
 #endif

@@ -67,3 +67,32 @@ int rec_map_put(RecMap *m, uint64_t key, uint64_t val)
   m->n++;
   return 0;
 }
+
+int rec_map_del(RecMap *m, uint64_t key)
+{
+  size_t i, j;
+  RecMapEntry *e = rec_map_get(m, key);
+  if (!e) return 0;
+  /* Linear probing: close the gap by moving later entries of the probe
+  ** run back when their home slot allows it (no tombstones). */
+  i = (size_t)(e - m->e);
+  e->key = 0;
+  m->n--;
+  for (j = (i + 1) & m->mask; m->e[j].key; j = (j + 1) & m->mask) {
+    size_t home = map_hash(m->e[j].key) & m->mask;
+    /* Entry j may move to i if its home is not in (i, j] (cyclically). */
+    int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (stays) continue;
+    m->e[i] = m->e[j];
+    m->e[j].key = 0;
+    i = j;
+  }
+  return 1;
+}
+
+void rec_map_clear(RecMap *m)
+{
+  size_t i;
+  for (i = 0; m->e && i <= m->mask; i++) m->e[i].key = 0;
+  m->n = 0;
+}

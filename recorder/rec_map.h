@@ -27,5 +27,10 @@ void rec_map_free(RecMap *m);
 RecMapEntry *rec_map_get(const RecMap *m, uint64_t key);
 /* Sets key to val; returns 0 or ENOMEM (the map is unchanged then). */
 int rec_map_put(RecMap *m, uint64_t key, uint64_t val);
+/* Removes key; returns 1 if it was there. Entry pointers obtained before
+** are invalid afterwards. */
+int rec_map_del(RecMap *m, uint64_t key);
+/* Forgets every entry, keeping the allocation. */
+void rec_map_clear(RecMap *m);
 
 #endif

@@ -21,17 +21,23 @@
 #define PROGNAME "luajit"  /* error messages read as luajit's */
 
 static const char USAGE[] =
-    "usage: ljm record [-o FILE] [--] script.lua [args...]\n"
+    "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
     "every allocation of the run as an ljm memory profile (ljs v3 + ljm v3).\n"
     "\n"
-    "  -o, --output FILE  profile to write (default: <script name>.record.ljm\n"
-    "                     in the current directory; memprof.record.ljm for -)\n"
-    "  -h, --help         this help\n"
+    "  -o, --output FILE   profile to write (default: <script name>.record.ljm\n"
+    "                      in the current directory; memprof.record.ljm for -)\n"
+    "  --stacks            write the extended stream: the call stack of every\n"
+    "                      event, time marks and RSS samples (ljm convert -f ljm\n"
+    "                      turns it back into the standard stream)\n"
+    "  --stack-depth N     with --stacks: keep the N innermost frames of each\n"
+    "                      stack, 1..65535 (default 256)\n"
+    "  -h, --help          this help\n"
     "\n"
     "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
-    "those recordings go to their own files, next to the whole-run one.\n";
+    "those recordings go to their own files, next to the whole-run one\n"
+    "(standard streams unless started with {stacks = true}).\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -137,6 +143,7 @@ typedef struct RunArgs {
   char **argv;
   int script;            /* index of the script in argv */
   const char *output;    /* profile path */
+  LjmRecOptions opt;     /* --stacks, --stack-depth */
   LjmRecorder *rec;      /* the whole-run recording */
   int status;            /* 0 ok, else failed */
 } RunArgs;
@@ -157,7 +164,7 @@ static int pmain(lua_State *L)
   lua_setfield(L, -2, "ljm.recorder");
   lua_pop(L, 2);
 
-  a->rec = ljm_recorder_start_path(L, a->output, &err);
+  a->rec = ljm_recorder_start_path_ex(L, a->output, &a->opt, &err);
   if (!a->rec) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
     a->status = 1;
@@ -203,6 +210,20 @@ int ljm_record_main(int argc, char **argv)
       a.output = arg + 9;
     } else if (!strncmp(arg, "-o", 2)) {
       a.output = arg + 2;
+    } else if (!strcmp(arg, "--stacks")) {
+      a.opt.stacks = 1;
+    } else if (!strcmp(arg, "--stack-depth") || !strncmp(arg, "--stack-depth=", 14)) {
+      const char *v = arg[13] == '=' ? arg + 14 : NULL;
+      char *end;
+      unsigned long d;
+      if (!v) {
+        if (++i >= argc) return usage_error("option needs a number:", arg);
+        v = argv[i];
+      }
+      d = strtoul(v, &end, 10);
+      if (!*v || *end || *v == '-' || d < 1 || d > 65535)
+        return usage_error("stack depth must be 1..65535, not", v);
+      a.opt.stack_depth = (unsigned)d;
     } else if (arg[0] == '-' && arg[1]) {
       return usage_error("unknown option", arg);
     } else {
@@ -210,6 +231,8 @@ int ljm_record_main(int argc, char **argv)
     }
   }
   if (i >= argc) return usage_error("missing script", NULL);
+  if (a.opt.stack_depth && !a.opt.stacks)
+    return usage_error("--stack-depth needs --stacks", NULL);
   a.argc = argc;
   a.argv = argv;
   a.script = i;

@@ -6,6 +6,7 @@
 
 #include "rec_cname.h"
 #include "rec_csym.h"
+#include "rec_ext.h"
 
 #define SYM_LFUNC 0x00
 #define SYM_CFUNC 0x01
@@ -25,25 +26,15 @@ int rec_stream_init(RecStream *s, size_t bufsize, RecSinkFn sink, void *ud)
 
 void rec_stream_free(RecStream *s)
 {
+  rec_ext_free(s);
   rec_buf_free(&s->out);
   rec_map_free(&s->protos);
   rec_map_free(&s->traces);
   rec_map_free(&s->cfuncs);
 }
 
-/* What a prototype address stood for when announced: a later prototype
-** at a reused address with other contents is announced again. */
-static uint64_t proto_id(const GCproto *pt)
-{
-  return (uint64_t)(uintptr_t)gcref(pt->chunkname) * 31u +
-         ((uint64_t)(uint32_t)pt->firstline << 20) + pt->sizebc + 1;
-}
-
-static uint64_t trace_id(const GCtrace *T)
-{
-  return (uint64_t)(uintptr_t)T * 31u + (uint64_t)(uintptr_t)gcref(T->startpt) +
-         (uint64_t)(uintptr_t)mref(T->startpc, void);
-}
+#define proto_id rec_lj_proto_id
+#define trace_id rec_lj_trace_id
 
 /* Body of a sym-lfunc entry: address, chunk name, first line. */
 static void put_proto(RecBuf *b, const GCproto *pt)
@@ -74,6 +65,7 @@ void rec_stream_begin(RecStream *s, global_State *g)
   GCobj *o;
   size_t i;
 
+  if (s->ext) s->ext->t0 = rec_time_now_ns();  /* the symtab is at time 0 */
   rec_buf_need(b, sizeof(ljs));
   memcpy(b->p, ljs, sizeof(ljs));
   b->p += sizeof(ljs);
@@ -98,7 +90,9 @@ void rec_stream_begin(RecStream *s, global_State *g)
   rec_buf_need(b, 1 + sizeof(ljm));
   rec_buf_byte(b, SYM_FINAL);
   memcpy(b->p, ljm, sizeof(ljm));
+  if (s->ext) b->p[4] = REC_EXT_FLAGS;
   b->p += sizeof(ljm);
+  if (s->ext) rec_ext_begin(s);
 }
 
 /* Cold paths stay out of line: the event writer must stay small. */
@@ -155,6 +149,7 @@ REC_COLD void rec_stream_announce_cfunc(RecStream *s, uint64_t addr)
   if (rec_csym_covers(addr)) return;
   {
     const char *lname = rec_cname_get(addr);
+    if (!lname && s->ext) lname = rec_cname_get_ff(addr);
     if (lname) snprintf(name, sizeof(name), "%s", lname);
     else if (!rec_csym_describe(addr, name, sizeof(name))) return;
   }
@@ -178,6 +173,7 @@ void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
 
 int rec_stream_end(RecStream *s)
 {
+  rec_ext_end(s);
   rec_buf_need(&s->out, 1);
   rec_buf_byte(&s->out, EV_EPILOGUE);
   return rec_buf_sync(&s->out);

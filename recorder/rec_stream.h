@@ -17,8 +17,11 @@
 #define REC_EV_FREE    2
 #define REC_EV_REALLOC 3
 
+struct RecExt;
+
 typedef struct RecStream {
   RecBuf out;        /* output buffer and sink */
+  struct RecExt *ext;  /* extension items (rec_ext.h), NULL: standard */
   RecMap protos;     /* prototype -> identity it was announced with */
   RecMap traces;     /* trace number -> identity it was announced with */
   RecMap cfuncs;     /* C addresses already checked for a name */

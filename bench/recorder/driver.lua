@@ -1,6 +1,7 @@
 -- driver.lua MODE WORKLOAD SIZE [OUT]: runs a workload with the JIT off,
 -- either plain (MODE=off) or recorded with require "ljm.recorder"
--- (MODE=rec, stream to OUT). Prints "<wall s> <cpu s> <thread cpu s>"
+-- (MODE=rec: the standard stream; MODE=stacks: the extended stream with
+-- call stacks, time and RSS; both to OUT). Prints "<wall s> <cpu s> <thread cpu s>"
 -- of the run, from just before start() to just after stop() (the final
 -- flush): process CPU includes the recorder's writer thread, thread CPU
 -- is the program's own thread only.
@@ -20,10 +21,11 @@ local function tcpu() return clock(3) end  -- CLOCK_THREAD_CPUTIME_ID
 jit.off()
 jit.flush()
 local chunk = assert(loadfile(workload))
-local rec = mode == "rec" and require("ljm.recorder")
+local rec = mode ~= "off" and require("ljm.recorder")
+local opts = mode == "stacks" and {stacks = true} or nil
 collectgarbage()
 local w0, c0, t0 = wall(), os.clock(), tcpu()
-if rec then assert(rec.start(out)) end
+if rec then assert(rec.start(out, opts)) end
 arg = {[0] = workload, size}
 chunk(size)
 if rec then assert(rec.stop()) end

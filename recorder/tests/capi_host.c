@@ -223,6 +223,72 @@ static void scenario_sinks(void)
   lua_close(L);
 }
 
+/* -- Extended streams (call stacks) -------------------------------------- */
+
+/* Resumes the coroutine it is given until it finishes: a resumer in C. */
+static int c_resumer(lua_State *L)
+{
+  lua_State *co = lua_tothread(L, 1);
+  int k;
+  for (k = 0; k < 1000; k++) {
+    int st = lua_resume(co, 0);
+    if (st != LUA_YIELD) break;
+    lua_pop(co, lua_gettop(co));
+  }
+  return 0;
+}
+
+static void scenario_stacks(void)
+{
+  lua_State *L = newvm(), *co;
+  LjmRecError err;
+  LjmRecOptions nostacks = {0, 5}, toodeep = {1, 70000}, deep = {1, 0}, shallow = {1, 3};
+  LjmRecorder *a, *b, *c;
+  int st, n = 0;
+  Mem m = {NULL, 0, 0, 0, -1};
+  CHECK(!ljm_recorder_start_path_ex(L, out("bad.ljm"), &nostacks, &err) && err.code == EINVAL,
+        "a stack depth without stacks is refused");
+  CHECK(!ljm_recorder_start_path_ex(L, out("bad.ljm"), &toodeep, &err) && err.code == EINVAL,
+        "a stack depth above 65535 is refused");
+  CHECK(!ljm_recorder_start_writer_ex(L, mem_write, &m, &toodeep, &err) && err.code == EINVAL,
+        "bad options refused for a writer too");
+  CHECK(access(out("bad.ljm"), F_OK) != 0, "refused options create no file");
+  /* Three recordings at once: stacks, stacks cut at 3 frames, standard. */
+  a = ljm_recorder_start_path_ex(L, out("stacks.ljm"), &deep, &err);
+  CHECK(a, err.msg);
+  b = ljm_recorder_start_writer_ex(L, mem_write, &m, &shallow, &err);
+  CHECK(b, err.msg);
+  c = ljm_recorder_start_path_ex(L, out("stacks_std.ljm"), NULL, &err);
+  CHECK(c, err.msg);
+  lua_pushcfunction(L, c_resumer);
+  lua_setglobal(L, "c_resumer");
+  run(L,
+      "local co = coroutine.create(function()\n"   /* line 1 */
+      "  for i = 1, 100 do\n"                      /* line 2 */
+      "    coroutine.yield({i})\n"                 /* line 3 */
+      "  end\n"
+      "end)\n"
+      "local function drive() c_resumer(co) end\n" /* line 6 */
+      "drive()\n",                                 /* line 7 */
+      "=cstk");
+  /* A coroutine the host resumes, outside the VM: no resumer to show. */
+  co = lua_newthread(L);
+  if (luaL_loadbuffer(co, CO_SRC, sizeof(CO_SRC) - 1, "=hbody")) {
+    CHECK(0, "load coroutine body");
+    return;
+  }
+  lua_pushinteger(co, 50);
+  for (st = lua_resume(co, 1); st == LUA_YIELD; st = lua_resume(co, 0), n++)
+    lua_pop(co, lua_gettop(co));
+  CHECK(st == 0 && n == 50, "host resumes: 50 yields");
+  CHECK(ljm_recorder_stop(a, &err) == 0, err.msg);
+  CHECK(ljm_recorder_stop(b, &err) == 0, err.msg);
+  CHECK(ljm_recorder_stop(c, &err) == 0, err.msg);
+  save("stacks3.ljm", &m);
+  free(m.buf);
+  lua_close(L);
+}
+
 /* lua_close() without stop: the stream must still be complete. */
 static void scenario_close(void)
 {
@@ -252,6 +318,7 @@ int main(int argc, char **argv)
   snprintf(outdir, sizeof(outdir), "%s", argv[1]);
   scenario_cresume();
   scenario_cfunc_resume();
+  scenario_stacks();
   scenario_sinks();
   scenario_close();
   printf("%s\n", failures ? "capi_host: FAILED" : "capi_host: ok");

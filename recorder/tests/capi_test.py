@@ -4,6 +4,7 @@ write errors, repeated recordings (streams written by capi_host)."""
 import subprocess
 import sys
 
+import ljmext
 import testlib
 
 res = testlib.Results("capi")
@@ -57,4 +58,27 @@ res.check(info["complete"], "lua_close() completes the stream")
 res.check(testlib.count(r, A, "=closing:1") >= 100, "close.ljm events")
 r, info = load("after_close.ljm")
 res.check(info["complete"] and testlib.count(r, A, "=after:1") >= 1, "recording a second VM")
+
+# Extended streams: a coroutine resumed by a C function (lua_resume) sits
+# on that function's frame; one the host resumes ends in the boundary.
+def ext(name):
+    st = ljmext.parse(open("%s/%s" % (out, name), "rb").read())
+    res.check(st.complete and st.flags == 3, name + ": complete, flags STACKS|TIME")
+    res.check(not st.problems, name + ": follows EXTENSION.md: %s" % st.problems[:5])
+    return st.chains(1)
+
+
+ch = ext("stacks.ljm")
+want = ("=cstk:3", "CORO", "C:c_resumer", "=cstk:6", "=cstk:7")
+res.check(ch.get(want, 0) == 100, "lua_resume from C: %s x100 (%d)" % (want, ch.get(want, 0)))
+res.check(ch.get(("=hbody:3", "CORO"), 0) == 50, "host-resumed coroutine ends in the boundary")
+ch = ext("stacks3.ljm")
+want = ("=cstk:3", "CORO", "C:c_resumer", "TRUNC")
+res.check(ch.get(want, 0) == 100, "depth 3: %s x100 (%d)" % (want, ch.get(want, 0)))
+res.check(ch.get(("=hbody:3", "CORO"), 0) == 50, "depth 3: short stacks are not cut")
+st = ljmext.parse(open(out + "/stacks_std.ljm", "rb").read())
+res.check(st.complete and st.flags == 0 and not st.nodes and not st.marks,
+          "a standard recording alongside stays standard")
+r, info = load("stacks_std.ljm")
+res.check(testlib.count(r, A, "=cstk:3") == 100, "standard stream: 100 allocations at =cstk:3")
 res.finish()

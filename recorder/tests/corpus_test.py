@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import compare_ref
+import corpus_rules
 import testlib
 
 res = testlib.Results("corpus")
@@ -20,19 +21,7 @@ shutil.copytree(corpus, work)
 os.makedirs(os.path.join(work, "cmod"), exist_ok=True)
 shutil.copy(cmod, os.path.join(work, "cmod", "memprof_cmod.so"))
 
-# Names whose reference counts are artefacts of the reference writer, not
-# of the program (ljm-format.md): INTERNAL churn of the C-symbol re-dump
-# before every C-attributed event (1.5), rows merged by prototype address
-# reuse, which depends on allocator addresses (3.4).
-SKIP = {
-    "cframes": ["INTERNAL"],
-    "cfuncs": ["INTERNAL"],
-    "dynload": ["function_alias_2:1"],
-}
-OUTPUT = {"test": "memprof_new.bin", "format_concat": "memprof_format_concat.bin"}
-SCRIPTS = ["test", "format_concat", "big", "cframes", "cfuncs", "coroutines", "dynload",
-           "empty", "gc_churn", "leak", "realloc_prestart", "stack", "tailcall",
-           "jit_on", "jit_flush", "xpcall_handler"]
+SKIP, OUTPUT, SCRIPTS = corpus_rules.SKIP, corpus_rules.OUTPUT, corpus_rules.SCRIPTS
 
 for s in SCRIPTS:
     p = subprocess.run([tool, "-o", s + ".whole.ljm", s + ".lua"], cwd=work,

@@ -146,12 +146,48 @@ static void test_map(void)
   rec_map_free(&m);
 }
 
+/* Deletion (backward shift) against a plain array model, with keys that
+** collide a lot (a small table, many probe runs). */
+static void test_map_del(void)
+{
+  enum { N = 3000 };
+  static uint64_t model[N];  /* value + 1, 0 = absent */
+  RecMap m;
+  uint64_t x = 88172645463325252ull;
+  int i, bad = 0;
+  rec_map_init(&m);
+  for (i = 0; i < 200000; i++) {
+    uint64_t k;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    k = x % N;
+    if (x & 0x100) {
+      rec_map_put(&m, (k + 1) * 16, k * 3);
+      model[k] = k * 3 + 1;
+    } else {
+      int had = rec_map_del(&m, (k + 1) * 16);
+      if (had != (model[k] != 0)) bad++;
+      model[k] = 0;
+    }
+  }
+  for (i = 0; i < N; i++) {
+    RecMapEntry *e = rec_map_get(&m, (uint64_t)(i + 1) * 16);
+    if ((e != NULL) != (model[i] != 0) || (e && e->val + 1 != model[i])) bad++;
+  }
+  CHECK(bad == 0, "map deletion keeps every other entry reachable");
+  rec_map_clear(&m);
+  CHECK(m.n == 0 && !rec_map_get(&m, 16), "map clear");
+  rec_map_free(&m);
+}
+
 int main(void)
 {
   test_uleb();
   test_buf(0);
   test_buf(1);
   test_map();
+  test_map_del();
   printf("%s\n", failures ? "rec_unit_test: FAILED" : "rec_unit_test: ok");
   return failures ? 1 : 0;
 }

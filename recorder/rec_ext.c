@@ -1,0 +1,202 @@
+/* rec_ext.c -- the extension items of an extended stream. */
+#include "rec_ext.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rec_ext_init(RecStream *s, uint32_t depth)
+{
+  RecExt *x = calloc(1, sizeof(*x));
+  if (!x) return ENOMEM;
+  x->sel = UINT32_MAX;
+  x->depth = depth;
+  x->tk.fd = -1;
+  s->ext = x;
+  return 0;
+}
+
+void rec_ext_free(RecStream *s)
+{
+  RecExt *x = s->ext;
+  if (!x) return;
+  rec_ticker_stop(&x->tk);
+  free(x->tab);
+  free(x->nid);
+  free(x);
+  s->ext = NULL;
+}
+
+static void put_mark(RecStream *s, uint64_t rss)
+{
+  RecExt *x = s->ext;
+  RecBuf *b = &s->out;
+  uint64_t us = (rec_time_now_ns() - x->t0) / 1000u;
+  if (us < x->last_us) us = x->last_us;  /* never down */
+  x->last_us = us;
+  rec_buf_need(b, 22);
+  rec_buf_byte(b, REC_IT_MARK);
+  rec_buf_uleb(b, us);
+  if (rss && (!x->rss_written || us - x->rss_us >= REC_RSS_US)) {
+    rec_buf_byte(b, REC_IT_RSS);
+    rec_buf_uleb(b, rss);
+    x->rss_us = us;
+    x->rss_written = 1;
+  }
+}
+
+void rec_ext_begin(RecStream *s)
+{
+  RecExt *x = s->ext;
+  int fd = -1;
+  if (rec_ticker_start(&x->tk)) fd = x->tk.fd;  /* no thread: one sample */
+  put_mark(s, fd >= 0 ? rec_time_rss(fd) : atomic_load(&x->tk.rss));
+}
+
+void rec_ext_end(RecStream *s)
+{
+  if (s->ext) rec_ticker_stop(&s->ext->tk);
+}
+
+void rec_ext_forked(RecStream *s)
+{
+  if (s->ext) rec_ticker_forked(&s->ext->tk);
+}
+
+__attribute__((noinline, cold)) void rec_ext_mark(RecStream *s)
+{
+  RecExt *x = s->ext;
+  atomic_store_explicit(&x->tk.tick, 0, memory_order_relaxed);
+  put_mark(s, atomic_load_explicit(&x->tk.rss, memory_order_relaxed));
+}
+
+/* -- The trie ------------------------------------------------------------ */
+
+static size_t node_hash(uint32_t parent, uint8_t kind, uint64_t a, uint64_t ident,
+                        uint32_t line)
+{
+  uint64_t h = (uint64_t)parent * 0x9e3779b97f4a7c15ull;
+  h ^= a + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+  h ^= ident + ((uint64_t)line << 8) + kind + (h << 6) + (h >> 2);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return (size_t)h;
+}
+
+static int grow(RecExt *x)
+{
+  size_t nsz = x->tab ? (x->mask + 1) * 2 : 1024, i;
+  RecNode *nt = calloc(nsz, sizeof(*nt));
+  if (!nt) return ENOMEM;
+  for (i = 0; x->tab && i <= x->mask; i++) {
+    RecNode *e = &x->tab[i];
+    size_t k;
+    if (!e->id) continue;
+    for (k = node_hash(e->parent, e->kind, e->a, e->ident, e->line) & (nsz - 1); nt[k].id;
+         k = (k + 1) & (nsz - 1)) {
+    }
+    nt[k] = *e;
+  }
+  free(x->tab);
+  x->tab = nt;
+  x->mask = nsz - 1;
+  return 0;
+}
+
+/* Announces what a new node names and writes the node. */
+static void write_node(RecStream *s, global_State *g, uint32_t parent, const RecNode *k)
+{
+  RecBuf *b = &s->out;
+  switch (k->kind) {
+  case REC_FR_LUA: {
+    const GCproto *pt = (const GCproto *)(uintptr_t)k->a;
+    RecMapEntry *e = rec_map_get(&s->protos, k->a);
+    if (!e || e->val != k->ident) rec_stream_announce_proto(s, pt);
+    break;
+  }
+  case REC_FR_C: rec_stream_announce_cfunc(s, k->a); break;
+  case REC_FR_TRACE: rec_stream_announce_trace(s, g, (int32_t)k->a); break;
+  default: break;
+  }
+  rec_buf_need(b, 40);
+  rec_buf_byte(b, REC_IT_NODE);
+  rec_buf_uleb(b, parent);
+  rec_buf_byte(b, k->kind);
+  switch (k->kind) {
+  case REC_FR_LUA:
+    b->p = rec_uleb_put_addr(b->p, k->a);
+    rec_buf_uleb(b, k->line);
+    break;
+  case REC_FR_C: b->p = rec_uleb_put_addr(b->p, k->a); break;
+  case REC_FR_TRACE: rec_buf_uleb(b, k->a); break;
+  default: break;
+  }
+}
+
+/* The node of frame (kind, a, ident, line) under parent; written the
+** first time. Returns 0 only when out of memory (the stack then ends). */
+static uint32_t intern(RecStream *s, global_State *g, uint32_t parent, uint8_t kind,
+                       uint64_t a, uint64_t ident, uint32_t line)
+{
+  RecExt *x = s->ext;
+  RecNode *e;
+  size_t i;
+  if ((x->used + 1) * 4 > (x->tab ? x->mask + 1 : 0) * 3 && grow(x)) return 0;
+  for (i = node_hash(parent, kind, a, ident, line) & x->mask;; i = (i + 1) & x->mask) {
+    e = &x->tab[i];
+    if (!e->id) break;
+    if (e->parent == parent && e->kind == kind && e->a == a && e->ident == ident &&
+        e->line == line)
+      return e->id;
+  }
+  e->parent = parent;
+  e->kind = kind;
+  e->a = a;
+  e->ident = ident;
+  e->line = line;
+  e->id = ++x->next_id;
+  x->used++;
+  write_node(s, g, parent, e);
+  return e->id;
+}
+
+static uint32_t intern_frame(RecStream *s, global_State *g, uint32_t parent,
+                             const RecFrame *f, int tail_ok)
+{
+  if (f->tail && tail_ok) parent = intern(s, g, parent, REC_FR_TAIL, 0, 0, 0);
+  return intern(s, g, parent, f->kind, f->a, f->ident, f->line);
+}
+
+uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
+{
+  RecExt *x = s->ext;
+  uint32_t n = w->n, j, parent;
+  int cut = w->prev[0].kind == REC_FR_TRUNC;
+  if (x->depth < w->depth && n - (uint32_t)cut > x->depth) {
+    /* This stream keeps fewer frames than the walk: its own cut, no
+    ** reuse (rare: several extended recordings with other limits). */
+    x->nvalid = 0;
+    parent = intern(s, g, 0, REC_FR_TRUNC, 0, 0, 0);
+    for (j = n - x->depth; j < n; j++)
+      parent = intern_frame(s, g, parent, &w->prev[j], j > n - x->depth);
+    return parent;
+  }
+  if (x->nid_cap < w->cap) {
+    uint32_t *nn = realloc(x->nid, w->cap * sizeof(uint32_t));
+    if (!nn) {
+      x->nvalid = 0;
+      return 0;
+    }
+    x->nid = nn;
+    x->nid_cap = w->cap;
+  }
+  j = w->same < x->nvalid ? w->same : x->nvalid;
+  parent = j ? x->nid[j - 1] : 0;
+  for (; j < n; j++) {
+    parent = intern_frame(s, g, parent, &w->prev[j], 1);
+    x->nid[j] = parent;
+  }
+  x->nvalid = n;
+  return parent;
+}

@@ -1,0 +1,88 @@
+/* rec_ext.h -- the extension items of an extended stream.
+**
+** decoder/EXTENSION.md: the event section starts "ljm" 3 0x03 0 0
+** (STACKS|TIME); stack nodes (0x20) form a trie per stream, written once
+** each, parents first, after the symbol entries they name; a selection
+** (0x21) precedes each event whose stack differs from the last one; time
+** marks (0x22) follow the ticker (rec_time.h), each followed by an RSS
+** sample (0x23) at most every REC_RSS_US.
+*/
+#ifndef REC_EXT_H
+#define REC_EXT_H
+
+#include "rec_stack.h"
+#include "rec_stream.h"
+#include "rec_time.h"
+
+#define REC_EXT_FLAGS 0x03   /* STACKS | TIME */
+#define REC_IT_NODE 0x20
+#define REC_IT_SELECT 0x21
+#define REC_IT_MARK 0x22
+#define REC_IT_RSS 0x23
+#define REC_RSS_US 100000u   /* RSS samples at most every 100 ms */
+
+typedef struct RecNode {     /* trie entry: (parent, frame) -> id */
+  uint64_t a, ident;
+  uint32_t parent, line;
+  uint32_t id;               /* 0: empty slot */
+  uint8_t kind;
+} RecNode;
+
+typedef struct RecExt {
+  RecNode *tab;              /* open addressing, a power of two */
+  size_t mask, used;
+  uint32_t next_id;          /* last id given */
+  uint32_t *nid;             /* node of each frame of rec_walk.prev */
+  uint32_t nid_cap;
+  uint32_t nvalid;           /* nid entries that hold for rec_walk.prev */
+  uint32_t sel;              /* selected node, UINT32_MAX before the first */
+  uint32_t depth;            /* innermost frames kept */
+  RecTicker tk;
+  uint64_t t0;               /* clock at the start of the stream (ns) */
+  uint64_t last_us;          /* last mark */
+  uint64_t rss_us;           /* mark of the last RSS sample written */
+  int rss_written;
+} RecExt;
+
+/* Makes s an extended stream keeping depth frames; 0 or ENOMEM. Call
+** after rec_stream_init(), before rec_stream_begin(). */
+int rec_ext_init(RecStream *s, uint32_t depth);
+void rec_ext_free(RecStream *s);
+/* After the event prologue: the first mark and RSS sample, the ticker. */
+void rec_ext_begin(RecStream *s);
+/* Before the epilogue: stops the ticker. */
+void rec_ext_end(RecStream *s);
+/* In a fork()ed child. */
+void rec_ext_forked(RecStream *s);
+
+/* Cold and out-of-line parts of rec_ext_pre. */
+void rec_ext_mark(RecStream *s);
+uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w);
+
+/* Before each event of an extended stream: a time mark when the ticker
+** asks for one, the stack's new nodes and its selection if it changed. */
+static inline __attribute__((always_inline)) void
+rec_ext_pre(RecStream *s, global_State *g, const RecWalk *w)
+{
+  RecExt *x = s->ext;
+  uint32_t leaf;
+  if (__builtin_expect(atomic_load_explicit(&x->tk.tick, memory_order_relaxed), 0))
+    rec_ext_mark(s);
+  if (__builtin_expect(!w->known, 0)) {
+    leaf = 0;
+    x->nvalid = 0;
+  } else if (w->same >= w->n && x->nvalid >= w->n && x->depth >= w->depth) {
+    leaf = x->nid[w->n - 1];  /* the same stack as the last event */
+  } else {
+    leaf = rec_ext_stack(s, g, w);
+  }
+  if (leaf != x->sel) {
+    RecBuf *b = &s->out;
+    rec_buf_need(b, 11);
+    rec_buf_byte(b, REC_IT_SELECT);
+    rec_buf_uleb(b, leaf);
+    x->sel = leaf;
+  }
+}
+
+#endif

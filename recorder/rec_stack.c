@@ -1,0 +1,1037 @@
+/* rec_stack.c -- call stacks of allocation events (extended streams).
+**
+** What a stack is (innermost first; written root first as a trie):
+** - The frames of the running coroutine: a Lua function at a line (the
+**   leaf: the line running; a caller: the line of its call), a C
+**   function or a built-in (fast function) as its C handler address.
+** - Below them, a coroutine boundary and the frames of the thread that
+**   resumed it (coroutine.resume / the function coroutine.wrap returned,
+**   whose own frame is the resumer's innermost, or a C function that
+**   called lua_resume), and so on down to the main thread. LuaJIT keeps
+**   no link from a coroutine to its resumer. Every VM entry stores its
+**   thread in its C frame (cframe_L), and a thread inside the VM has
+**   L->cframe set, so the C stack orders the running threads: the
+**   resumer is the running thread whose C frame lies nearest above the
+**   coroutine's outermost one. coroutine.resume/wrap call lj_vm_resume
+**   straight from the interpreter, so their C frame is exactly
+**   CFRAME_SIZE above: its saved thread is taken if it is a known thread
+**   whose innermost frame is that fast function with this coroutine as
+**   argument (resume) or upvalue (wrap). Otherwise the running threads
+**   are searched: all threads are known (those alive at the start, from
+**   the GC list, and each created since: a new thread is the head of
+**   the GC list when its stack is allocated, the next allocator call),
+**   and a candidate is taken only if its innermost frame is a C function
+**   (lua_resume from C). Results are cached per coroutine and checked
+**   again at every event (the resume-fast-function case exactly; the C
+**   case against the coroutine's C frame, the C stack words above it
+**   and the resumer's C frame and innermost frame). A coroutine whose
+**   resumer is not found (resumed by the host outside the VM) ends in
+**   the boundary frame.
+** - Tail calls leave no trace in LuaJIT's frames. One case is decided
+**   from the bytecode: a frame whose link is a Lua call (CALL/CALLM)
+**   where the function register was set, on the straight path to the
+**   call (no jump lands in between, nothing else writes it), from an
+**   immutable upvalue, a register of the caller that nothing can have
+**   changed since (not captured by a mutable open upvalue, not written
+**   in between), or a closure constructor (FNEW): if that value is a
+**   function and not the one in the frame, the frame was reached by a
+**   tail call, marked by a REC_FR_TAIL frame below it. (debug.setlocal
+**   and debug.setupvalue can defeat this.) Other tail calls (function
+**   from a global or a table field, tail calls of the same function)
+**   are not marked; their frames are simply absent.
+** - A trace running (vmstate >= 0): the trace is the leaf; below it the
+**   callers of the function whose frame g->jit_base is the base of (the
+**   function the trace started in, or a lower one it has returned to):
+**   those frames are below anything the trace writes. Trace exit
+**   (EXIT): the exiting trace (J->parent) above the callers of the frame
+**   at L->base (jit_base until the restore is done). GC steps called by
+**   compiled code, and anything else while jit_base is set outside a
+**   trace: the callers below jit_base only (the trace is not known).
+** - GC, JIT compiler, stack growth (interpreter or C): the frames of the
+**   code that was running, as for an allocation there.
+** Frames are read before the real allocator runs, so all of them are
+** still valid memory.
+**
+** Speed: the walk starts at the top; once a frame is found in the slot,
+** with the link and function, it held at the last event, the rest of the
+** last stack is checked slot by slot (independent loads, no bytecode) and
+** taken if it still holds: an earlier frame can only have changed if this
+** one was popped and pushed again, which LuaJIT frames do not show, so the
+** check cannot be skipped. Node ids depend on contents only (rec_ext.c).
+*/
+#include "rec_stack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_cname.h"
+#include "rec_map.h"
+
+RecWalk rec_walk;
+static const uint64_t zero_word = 0;  /* the dependency of frames without one */
+
+/* Per-coroutine resumer cache. */
+typedef struct CoEntry {
+  void *cf;            /* the coroutine's outermost C frame then */
+  uint64_t fp;         /* the C stack words above it then */
+  lua_State *res;      /* the resumer, or NULL (none found) */
+  void *rcf;           /* the resumer's C frame */
+  uint64_t epoch;      /* valid while no thread was freed since */
+  int lua;             /* resumed by coroutine.resume/wrap */
+} CoEntry;
+
+static struct {
+  global_State *g;     /* the VM walked */
+  RecMap threads;      /* every live thread of g */
+  GCobj *last_root;    /* GC list head checked last */
+  uint64_t epoch;      /* bumped when a thread is freed */
+  RecMap co;           /* coroutine -> CoEntry* */
+  lua_State *last_co;  /* one-entry front of 'co' */
+  CoEntry *last_ce;
+  uint32_t cgen;       /* generation of the call site cache */
+  int ff_resume;       /* fast function ids, 0 if unknown */
+  int ff_wrap;
+} S;
+
+/* -- Setup --------------------------------------------------------------- */
+
+static int ff_of(lua_State *L, const char *name)
+{
+  const GCfunc *fn;
+  int id = 0;
+  lua_pushstring(L, name);
+  lua_rawget(L, -2);
+  fn = lua_type(L, -1) == LUA_TFUNCTION ? lua_topointer(L, -1) : NULL;
+  if (fn && isffunc(fn)) id = fn->c.ffid;
+  lua_pop(L, 1);
+  return id;
+}
+
+/* Fast function ids of coroutine.resume and of the function
+** coroutine.wrap returns (no global names that; it is numbered between
+** resume and wrap in LuaJIT's library, which the neighbours confirm). */
+static void scan_ffids(lua_State *L)
+{
+  int top = lua_gettop(L), yield, resume, wrap;
+  S.ff_resume = S.ff_wrap = 0;
+  lua_pushliteral(L, "_LOADED");
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_istable(L, -1)) {
+    lua_pushliteral(L, "coroutine");
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1)) {
+      yield = ff_of(L, "yield");
+      resume = ff_of(L, "resume");
+      wrap = ff_of(L, "wrap");
+      S.ff_resume = resume;
+      if (resume && yield == resume - 1 && wrap == resume + 2) S.ff_wrap = resume + 1;
+    }
+  }
+  lua_settop(L, top);
+}
+
+/* Call site PC -> what it called (tail calls): a direct-mapped cache,
+** emptied (by generation) whenever a prototype is freed. */
+#define CALLS_SIZE 2048
+static struct {
+  const BCIns *pc;
+  uint64_t cs;
+  uint32_t gen;
+} calls[CALLS_SIZE];
+
+/* Return PC -> its prototype and line: a PC inside a live prototype's
+** bytecode says both, until a prototype is freed (the same generation). */
+#define LINES_SIZE 1024
+static struct {
+  const BCIns *pc;
+  const GCproto *pt;
+  uint64_t ident;
+  uint32_t line;
+  uint32_t gen;
+} lines[LINES_SIZE];
+
+static void free_co_entries(void)
+{
+  size_t i;
+  for (i = 0; S.co.e && i <= S.co.mask; i++)
+    if (S.co.e[i].key) free((void *)(uintptr_t)S.co.e[i].val);
+  rec_map_clear(&S.co);
+  S.last_co = NULL;
+  S.last_ce = NULL;
+}
+
+static void walk_free(void)
+{
+  free(rec_walk.cur);
+  free(rec_walk.prev);
+  free(rec_walk.vs);
+  free(rec_walk.vk);
+  free(rec_walk.vl);
+  free(rec_walk.vf);
+  free(rec_walk.vv);
+  free(rec_walk.vd);
+  free(rec_walk.vdv);
+  free(rec_walk.vok);
+}
+
+static int walk_alloc(uint32_t depth)
+{
+  uint32_t cap = depth + 2;
+  RecWalk nw;
+  if (cap <= rec_walk.cap) return 0;
+  nw = rec_walk;
+  nw.cur = calloc(cap, sizeof(RecFrame));
+  nw.prev = calloc(cap, sizeof(RecFrame));
+  nw.vs = calloc(cap, sizeof(*nw.vs));
+  nw.vk = calloc(cap, sizeof(*nw.vk));
+  nw.vl = calloc(cap, sizeof(uint64_t));
+  nw.vf = calloc(cap, sizeof(uint64_t));
+  nw.vv = calloc(cap, sizeof(uint64_t));
+  nw.vd = calloc(cap, sizeof(*nw.vd));
+  nw.vdv = calloc(cap, sizeof(uint64_t));
+  nw.vok = calloc(cap, 1);
+  if (!nw.cur || !nw.prev || !nw.vs || !nw.vk || !nw.vl || !nw.vf || !nw.vv || !nw.vd ||
+      !nw.vdv || !nw.vok) {
+    RecWalk old = rec_walk;
+    rec_walk = nw;
+    walk_free();
+    rec_walk = old;
+    return ENOMEM;
+  }
+  walk_free();
+  nw.n = 0;  /* start afresh */
+  nw.cap = cap;
+  rec_walk = nw;
+  return 0;
+}
+
+int rec_stack_start(lua_State *L, uint32_t depth)
+{
+  global_State *g = G(L);
+  GCobj *o;
+  if (walk_alloc(depth)) return ENOMEM;
+  if (rec_walk.depth != depth) rec_walk.n = 0;
+  rec_walk.depth = depth;
+  if (S.g == g && S.threads.n) return 0;  /* already tracking this VM */
+  rec_map_clear(&S.threads);
+  free_co_entries();
+  S.cgen++;
+  S.g = g;
+  S.epoch++;
+  if (rec_map_put(&S.threads, (uint64_t)(uintptr_t)mainthread(g), 1)) return ENOMEM;
+  for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc))
+    if (o->gch.gct == (uint8_t)~LJ_TTHREAD &&
+        rec_map_put(&S.threads, (uint64_t)(uintptr_t)o, 1))
+      return ENOMEM;
+  S.last_root = gcref(g->gc.root);
+  scan_ffids(L);
+  rec_walk.n = 0;
+  return 0;
+}
+
+void rec_stack_depth(uint32_t depth)
+{
+  if (!walk_alloc(depth)) rec_walk.depth = depth;
+  rec_walk.n = 0;  /* kept and cut frames differ now */
+}
+
+void rec_stack_stop(void)
+{
+  rec_map_free(&S.threads);
+  free_co_entries();
+  rec_map_free(&S.co);
+  S.cgen++;
+  S.g = NULL;
+  S.last_root = NULL;
+  walk_free();
+  memset(&rec_walk, 0, sizeof(rec_walk));
+}
+
+void rec_stack_forget(void)
+{
+  rec_walk.n = 0;
+}
+
+/* -- Threads ------------------------------------------------------------- */
+
+static inline void track(global_State *g, const void *ptr, size_t osize, size_t nsize)
+{
+  GCobj *h = gcref(g->gc.root);
+  if (h != S.last_root) {
+    /* A thread is the list head when its stack is allocated. */
+    S.last_root = h;
+    if (h && h->gch.gct == (uint8_t)~LJ_TTHREAD)
+      rec_map_put(&S.threads, (uint64_t)(uintptr_t)h, 1);
+  }
+  if (nsize == 0 && ptr) {
+    if (osize == sizeof(lua_State) &&
+        ((const GCobj *)ptr)->gch.gct == (uint8_t)~LJ_TTHREAD) {
+      if (rec_map_del(&S.threads, (uint64_t)(uintptr_t)ptr)) {
+        RecMapEntry *e = rec_map_get(&S.co, (uint64_t)(uintptr_t)ptr);
+        if (e) {
+          free((void *)(uintptr_t)e->val);
+          rec_map_del(&S.co, (uint64_t)(uintptr_t)ptr);
+        }
+        S.last_co = NULL;
+        S.epoch++;  /* a cached resumer may have been this thread */
+      }
+    } else if (osize >= sizeof(GCproto) &&
+               ((const GCobj *)ptr)->gch.gct == (uint8_t)~LJ_TPROTO) {
+      /* Call sites are cached by PC: a new prototype may reuse them. */
+      S.cgen++;
+    }
+  }
+}
+
+/* Words of the C stack are read where no C variable of ours lives:
+** under AddressSanitizer the frames of instrumented callers have
+** redzones that are not ours to check. */
+#define REC_NOASAN __attribute__((no_sanitize("address")))
+
+static REC_NOASAN uint64_t stack_word(const void *p)
+{
+  return *(const uint64_t *)p;
+}
+
+/* The return address of lj_vm_resume and the words above it: what the
+** code that resumed the coroutine left on the C stack. */
+static REC_NOASAN uint64_t stack_fingerprint(const void *cf)
+{
+  const uint64_t *w = (const uint64_t *)((const char *)cf + CFRAME_SIZE) - 1;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  int i;
+  for (i = 0; i < 8; i++) h = (h ^ w[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static inline int in_stack(lua_State *L, cTValue *f)
+{
+  cTValue *lo = tvref(L->stack) + 1 + LJ_FR2;
+  return f >= lo && f < tvref(L->stack) + L->stacksize;
+}
+
+/* The function of the innermost frame of a thread that is inside the VM. */
+static GCfunc *top_fn(lua_State *L)
+{
+  cTValue *f = L->base - 1;
+  GCobj *o;
+  if (!in_stack(L, f)) return NULL;
+  o = frame_gc(f);
+  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
+  return &o->fn;
+}
+
+/* Is R inside coroutine.resume(co) or a wrap function of co? */
+static int resumes_from_lua(lua_State *R, lua_State *co)
+{
+  GCfunc *fn = top_fn(R);
+  if (!fn || !isffunc(fn)) return 0;
+  if (fn->c.ffid == S.ff_resume && S.ff_resume) {
+    cTValue *a = R->base;
+    return a < tvref(R->stack) + R->stacksize && tvisthread(a) && threadV(a) == co;
+  }
+  if (fn->c.ffid == S.ff_wrap && S.ff_wrap && fn->c.nupvalues >= 1) {
+    cTValue *u = &fn->c.upvalue[0];
+    return tvisthread(u) && threadV(u) == co;
+  }
+  return 0;
+}
+
+static int in_cfunction(lua_State *R)
+{
+  GCfunc *fn = top_fn(R);
+  return fn && iscfunc(fn);
+}
+
+/* The running thread whose C frame is nearest above cf. */
+static lua_State *nearest_above(const void *cf, lua_State *co)
+{
+  lua_State *best = NULL;
+  uintptr_t bc = 0;
+  size_t i;
+  for (i = 0; S.threads.e && i <= S.threads.mask; i++) {
+    lua_State *T = (lua_State *)(uintptr_t)S.threads.e[i].key;
+    uintptr_t c;
+    if (!T || T == co || !T->cframe) continue;
+    c = (uintptr_t)cframe_raw(T->cframe);
+    if (c > (uintptr_t)cf && (!best || c < bc)) {
+      best = T;
+      bc = c;
+    }
+  }
+  return best;
+}
+
+static CoEntry *co_entry(lua_State *co)
+{
+  RecMapEntry *e;
+  CoEntry *ce;
+  if (co == S.last_co) return S.last_ce;
+  e = rec_map_get(&S.co, (uint64_t)(uintptr_t)co);
+  if (e) {
+    ce = (CoEntry *)(uintptr_t)e->val;
+  } else {
+    ce = calloc(1, sizeof(*ce));
+    if (!ce) return NULL;
+    if (rec_map_put(&S.co, (uint64_t)(uintptr_t)co, (uint64_t)(uintptr_t)ce)) {
+      free(ce);
+      return NULL;
+    }
+  }
+  S.last_co = co;
+  S.last_ce = ce;
+  return ce;
+}
+
+/* The thread that resumed co (running, inside the VM), or NULL. */
+static lua_State *find_resumer(lua_State *co)
+{
+  void *cf = cframe_raw(co->cframe), *p;
+  char *rcf;
+  lua_State *R = NULL;
+  CoEntry *ce;
+  int k, lua = 0;
+  if (!cf) return NULL;
+  for (k = 0; k < 10000 && (p = cframe_raw(cframe_prev(cf))) != NULL; k++) cf = p;
+  ce = co_entry(co);
+  if (ce && ce->epoch == S.epoch && ce->cf == cf) {
+    if (ce->res && ce->lua) {
+      /* Exact: its C frame is adjacent, saves it, and it resumes co. */
+      if (cframe_raw(ce->res->cframe) == ce->rcf &&
+          stack_word((char *)ce->rcf + CFRAME_OFS_L) == (uint64_t)(uintptr_t)ce->res &&
+          resumes_from_lua(ce->res, co))
+        return ce->res;
+    } else if (stack_fingerprint(cf) == ce->fp) {
+      if (!ce->res) return NULL;
+      if (cframe_raw(ce->res->cframe) == ce->rcf && in_cfunction(ce->res)) return ce->res;
+    }
+  }
+  rcf = (char *)cf + CFRAME_SIZE;
+  {
+    uint64_t v = stack_word(rcf + CFRAME_OFS_L);
+    if (v && rec_map_get(&S.threads, v)) {
+      lua_State *T = (lua_State *)(uintptr_t)v;
+      if (cframe_raw(T->cframe) == (void *)rcf && resumes_from_lua(T, co)) {
+        R = T;
+        lua = 1;
+      }
+    }
+  }
+  if (!R) {
+    lua_State *T = nearest_above(cf, co);
+    if (T && in_cfunction(T)) R = T;
+    else if (T && resumes_from_lua(T, co)) R = T, lua = 1;
+  }
+  if (ce) {
+    ce->cf = cf;
+    ce->fp = stack_fingerprint(cf);
+    ce->res = R;
+    ce->rcf = R ? cframe_raw(R->cframe) : NULL;
+    ce->epoch = S.epoch;
+    ce->lua = lua;
+  }
+  return R;
+}
+
+/* -- The walk ------------------------------------------------------------ */
+
+enum { WALK_LEAF, WALK_SKIP, WALK_RESUMER };
+
+#define AUX_THREAD(aux) ((aux) & ~(uintptr_t)REC_AUX_MASK)
+
+/* Where frames below a lua_cpcall() C frame start (NULL: none). */
+static inline TValue *cp_bound(lua_State *L, void *cf)
+{
+  return cf && cframe_nres(cf) < 0 ? restorestack(L, -cframe_nres(cf)) : NULL;
+}
+
+static lua_State *find_resumer(lua_State *co);
+
+/* Raw contents of a frame slot: its link and its function value. */
+static inline uint64_t slot_link(const TValue *f)
+{
+  return (uint64_t)frame_ftsz(f);
+}
+
+static inline uint64_t slot_fn(const TValue *f)
+{
+  return (uint64_t)(uintptr_t)frame_gc(f);
+}
+
+/* Does frame b (of the last walk) still hold what it held? */
+static inline int frame_same(const RecFrame *b)
+{
+  const TValue *f = (const TValue *)b->slot;
+  if (slot_fn(f) != b->fn) return 0;
+  if (b->vlink) {  /* vararg: the moved frame, then the frame it links to */
+    if (slot_link(f) != b->vlink) return 0;
+    f = frame_prevd(f);
+  }
+  if (slot_link(f) != b->link) return 0;
+  return !b->dep || *b->dep == b->depv;
+}
+
+/* prev[k] holds again: would walking on from it find exactly
+** prev[k-1..0] again? Then the walk can stop there. The checks need no
+** bytecode and no frame address that depends on another load. */
+static int verify_below(const RecWalk *w, int k)
+{
+  const RecFrame *pv = w->prev;
+  int i;
+  if (pv[0].fn == REC_KEY_TRUNC) return 0;  /* the cut would move */
+  for (i = k; i > 0; i--) {
+    const RecFrame *a, *b;
+    if (__builtin_expect(w->vok[i - 1], 1)) {
+      const TValue *f = w->vs[i - 1];
+      if (w->vk[i - 1]->u64 != w->vl[i - 1] || (f - 1)->u64 != w->vf[i - 1] ||
+          f->u64 != w->vv[i - 1] || *w->vd[i - 1] != w->vdv[i - 1])
+        return 0;
+      continue;
+    }
+    a = &pv[i];
+    b = &pv[i - 1];
+    if (b->fn == REC_KEY_CORO) {
+      /* a is the outermost frame of its thread: the same resumer? */
+      lua_State *T = (lua_State *)AUX_THREAD(a->aux), *R;
+      const RecFrame *c;
+      if (!T) return 0;
+      R = find_resumer(T);
+      if (i == 1) return R == NULL;
+      c = &pv[i - 2];
+      if (!R || AUX_THREAD(c->aux) != (uintptr_t)R || c->fn <= REC_KEY_TRUNC ||
+          (const TValue *)c->slot != R->base - 1 || c->pc != 0 || !frame_same(c))
+        return 0;
+      i--;
+      continue;
+    }
+    if (b->fn <= REC_KEY_TRUNC || AUX_THREAD(b->aux) != AUX_THREAD(a->aux)) return 0;
+    if (!(a->aux & REC_AUX_LUALINK)) {
+      /* b's PC came from a continuation frame or a C frame. */
+      if ((a->link & FRAME_TYPEP) == FRAME_CONT) {
+        const TValue *l = a->vlink ? frame_prevd((const TValue *)a->slot)
+                                   : (const TValue *)a->slot;
+        if ((uint64_t)(uintptr_t)frame_contpc(l) != b->pc) return 0;
+      } else if (b->kind != REC_FR_C) {
+        return 0;  /* a Lua function below a C entry: the C frame's PC */
+      }
+    }
+    if (!frame_same(b)) return 0;
+  }
+  return 1;
+}
+
+/* Appends the frames of thread L from frame f down to its bottom.
+** Returns 0 if the depth limit was reached, 2 if the rest of the stack
+** is the last walk's prev[0..w->join].
+**
+** The walk follows frame links from the top. Where a frame has the slot
+** and link it had in the last walk, the frame below it is where the last
+** walk found it: it is taken from there instead of being computed from
+** the caller's bytecode, so the loads of a stack that did not change do
+** not wait on each other. */
+static int walk_thread(RecWalk *w, lua_State *L, TValue *f, int mode, uint64_t leafpc)
+{
+  TValue *lo = tvref(L->stack) + 1 + LJ_FR2;
+  TValue *hi = tvref(L->stack) + L->stacksize;
+  void *cf = cframe_raw(L->cframe);
+  TValue *cpb = cp_bound(L, cf);
+  uint64_t linepc = mode == WALK_LEAF ? leafpc : 0;
+  uintptr_t th = (uintptr_t)L;
+  uint32_t n = w->ncur, lim = w->depth;
+  int need_cf = 0, skip = mode == WALK_SKIP;
+  RecFrame *out = w->cur;
+  const RecFrame *pv = w->prev;
+  int k = w->pk;
+  /* The last walk's frames of this thread (they follow each other). */
+  while (k >= 0 && AUX_THREAD(pv[k].aux) != th) k--;
+  while (f >= lo && f < hi) {
+    TValue *link = f, *nf;
+    ptrdiff_t ftsz;
+    uintptr_t plain = REC_AUX_PLAIN;
+    while (k >= 0 && AUX_THREAD(pv[k].aux) == th && (const TValue *)pv[k].slot > f) k--;
+    while (cpb && f < cpb) {  /* C frames of lua_cpcall() above f */
+      cf = cframe_raw(cframe_prev(cf));
+      cpb = cp_bound(L, cf);
+    }
+    if (frame_isvarg(f)) {  /* moved frame of a vararg function: link below */
+      link = frame_prevd(f);
+      if (link < lo || link >= f) break;
+      plain = 0;
+    }
+    ftsz = frame_ftsz(link);
+    if (need_cf) {
+      /* Lua function below a C entry: its PC is saved in the C frame. */
+      GCobj *o = frame_gc(f);
+      linepc = cf && o && o->gch.gct == (uint8_t)~LJ_TFUNC && isluafunc(&o->fn) &&
+                       (const void *)cframe_pc(cf) != (const void *)cframe_L(cf)
+                   ? (uint64_t)(uintptr_t)cframe_pc(cf) : 0;
+      need_cf = 0;
+    }
+    if (!skip) {
+      RecFrame *e;
+      uint64_t fnv = (uint64_t)(uintptr_t)frame_gc(f);
+      uint64_t vl = plain ? 0 : (uint64_t)frame_ftsz(f);
+      if (w->tryjoin && k >= 0 && pv[k].slot == f && AUX_THREAD(pv[k].aux) == th &&
+          pv[k].fn == fnv && pv[k].pc == linepc && pv[k].link == (uint64_t)ftsz &&
+          pv[k].vlink == vl && (!pv[k].dep || *pv[k].dep == pv[k].depv)) {
+        /* The same frame as last time: is everything below too? */
+        if ((uint32_t)k + 1 + n <= lim && verify_below(w, k)) {
+          w->ncur = n;
+          w->join = k;
+          return 2;
+        }
+        w->tryjoin = 0;  /* once per event: no quadratic cost */
+      }
+      if (n >= lim) {
+        w->ncur = n;
+        w->pk = k;
+        return 0;
+      }
+      e = &out[n++];
+      e->slot = f;
+      e->fn = fnv;
+      e->pc = linepc;
+      e->link = (uint64_t)ftsz;
+      e->vlink = vl;
+      e->aux = th | plain | ((ftsz & FRAME_TYPE) == FRAME_LUA ? REC_AUX_LUALINK : 0);
+    }
+    skip = 0;
+    if ((ftsz & FRAME_TYPE) == FRAME_LUA) {
+      const BCIns *pc = (const BCIns *)(uintptr_t)ftsz;
+      linepc = (uint64_t)(uintptr_t)pc;
+      if (plain && k > 0 && pv[k].slot == f && pv[k].link == (uint64_t)ftsz &&
+          (pv[k].aux & REC_AUX_PLAIN) && AUX_THREAD(pv[k - 1].aux) == th)
+        nf = (TValue *)pv[k - 1].slot;  /* same link: same frame below */
+      else
+        nf = link - (1 + LJ_FR2 + bc_a(pc[-1]));
+    } else {
+      if (frame_iscont(link)) {
+        linepc = (uint64_t)(uintptr_t)frame_contpc(link);
+        if (frame_iscont_fficb(link) && cf) {
+          cf = cframe_raw(cframe_prev(cf));
+          cpb = cp_bound(L, cf);
+        }
+      } else {
+        if (frame_isc(link) && cf) {
+          cf = cframe_raw(cframe_prev(cf));
+          cpb = cp_bound(L, cf);
+        }
+        need_cf = 1;
+      }
+      nf = frame_prevd(link);
+    }
+    if (nf >= link) break;  /* never loop on a broken link */
+    f = nf;
+  }
+  w->ncur = n;
+  w->pk = k;
+  return 1;
+}
+
+static inline int push_tag(RecWalk *w, const void *slot, uint64_t tag, uint64_t pc)
+{
+  RecFrame *e;
+  if (w->ncur >= w->depth) return 0;
+  e = &w->cur[w->ncur++];
+  e->slot = slot;
+  e->fn = tag;
+  e->pc = pc;
+  e->aux = 0;
+  e->link = 0;
+  e->vlink = 0;
+  return 1;
+}
+
+/* The depth limit was reached: the outermost frame says so. */
+static void push_trunc(RecWalk *w)
+{
+  RecFrame *e = &w->cur[w->ncur++];  /* room: cap = depth + 2 */
+  e->slot = NULL;
+  e->fn = REC_KEY_TRUNC;
+  e->pc = 0;
+  e->aux = 0;
+  e->link = 0;
+  e->vlink = 0;
+}
+
+/* Below thread L's frames: a boundary and the resumer's, down to the
+** main thread. */
+static void walk_chain(RecWalk *w, global_State *g, lua_State *L)
+{
+  int k;
+  for (k = 0; k < 256 && L != mainthread(g); k++) {
+    lua_State *R;
+    if (!push_tag(w, NULL, REC_KEY_CORO, 0)) {
+      push_trunc(w);
+      return;
+    }
+    R = find_resumer(L);
+    if (!R) return;
+    switch (walk_thread(w, R, R->base - 1, WALK_RESUMER, 0)) {
+    case 0: push_trunc(w); return;
+    case 2: return;  /* joined the last stack */
+    default: break;
+    }
+    L = R;
+  }
+}
+
+/* Line of a Lua frame from the PC that gives it (see rec_frame_line). */
+static uint32_t pc_line(global_State *g, const GCproto *pt, const BCIns *ins)
+{
+  BCPos pos;
+  if (!ins) return (uint32_t)pt->firstline;
+  pos = proto_bcpos(pt, ins) - 1;
+  if (pos > pt->sizebc) {
+    /* Left in a trace's copy of its start instruction: the loop. */
+    const GCtrace *T;
+    size_t n;
+    for (n = 1, T = NULL; n < G2J(g)->sizetrace; n++) {  /* a real trace's only */
+      T = rec_lj_trace(g, (int32_t)n);
+      if (T && &T->startins + 1 == ins) break;
+    }
+    if (n >= G2J(g)->sizetrace || !T) return (uint32_t)pt->firstline;
+    pos = proto_bcpos(pt, mref(T->startpc, const BCIns));
+    if (pos > pt->sizebc) return (uint32_t)pt->firstline;
+  }
+  return (uint32_t)rec_lj_line(pt, pos);
+}
+
+/* Captures this event's frames into w->cur; 0 if there is no stack. */
+static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
+{
+  int32_t st = g->vmstate;
+  lua_State *L;
+  TValue *f;
+  w->ncur = 0;
+  w->pk = (int)w->n - 1;
+  w->join = -1;
+  w->tryjoin = 1;
+  if (st >= 0 || st == ~LJ_VMST_EXIT) {
+    int32_t tn = st >= 0 ? st : (int32_t)G2J(g)->parent;
+    GCtrace *T = rec_lj_trace(g, tn);
+    TValue *base;
+    if (st < 0 && (!T || T->traceno != (TraceNo1)tn)) return 0;
+    if (T && T->traceno != (TraceNo1)tn) T = NULL;
+    push_tag(w, T, REC_KEY_TRACE, (uint64_t)tn);
+    L = gco2th(gcref(g->cur_L));
+    if (!L || !L->cframe) return 1;
+    base = st >= 0 ? tvref(g->jit_base) : L->base;
+    if (!base || !in_stack(L, base - 1)) return 1;
+    switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
+    case 0: push_trunc(w); break;
+    case 1: walk_chain(w, g, L); break;
+    default: break;
+    }
+    return 1;
+  }
+  if (mref(g->jit_base, void)) {
+    /* A GC step run by compiled code (lj_gc_step_jit): which trace is not
+    ** known any more, but the frames below its base are real. */
+    TValue *base = tvref(g->jit_base);
+    L = gco2th(gcref(g->cur_L));
+    if (!L || !L->cframe || !in_stack(L, base - 1)) return 0;
+    switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
+    case 0: push_trunc(w); break;
+    case 1: walk_chain(w, g, L); break;
+    default: break;
+    }
+    return w->ncur != 0 || w->join >= 0;
+  }
+  L = gco2th(gcref(g->cur_L));
+  if (!L || !rec_thread_running(L)) {
+    L = mainthread(g);
+    if (!rec_thread_running(L)) return 0;
+  }
+  f = L->base - 1;
+  if (!in_stack(L, f)) return 0;
+  {
+    uint64_t leafpc = 0;
+    GCobj *o = frame_gc(f);
+    if (o && o->gch.gct == (uint8_t)~LJ_TFUNC && isluafunc(&o->fn)) {
+      const GCproto *pt = funcproto(&o->fn);
+      BCLine line;
+      if (loc->src == REC_SRC_LFUNC && loc->pt == pt) line = (BCLine)loc->line;
+      else line = rec_frame_line(L, &o->fn, NULL);
+      if (line < 0) line = pt->firstline;
+      leafpc = REC_LEAF | (uint32_t)line;
+    }
+    switch (walk_thread(w, L, f, WALK_LEAF, leafpc)) {
+    case 0: push_trunc(w); break;
+    case 1: walk_chain(w, g, L); break;
+    default: break;
+    }
+  }
+  return 1;
+}
+
+/* -- Tail calls ---------------------------------------------------------- */
+
+/* Modes of operand A and D of each opcode, from LuaJIT's own list. */
+#define REC_BCM_A(name, ma, mb, mc, mt) BCM##ma,
+#define REC_BCM_D(name, ma, mb, mc, mt) BCM##mc,
+static const uint8_t bc_amode[] = {BCDEF(REC_BCM_A)};
+static const uint8_t bc_dmode[] = {BCDEF(REC_BCM_D)};
+
+#define CS_UNKNOWN 0u
+#define CS_REG 1u      /* register d of the caller */
+#define CS_UV 2u       /* upvalue d of the caller */
+#define CS_PROTO 3u    /* a new closure of constant prototype d */
+
+/* May instruction x write register r? */
+static int clobbers(BCIns x, BCReg r)
+{
+  BCOp op = bc_op(x);
+  if (op >= BC__MAX) return 1;
+  if (bc_amode[op] == BCMdst) return bc_a(x) == r;
+  if (bc_amode[op] == BCMbase) return bc_a(x) <= r + 1;  /* ranges */
+  return 0;
+}
+
+/* Jump target of instruction i, or -1 if it does not jump; -2 unknown. */
+static ptrdiff_t jump_target(global_State *g, const GCproto *pt, BCPos i)
+{
+  BCIns x = proto_bc(pt)[i];
+  BCOp op = bc_op(x);
+  if (op >= BC__MAX) return -2;
+  if (op == BC_JFORL || op == BC_JITERL || op == BC_JLOOP) {
+    /* Patched by the JIT: the original is the trace's start instruction. */
+    GCtrace *T = rec_lj_trace(g, (int32_t)bc_d(x));
+    if (!T || mref(T->startpc, const BCIns) != proto_bc(pt) + i) return -2;
+    x = T->startins;
+    op = bc_op(x);
+    if (op >= BC__MAX) return -2;
+  }
+  if (bc_dmode[op] != BCMjump) return -1;
+  return (ptrdiff_t)i + 1 + bc_j(x);
+}
+
+/* What the call that returns to rpc called, as far as the bytecode says. */
+static uint64_t callsite(global_State *g, const GCproto *pt, const BCIns *rpc)
+{
+  const BCIns *bc = proto_bc(pt);
+  BCPos c, i, w;
+  BCIns x;
+  BCReg a, d;
+  uint64_t kind;
+  if (rpc <= bc || (BCPos)(rpc - bc) > pt->sizebc) return CS_UNKNOWN;
+  c = (BCPos)(rpc - bc) - 1;
+  x = bc[c];
+  if (bc_op(x) != BC_CALL && bc_op(x) != BC_CALLM) return CS_UNKNOWN;
+  a = bc_a(x);
+  for (i = c;;) {
+    if (i == 0) return CS_UNKNOWN;
+    i--;
+    if (clobbers(bc[i], a)) break;
+  }
+  w = i;
+  x = bc[w];
+  if (bc_a(x) != a) return CS_UNKNOWN;
+  d = bc_d(x);
+  switch (bc_op(x)) {
+  case BC_MOV:
+    if (d >= a) return CS_UNKNOWN;
+    for (i = w + 1; i < c; i++)
+      if (clobbers(bc[i], d)) return CS_UNKNOWN;
+    kind = CS_REG;
+    break;
+  case BC_UGET: kind = CS_UV; break;
+  case BC_FNEW: kind = CS_PROTO; break;
+  default: return CS_UNKNOWN;
+  }
+  for (i = 0; i < pt->sizebc; i++) {  /* a straight path from w to c */
+    ptrdiff_t t = jump_target(g, pt, i);
+    if (t == -2) return CS_UNKNOWN;
+    if (t > (ptrdiff_t)w && t <= (ptrdiff_t)c) return CS_UNKNOWN;
+  }
+  return kind | ((uint64_t)d << 8);
+}
+
+/* Decides whether frame j (outermost first) was reached by a tail call
+** from frame j-1, its caller. */
+static void tail_check(RecWalk *w, global_State *g, uint32_t j)
+{
+  RecFrame *e = &w->prev[j], *c = &w->prev[j - 1];
+  lua_State *L = (lua_State *)(e->aux & ~(uintptr_t)7);
+  GCfunc *cfn = (GCfunc *)(uintptr_t)c->fn;
+  const GCproto *pt;
+  const BCIns *rpc = (const BCIns *)(uintptr_t)c->pc;
+  uint64_t cs;
+  size_t h;
+  cTValue *tv;
+  if (c->kind != REC_FR_LUA || (c->aux & ~(uintptr_t)7) != (uintptr_t)L || !rpc) return;
+  pt = funcproto(cfn);
+  h = ((uintptr_t)rpc >> 2) & (CALLS_SIZE - 1);
+  if (calls[h].pc == rpc && calls[h].gen == S.cgen) {
+    cs = calls[h].cs;
+  } else {
+    cs = callsite(g, pt, rpc);
+    calls[h].pc = rpc;
+    calls[h].cs = cs;
+    calls[h].gen = S.cgen;
+  }
+  switch (cs & 0xff) {
+  case CS_REG: {
+    GCobj *o;
+    tv = (cTValue *)c->slot + 1 + ((cs >> 8) & 0xff);
+    /* A closure could have changed it since the call. */
+    for (o = gcref(L->openupval); o; o = gcref(o->gch.nextgc)) {
+      GCupval *uv = &o->uv;
+      if (uvval(uv) < tv) break;
+      if (uvval(uv) == tv && !uv->immutable) return;
+    }
+    if (!tvisfunc(tv)) return;
+    e->dep = &tv->u64;
+    e->depv = tv->u64;
+    if ((uint64_t)(uintptr_t)funcV(tv) != e->fn) e->tail = 1;
+    return;
+  }
+  case CS_UV: {
+    uint32_t k = (uint32_t)(cs >> 8) & 0xffff;
+    GCupval *uv;
+    if (k >= cfn->l.nupvalues) return;
+    uv = &gcref(cfn->l.uvptr[k])->uv;
+    if (!uv->immutable) return;
+    tv = uvval(uv);
+    if (!tvisfunc(tv)) return;
+    if ((uint64_t)(uintptr_t)funcV(tv) != e->fn) e->tail = 1;
+    return;
+  }
+  case CS_PROTO: {
+    uint32_t k = (uint32_t)(cs >> 8) & 0xffff;
+    GCobj *kp;
+    GCfunc *fn = (GCfunc *)(uintptr_t)e->fn;
+    if (k >= pt->sizekgc) return;
+    kp = proto_kgc(pt, ~(ptrdiff_t)k);
+    if (!isluafunc(fn) || (const GCobj *)funcproto(fn) != kp) e->tail = 1;
+    return;
+  }
+  default: return;
+  }
+}
+
+/* Fills in the contents of frame j (outermost first). */
+static void content(RecWalk *w, global_State *g, uint32_t j)
+{
+  RecFrame *e = &w->prev[j];
+  GCobj *o;
+  e->tail = 0;
+  e->dep = NULL;
+  e->line = 0;
+  e->a = 0;
+  e->ident = 0;
+  switch (e->fn) {
+  case REC_KEY_CORO: e->kind = REC_FR_CORO; return;
+  case REC_KEY_TRUNC: e->kind = REC_FR_TRUNC; return;
+  case REC_KEY_TRACE:
+    e->kind = REC_FR_TRACE;
+    e->a = e->pc;
+    e->ident = e->slot ? rec_lj_trace_id((const GCtrace *)e->slot) : 0;
+    return;
+  default: break;
+  }
+  if (e->pc && !(e->pc & REC_LEAF)) {
+    /* A PC in the caller's bytecode: a Lua function (see walk_thread). */
+    const BCIns *pc = (const BCIns *)(uintptr_t)e->pc;
+    size_t h = ((uintptr_t)pc >> 2) & (LINES_SIZE - 1);
+    if (lines[h].pc != pc || lines[h].gen != S.cgen) {
+      const GCproto *pt = funcproto(&((GCobj *)(uintptr_t)e->fn)->fn);
+      lines[h].pc = pc;
+      lines[h].pt = pt;
+      lines[h].ident = rec_lj_proto_id(pt);
+      lines[h].line = pc_line(g, pt, pc);
+      lines[h].gen = S.cgen;
+    }
+    e->kind = REC_FR_LUA;
+    e->a = (uint64_t)(uintptr_t)lines[h].pt;
+    e->ident = lines[h].ident;
+    e->line = lines[h].line;
+    if ((e->aux & REC_AUX_LUALINK) && j > 0) tail_check(w, g, j);
+    return;
+  }
+  o = (GCobj *)(uintptr_t)e->fn;
+  e->kind = REC_FR_C;
+  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return;  /* unknown C function */
+  if (isluafunc(&o->fn)) {
+    const GCproto *pt = funcproto(&o->fn);
+    e->kind = REC_FR_LUA;
+    e->a = (uint64_t)(uintptr_t)pt;
+    e->ident = rec_lj_proto_id(pt);
+    e->line = (e->pc & REC_LEAF) ? (uint32_t)e->pc
+                                 : pc_line(g, pt, (const BCIns *)(uintptr_t)e->pc);
+  } else {
+    e->a = (uint64_t)(uintptr_t)o->fn.c.f;
+    if (S.ff_wrap && o->fn.c.ffid == S.ff_wrap) rec_cname_add_ff(e->a, "coroutine.wrap");
+  }
+  if ((e->aux & REC_AUX_LUALINK) && j > 0) tail_check(w, g, j);
+}
+
+void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,
+                     size_t osize, size_t nsize)
+{
+  RecWalk *w = &rec_walk;
+  uint32_t n, m, c, j, same;
+  track(g, ptr, osize, nsize);
+  if (!capture(w, g, loc)) {
+    w->known = 0;
+    w->n = 0;
+    w->common = w->same = 0;
+    return;
+  }
+  w->known = 1;
+  m = w->n;
+  /* This stack, outermost first: prev[0..join], then cur reversed. */
+  c = (uint32_t)(w->join + 1);
+  n = c + w->ncur;
+  for (; c < n && c < m; c++) {  /* compare from the bottom */
+    const RecFrame *p = &w->prev[c], *t = &w->cur[n - 1 - c];
+    if (p->slot != t->slot || p->fn != t->fn || p->pc != t->pc) break;
+    if (p->dep && *p->dep != p->depv) break;  /* the caller's frame matched */
+  }
+  /* Frames above: new contents; nodes depend on contents only, so the
+  ** streams may keep theirs as long as the contents stay the same. */
+  same = c;
+  for (j = c; j < n; j++) {
+    const RecFrame *t = &w->cur[n - 1 - j];
+    RecFrame *p = &w->prev[j];
+    uint64_t a = p->a, ident = p->ident;
+    uint32_t line = p->line;
+    uint8_t kind = p->kind, tail = p->tail;
+    p->slot = t->slot;
+    p->fn = t->fn;
+    p->pc = t->pc;
+    p->aux = t->aux;
+    p->link = t->link;
+    p->vlink = t->vlink;
+    content(w, g, j);
+    if (same == j && j < m && p->kind == kind && p->a == a && p->ident == ident &&
+        p->line == line && p->tail == tail)
+      same = j + 1;
+  }
+  /* The quick checks of the frames that changed, and of the one below. */
+  for (j = c ? c - 1 : 0; j < n; j++) {
+    const RecFrame *b = &w->prev[j], *a = j + 1 < n ? &w->prev[j + 1] : NULL;
+    const TValue *f = (const TValue *)b->slot;
+    int ok = a && b->fn > REC_KEY_TRUNC && a->fn > REC_KEY_TRUNC &&
+             AUX_THREAD(b->aux) == AUX_THREAD(a->aux) &&
+             ((a->aux & REC_AUX_LUALINK) ||
+              ((a->link & FRAME_TYPEP) != FRAME_CONT && b->kind == REC_FR_C));
+    w->vok[j] = (uint8_t)ok;
+    if (ok) {
+      /* vararg: the moved frame holds the function and its own link
+      ** (checked), the frame that link leads to holds the link. */
+      const TValue *l = b->vlink ? frame_prevd(f) : f;
+      w->vs[j] = f;
+      w->vk[j] = l;
+      w->vl[j] = l->u64;
+      w->vf[j] = (f - 1)->u64;
+      w->vv[j] = f->u64;
+      w->vd[j] = b->dep ? b->dep : &zero_word;
+      w->vdv[j] = b->dep ? b->depv : 0;
+    }
+  }
+  w->n = n;
+  w->common = c;
+  w->same = same;
+}

@@ -1,0 +1,47 @@
+/* rec_time.h -- the clock of an extended stream: a ticker thread.
+**
+** An extended stream carries time marks such that every event happened
+** less than 10 ms after the mark before it (decoder/EXTENSION.md). The
+** event path never reads the clock itself: a ticker thread per
+** recording raises a flag every REC_TICK_US, and the next event that
+** sees it writes a mark (reading the clock once). The ticker also reads
+** the resident set size from /proc/self/statm, so the event path only
+** copies the latest value after a mark.
+*/
+#ifndef REC_TIME_H
+#define REC_TIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Tick period: half the promised 10 ms, so that a ticker woken up to
+** 5 ms late still keeps the promise. */
+#define REC_TICK_US 5000u
+
+typedef struct RecTicker {
+  atomic_int tick;        /* set by the ticker, cleared by the mark */
+  _Atomic uint64_t rss;   /* latest resident set size in bytes (0: none) */
+  pthread_t th;
+  pthread_mutex_t mu;     /* guards quit */
+  pthread_cond_t cv;      /* wakes the ticker to quit */
+  int quit;
+  int running;            /* the thread exists and must be joined */
+  int fd;                 /* /proc/self/statm, or -1 */
+} RecTicker;
+
+/* Monotonic clock in nanoseconds. */
+uint64_t rec_time_now_ns(void);
+/* Resident set size of the process now (bytes), 0 if unknown. */
+uint64_t rec_time_rss(int fd);
+
+/* Opens statm and starts the thread; 0 or an errno value (the ticker
+** then does not run, and the stream has only its first mark). */
+int rec_ticker_start(RecTicker *t);
+/* Stops and joins the thread; idempotent. */
+void rec_ticker_stop(RecTicker *t);
+/* In a fork()ed child: the thread stayed in the parent; forget it
+** without touching its mutex (it may have been held at the fork). */
+void rec_ticker_forked(RecTicker *t);
+
+#endif

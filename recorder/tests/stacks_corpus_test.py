@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""stacks_corpus_test.py -- every corpus script of corpus_test.py again,
+with `ljm record --stacks`, and with the script's own misc.memprof
+recording extended too (LUA_INIT passes {stacks = true} to its start):
+both streams must follow decoder/EXTENSION.md, and the downgrade of the
+script's stream (extension items dropped, flags byte 0) must match the
+reference report by the same rules as the standard recording
+(compare_ref.py).
+usage: stacks_corpus_test.py LJM_RECORD CMOD_SO CORPUS_FILE..."""
+import os
+import shutil
+import subprocess
+import sys
+
+import compare_ref
+import corpus_rules
+import ljmext
+import testlib
+
+res = testlib.Results("stacks_corpus")
+tool = testlib.runfile(sys.argv[1])
+cmod = testlib.runfile(sys.argv[2])
+corpus = os.path.dirname(testlib.runfile([a for a in sys.argv[3:] if a.endswith("test.lua")][0]))
+work = testlib.scratch("stacks_corpus")
+shutil.rmtree(work)
+shutil.copytree(corpus, work)
+os.makedirs(os.path.join(work, "cmod"), exist_ok=True)
+shutil.copy(cmod, os.path.join(work, "cmod", "memprof_cmod.so"))
+
+# The script's misc.memprof.start(path) becomes start(path, {stacks = true}).
+INIT = ("local start = misc.memprof.start "
+        "misc.memprof.start = function(path) return start(path, {stacks = true}) end")
+
+
+def check_ext(path, what):
+    data = open(path, "rb").read()
+    st = ljmext.parse(data)
+    res.check(st.complete and st.flags == 3, "%s: complete, flags %#x" % (what, st.flags))
+    res.check(not st.problems, "%s: follows EXTENSION.md: %s" % (what, st.problems[:5]))
+    evs = [e for e in st.events if e.name != "INTERNAL"]
+    res.check(all(e.stack for e in evs), "%s: every event but INTERNAL has a stack" % what)
+    res.check(st.marks and st.marks[0][2] == 0 and st.rss, "%s: time mark and RSS first" % what)
+    return data
+
+
+for s in corpus_rules.SCRIPTS:
+    env = dict(os.environ, LUA_INIT=INIT)
+    p = subprocess.run([tool, "--stacks", "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
+                       capture_output=True, text=True, timeout=600, env=env)
+    if not res.check(p.returncode == 0, "%s: exit %d: %s" % (s, p.returncode, p.stderr)):
+        continue
+    check_ext(os.path.join(work, s + ".whole.ljm"), s + " whole run")
+    own = os.path.join(work, corpus_rules.OUTPUT.get(s, s + ".ljm"))
+    data = check_ext(own, s)
+    down = own + ".down"
+    with open(down, "wb") as f:
+        f.write(ljmext.downgrade(data))
+    argv = ["compare_ref", down, os.path.join(work, s + ".txt")]
+    if s in corpus_rules.OUTPUT:
+        argv.append("--seed")
+    for n in corpus_rules.SKIP.get(s, []):
+        argv += ["--skip-name", n]
+    res.check(compare_ref.main(argv) == 0, "%s: downgrade matches the reference report" % s)
+res.finish()

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""stacks_test.py -- extended streams (call stacks, time, RSS) from
+`ljm record --stacks` and require "ljm.recorder": call chains of known
+scripts (methods, local functions, recursion, tail calls, coroutines,
+pcall, metamethods, varargs, traces), the stream rules of
+decoder/EXTENSION.md, the depth limit, time marks and RSS, the downgrade,
+module options, usage errors, fork().
+usage: stacks_test.py LJM_RECORD SOFILE STACKS_DIR_FILE..."""
+import os
+import shutil
+import subprocess
+import sys
+
+import ljmext
+import ljmrows
+import testlib
+
+res = testlib.Results("stacks")
+tool = testlib.runfile(sys.argv[1])
+so = testlib.runfile(sys.argv[2])
+cases = os.path.dirname(testlib.runfile([a for a in sys.argv[3:] if a.endswith("chains.lua")][0]))
+work = testlib.scratch("stacks")
+for f in os.listdir(cases):
+    shutil.copy(os.path.join(cases, f), work)
+A, R = 1, 3
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300, **kw)
+
+
+def record(script, out, *opts):
+    p = run([tool] + list(opts) + ["-o", out, script])
+    res.check(p.returncode == 0, "%s %s: exit %d %r" % (script, opts, p.returncode, p.stderr))
+    data = open(os.path.join(work, out), "rb").read()
+    return data, ljmext.parse(data)
+
+
+def valid(st, what):
+    res.check(st.complete, what + ": complete")
+    res.check(st.flags == 3, what + ": flags STACKS|TIME (%#x)" % st.flags)
+    res.check(not st.problems, what + ": follows EXTENSION.md: %s" % st.problems[:5])
+    evs = [e for e in st.events if e.name != "INTERNAL"]
+    known = sum(1 for e in evs if e.stack)
+    res.check(known == len(evs),
+              what + ": events (not INTERNAL) with a stack %d of %d" % (known, len(evs)))
+    evs = [e for e in st.events if e.name == "INTERNAL"]
+    known = sum(1 for e in evs if e.stack)
+    res.check(known >= 0.95 * len(evs),
+              what + ": INTERNAL events with a stack %d of %d" % (known, len(evs)))
+
+
+def loc_matches(st, what):
+    """An event's standard location is the first Lua line of its stack
+    (built-ins and tail-call marks above it), its C function or trace."""
+    bad = 0
+    for e in st.events:
+        if not e.stack or e.name == "INTERNAL":
+            continue
+        ch = st.chain(e.stack)
+        if e.name.startswith("C:") or e.name.startswith("TRACE"):
+            ok = ch[0] == e.name
+        else:
+            lua = [x for x in ch if not x.startswith("C:") and x != "TAIL"]
+            ok = bool(lua) and lua[0] == e.name
+        bad += not ok
+    res.check(bad == 0, what + ": %d events whose location is not their stack's" % bad)
+
+
+# -- Usage -----------------------------------------------------------------
+p = run([tool, "--help"])
+res.check(p.returncode == 0 and "--stacks" in p.stdout and "--stack-depth N" in p.stdout
+          and "default 256" in p.stdout, "--help documents --stacks and --stack-depth")
+for argv in (["--stack-depth", "4", "chains.lua"], ["--stacks", "--stack-depth", "0", "chains.lua"],
+             ["--stacks", "--stack-depth", "x", "chains.lua"], ["--stacks", "--stack-depth=70000", "chains.lua"],
+             ["--stacks", "--stack-depth"]):
+    p = run([tool] + argv)
+    lines = p.stderr.strip().splitlines()
+    res.check(p.returncode == 2 and len(lines) == 1 and "--help" in lines[0],
+              "usage error %r -> exit 2, one line (%d %r)" % (argv, p.returncode, p.stderr))
+
+# -- Call chains (JIT off) -------------------------------------------------
+data, st = record("chains.lua", "chains.ljm", "--stacks")
+valid(st, "chains")
+loc_matches(st, "chains")
+c = "@chains.lua:"
+pm = "C:pmain"  # ljm record's own C function runs the script
+WANT = [
+    ((c + "11", c + "43", pm), "method obj:m()"),
+    ((c + "16", c + "20", c + "44", pm), "local functions"),
+    ((c + "25",) + (c + "26",) * 5 + (c + "45", pm), "recursion, 6 levels"),
+    (("C:string.rep", "TAIL", c + "46", pm), "built-in tail-called: marked"),
+    ((c + "34", "TAIL", c + "47", pm), "Lua tail call via a local: marked"),
+    ((c + "34", c + "48", pm), "tail call via a global: frame absent, not marked"),
+    ((c + "51", "CORO", "C:coroutine.resume", c + "54", pm), "coroutine.resume"),
+    ((c + "56", "CORO", "C:coroutine.wrap", c + "58", pm), "coroutine.wrap"),
+    ((c + "60", "CORO", "C:coroutine.wrap", c + "63", "CORO", "C:coroutine.resume", c + "65", pm),
+     "coroutine resumed inside a coroutine"),
+    ((c + "68", "C:pcall/xpcall", c + "71", pm), "pcall (xpcall shares its handler)"),
+    ((c + "73", c + "75", pm), "__index function"),
+    ((c + "77", c + "80", pm), "vararg function"),
+]
+ch = st.chains(A)
+for chain, what in WANT:
+    res.check(ch.get(chain, 0) == 200, "%s: %s x200 (%d)" % (what, " <- ".join(chain), ch.get(chain, 0)))
+res.check(any(e.name == "INTERNAL" for e in st.events), "GC work (INTERNAL) is in the stream")
+res.check(all(st.chain(e.stack)[-1] == pm for e in st.events if e.stack),
+          "every stack ends in ljm record's own C frame")
+# Selections only where the stack changes, nodes shared.
+res.check(len(st.selections) < len(st.events), "fewer selections than events")
+
+# -- The downgrade is the standard stream ----------------------------------
+std = record("chains.lua", "chains_std.ljm")[0]
+res.check(std[4 + std.index(b"ljm\x03", 7):][:1] == b"\x00", "standard recording: flags 0")
+down = ljmext.downgrade(data)
+dst = ljmext.parse(down)
+res.check(dst.complete and dst.flags == 0 and not dst.nodes and not dst.selections
+          and not dst.marks and not dst.rss and not dst.problems, "downgrade: a plain standard stream")
+res.check(len(dst.events) == len(st.events), "downgrade keeps every event")
+def by_name(rows):
+    """Rows keyed by name without C addresses (they differ between runs)."""
+    out = {}
+    for (sec, name), counts in rows.items():
+        key = (sec, name.rsplit(":0x", 1)[0])
+        out[key] = out.get(key, []) + counts
+    return out
+
+
+rows_std = by_name(ljmrows.decode(std)[0])
+rows_dn, info = ljmrows.decode(down)
+rows_dn = by_name(rows_dn)
+res.check(info["complete"], "downgrade decodes completely")
+diff = []
+for key, counts in rows_std.items():
+    if sum(counts) >= 100:
+        mine = sum(rows_dn.get(key, []))
+        if abs(mine - sum(counts)) > 0.02 * sum(counts):
+            diff.append((key, sum(counts), mine))
+res.check(not diff, "downgrade rows = standard recording's rows: %s" % diff[:5])
+
+# -- Depth limit -----------------------------------------------------------
+data, st = record("chains.lua", "chains4.ljm", "--stacks", "--stack-depth", "4")
+valid(st, "depth 4")
+ch = st.chains(A)
+for chain in ((c + "25", c + "26", c + "26", c + "26", "TRUNC"),
+              (c + "60", "CORO", "C:coroutine.wrap", c + "63", "TRUNC"),
+              (c + "11", c + "43", pm)):
+    res.check(ch.get(chain, 0) == 200, "depth 4: %s x200 (%d)" % (" <- ".join(chain), ch.get(chain, 0)))
+res.check(all(len(k) <= 5 for k in ch), "depth 4: at most 4 frames and the cut")
+
+# -- JIT on: traces above their callers ------------------------------------
+data, st = record("jit_chains.lua", "jit.ljm", "--stacks")
+valid(st, "jit")
+loc_matches(st, "jit")
+j = "@jit_chains.lua:"
+ch = st.chains(A)
+top = max(ch.items(), key=lambda kv: kv[1])
+res.check(top[0][0].startswith("TRACE ") and top[0][1:] == (j + "8", j + "10", pm) and top[1] > 50000,
+          "JIT: allocations on the loop's trace below work()'s callers: %r x%d" % top)
+tr = [e for e in st.events if e.name.startswith("TRACE")]
+res.check(len(tr) > 50000 and all(st.chain(e.stack)[0] == e.name for e in tr),
+          "JIT: every trace event's leaf is its trace")
+
+# -- Time marks and RSS ----------------------------------------------------
+data, st = record("busy.lua", "busy.ljm", "--stacks")
+valid(st, "busy")
+probs = ljmext.check_time(st)
+res.check(not probs, "busy: time marks and RSS samples: %s" % probs)
+res.check(len(st.marks) >= 100 and st.marks[-1][1] >= 900000,
+          "busy: a mark every few ms over a second (%d marks, last %d us)"
+          % (len(st.marks), st.marks[-1][1] if st.marks else -1))
+res.check(len(st.rss) >= 8, "busy: RSS samples every 100 ms (%d)" % len(st.rss))
+
+# -- Exit paths: os.exit(), fork() -----------------------------------------
+with open(os.path.join(work, "exit3.lua"), "w") as f:
+    f.write("jit.off()\nlocal t = {}\nfor i = 1, 1000 do t[i] = {i} end\nos.exit(3)\n")
+p = run([tool, "--stacks", "-o", "exit3.ljm", "exit3.lua"])
+st = ljmext.parse(open(os.path.join(work, "exit3.ljm"), "rb").read())
+res.check(p.returncode == 3, "os.exit(3) with --stacks: exit status 3 (%d)" % p.returncode)
+valid(st, "os.exit")
+res.check(st.chains(A).get(("@exit3.lua:3", pm), 0) >= 1000, "os.exit: the events before it")
+p = run([tool, "--stacks", "-o", "fork.ljm", "fork.lua"])
+res.check(p.returncode == 0 and "parent done\t0" in p.stdout,
+          "fork: parent and child finish (%d %r %r)" % (p.returncode, p.stdout, p.stderr))
+st = ljmext.parse(open(os.path.join(work, "fork.ljm"), "rb").read())
+valid(st, "fork")
+ch = st.chains(A)
+res.check(ch.get(("@fork.lua:19", pm), 0) == 1000, "fork: the parent records on after fork()")
+res.check(not any("@fork.lua:14" in k for k in ch), "fork: nothing of the child in the parent's stream")
+
+# -- The Lua module --------------------------------------------------------
+cdir = testlib.scratch("stacks_cpath")
+os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
+shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
+env = testlib.module_env(so)
+env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+p = subprocess.run(["luajit", "module_stacks.lua", work], capture_output=True, text=True, env=env,
+                   cwd=work, timeout=120)
+sys.stderr.write(p.stderr)
+res.check(p.returncode == 0 and "module_stacks: ok" in p.stdout, "module_stacks.lua checks")
+st = ljmext.parse(open(os.path.join(work, "mod_stacks.ljm"), "rb").read())
+valid(st, "module")
+res.check(any(k[:2] == ("@module_stacks.lua:29", "@module_stacks.lua:31") and v == 100
+              for k, v in st.chains(A).items()), "module: {stacks = true} records chains")
+res.check(all(len(k) <= 9 for k in st.chains()), "module: depth = 8 keeps 8 frames")
+for name in ("mod_plain.ljm", "mod_nil.ljm"):
+    st = ljmext.parse(open(os.path.join(work, name), "rb").read())
+    res.check(st.complete and st.flags == 0 and not st.nodes, name + ": a standard stream")
+res.finish()
