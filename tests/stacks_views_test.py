@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""stacks_views_test.py -- call stacks recorded from the real LuaJIT, as the
+viewers show them.
+
+Records testdata/recorder/stacks/chains.lua (JIT off: methods, local
+functions, recursion, tail calls, coroutines, pcall, metamethods, varargs)
+and jit_chains.lua (JIT on: a loop compiled into a trace) with
+`ljm record --stacks`, converts them, and asserts the call chains and
+their allocation counts the scripts make (each loop runs N = 200 times and
+allocates one table per turn) where users read them:
+
+  * folded stacks (root first, as flamegraph.pl and speedscope take them);
+  * `go tool pprof -traces` (leaf first; with -lines, the caller's line);
+  * `heaptrack_print -F` (heaptrack's own flame-graph stacks, from the
+    trace tree).
+
+usage: stacks_views_test.py LJM CHAINS_LUA JIT_CHAINS_LUA
+"""
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from clitest import Checks
+
+check = Checks("stacks_views_test")
+LJM = os.path.abspath(sys.argv[1])
+SCRIPTS = [os.path.abspath(p) for p in sys.argv[2:4]]
+N = 200
+
+MAIN = ["pmain", "main chunk (chains.lua)"]  # ljm record's C entry, the chunk
+F = "(chains.lua)"
+# Folded stack (root first) -> allocations: exactly N, or (lo, hi) where a
+# built-in or the first resume allocates a little more than the loop's tables.
+FOLDED = {
+    (*MAIN, "Account:deposit " + F, "chains.lua:11"): N,
+    (*MAIN, "outer " + F, "helper " + F, "chains.lua:16"): N,
+    (*MAIN, *["deep " + F] * 6, "chains.lua:25"): N,
+    (*MAIN, "[tail call]", "string.rep"): (N, N + 10),
+    (*MAIN, "[tail call]", "lua_leaf " + F, "chains.lua:34"): N,
+    (*MAIN, "lua_leaf " + F, "chains.lua:34"): N,  # via a global: unmarked
+    (*MAIN, "coroutine.resume", "[coroutine]", "producer " + F, "chains.lua:51"): (N, N + 1),
+    (*MAIN, "coroutine.wrap", "[coroutine]", "function <chains.lua line 55>",
+     "chains.lua:56"): N,
+    (*MAIN, "coroutine.resume", "[coroutine]", "function <chains.lua line 62>",
+     "coroutine.wrap", "[coroutine]", "function <chains.lua line 59>", "chains.lua:60"): N,
+    (*MAIN, "pcall/xpcall", "in_pcall " + F, "chains.lua:68"): (N, N + 1),
+    (*MAIN, "__index " + F, "chains.lua:73"): N,
+    (*MAIN, "va " + F, "chains.lua:77"): N,
+}
+
+
+def run(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def in_range(got, want):
+    lo, hi = want if isinstance(want, tuple) else (want, want)
+    return lo <= got <= hi
+
+
+def record(script, work):
+    shutil.copy(script, work)
+    name = os.path.basename(script)
+    out = name.replace(".lua", ".ljm")
+    p = run([LJM, "record", "--stacks", "-o", out, name], work)
+    check(p.returncode == 0, "record --stacks %s: exit %d %s" % (name, p.returncode, p.stderr))
+    return os.path.join(work, out)
+
+
+def folded(prof, work):
+    p = run([LJM, "convert", "-f", "folded", "--value", "alloc_count", "-o", "-", prof], work)
+    check(p.returncode == 0, "folded: %s" % p.stderr)
+    out = collections.Counter()
+    for line in p.stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        out[tuple(stack.split(";"))] += int(count)
+    return out
+
+
+def pprof_traces(prof, work, lines=False):
+    """(frames leaf first) -> objects, from go tool pprof -traces."""
+    pb = os.path.join(work, os.path.basename(prof) + ".pb.gz")
+    p = run([LJM, "convert", "-o", pb, prof], work)
+    check(p.returncode == 0, "pprof convert: %s" % p.stderr)
+    cmd = ["go", "tool", "pprof", "-sample_index=alloc_objects", "-traces"]
+    p = run(cmd + (["-lines"] if lines else []) + [pb], work)
+    check(p.returncode == 0, "go tool pprof -traces: %s" % p.stderr)
+    out = collections.Counter()
+    for block in p.stdout.split("-----------+")[1:]:
+        rows = [r for r in block.splitlines()[1:] if r.strip()]
+        if not rows:
+            continue
+        m = re.match(r"^\s+(\d+)\s+(.*)$", rows[0])
+        if not check(m is not None, "pprof -traces: unreadable block %r" % rows[:2]):
+            continue
+        frames = [m.group(2).strip()] + [r.strip() for r in rows[1:]]
+        out[tuple(frames)] += int(m.group(1))
+    return out
+
+
+def heaptrack_stacks(prof, work):
+    """(frames root first) -> allocations, from heaptrack_print -F."""
+    ht = os.path.join(work, os.path.basename(prof) + ".heaptrack.gz")
+    p = run([LJM, "convert", "-o", ht, prof], work)
+    check(p.returncode == 0, "heaptrack convert: %s" % p.stderr)
+    stacks = ht + ".stacks"
+    p = run(["heaptrack_print", "-f", ht, "-F", stacks, "--flamegraph-cost-type", "allocations"],
+            work)
+    check(p.returncode == 0 and os.path.exists(stacks), "heaptrack_print -F: %s" % p.stderr)
+    out = collections.Counter()
+    with open(stacks, encoding="utf-8") as fh:
+        for line in fh:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            out[tuple(stack.rstrip(";").split(";"))] += int(count)
+    return out
+
+
+def pprof_name(frame):
+    """The pprof function of a folded frame: module.function for Lua
+    functions, the line frame dropped (pprof keeps lines in locations)."""
+    m = re.match(r"^(.*) \((\w+)\.lua\)$", frame)
+    if m:
+        return "%s.%s" % (m.group(2), m.group(1))
+    m = re.match(r"^function <(\w+)\.lua line (\d+)>$", frame)
+    if m:
+        return "%s.function (%s.lua line %s)" % (m.group(1), m.group(1), m.group(2))
+    return frame
+
+
+def heaptrack_name(frame):
+    """heaptrack_print -F writes 'function (module)' for frames with a file."""
+    m = re.match(r"^function <(\w+\.lua) line (\d+)>$", frame)
+    if m:
+        return "function (%s line %s) (%s)" % (m.group(1), m.group(2), m.group(1))
+    return frame
+
+
+def check_chains(work):
+    prof = record(SCRIPTS[0], work)
+    got = folded(prof, work)
+    for stack, want in FOLDED.items():
+        check(in_range(got.get(stack, 0), want),
+              "folded: %s -> %d, want %s" % (";".join(stack), got.get(stack, 0), want))
+    check(all(k[0] == "pmain" for k in got), "folded: every stack starts at ljm record's pmain")
+
+    traces = pprof_traces(prof, work)
+    for stack, want in FOLDED.items():
+        fn = tuple(pprof_name(f) for f in reversed(stack[:-1] if stack[-1].startswith("chains.lua:")
+                                                   else stack))
+        check(in_range(traces.get(fn, 0), want),
+              "pprof -traces: %s -> %d, want %s" % (" <- ".join(fn), traces.get(fn, 0), want))
+    lines = pprof_traces(prof, work, lines=True)
+    want = ("chains.Account:deposit chains.lua:11", "chains.main chunk chains.lua:43", "pmain [C]")
+    check(lines.get(want, 0) == N, "pprof -traces -lines: the method at its line under its "
+          "caller's line: %s -> %d" % (" <- ".join(want), lines.get(want, 0)))
+    want = ("chains.deep chains.lua:25",) + ("chains.deep chains.lua:26",) * 5 + \
+        ("chains.main chunk chains.lua:45", "pmain [C]")
+    check(lines.get(want, 0) == N, "pprof -traces -lines: recursion at its call lines: %d"
+          % lines.get(want, 0))
+
+    ht = heaptrack_stacks(prof, work)
+    for stack, want in FOLDED.items():
+        fr = tuple(heaptrack_name(f) for f in (stack[:-1] if stack[-1].startswith("chains.lua:")
+                                               else stack))
+        check(in_range(ht.get(fr, 0), want),
+              "heaptrack_print -F: %s -> %d, want %s" % (";".join(fr), ht.get(fr, 0), want))
+
+
+def check_jit(work):
+    prof = record(SCRIPTS[1], work)
+    base = ("pmain", "main chunk (jit_chains.lua)", "caller (jit_chains.lua)")
+    got = folded(prof, work)
+    on_trace = {k: v for k, v in got.items() if k[:3] == base and len(k) == 4 and
+                re.match(r"^TRACE \[\d+\]$", k[3])}
+    best = max(on_trace.values(), default=0)
+    # 40 x 2000 tables {i, i}: nearly all allocated by the loop's trace,
+    # which sits right above caller(): work()'s frame is the trace's own.
+    check(best > 50000, "folded: the loop's trace above caller(): %r" % on_trace)
+    check(not any(k[:3] == base and "work (jit_chains.lua)" in k and
+                  any(f.startswith("TRACE") for f in k) for k in got),
+          "folded: no frame of the trace's own (work) under a trace leaf")
+    traces = pprof_traces(prof, work)
+    tr = {k: v for k, v in traces.items()
+          if k[1:] == ("jit_chains.caller", "jit_chains.main chunk", "pmain") and
+          k[0].startswith("TRACE [")}
+    check(max(tr.values(), default=0) == best, "pprof -traces: the trace leaf, then its "
+          "callers: %r (folded: %d)" % (tr, best))
+    ht = heaptrack_stacks(prof, work)
+    hs = {k: v for k, v in ht.items() if k[:3] == base and len(k) == 4 and k[3].startswith("TRACE")}
+    check(max(hs.values(), default=0) == best, "heaptrack_print -F: the trace leaf above "
+          "its callers: %r (folded: %d)" % (hs, best))
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="stacks-views-", dir=os.environ.get("TEST_TMPDIR"))
+    check_chains(work)
+    check_jit(work)
+    return check.done(minimum=30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
