@@ -8,37 +8,12 @@
 **   resumed it (coroutine.resume / the function coroutine.wrap returned,
 **   whose own frame is the resumer's innermost, or a C function that
 **   called lua_resume), and so on down to the main thread. LuaJIT keeps
-**   no link from a coroutine to its resumer. Every VM entry stores its
-**   thread in its C frame (cframe_L), and a thread inside the VM has
-**   L->cframe set, so the C stack orders the running threads: the
-**   resumer is the running thread whose C frame lies nearest above the
-**   coroutine's outermost one. coroutine.resume/wrap call lj_vm_resume
-**   straight from the interpreter, so their C frame is exactly
-**   CFRAME_SIZE above: its saved thread is taken if it is a known thread
-**   whose innermost frame is that fast function with this coroutine as
-**   argument (resume) or upvalue (wrap). Otherwise the running threads
-**   are searched: all threads are known (those alive at the start, from
-**   the GC list, and each created since: a new thread is the head of
-**   the GC list when its stack is allocated, the next allocator call),
-**   and a candidate is taken only if its innermost frame is a C function
-**   (lua_resume from C). Results are cached per coroutine and checked
-**   again at every event (the resume-fast-function case exactly; the C
-**   case against the coroutine's C frame, the C stack words above it
-**   and the resumer's C frame and innermost frame). A coroutine whose
-**   resumer is not found (resumed by the host outside the VM) ends in
-**   the boundary frame.
-** - Tail calls leave no trace in LuaJIT's frames. One case is decided
-**   from the bytecode: a frame whose link is a Lua call (CALL/CALLM)
-**   where the function register was set, on the straight path to the
-**   call (no jump lands in between, nothing else writes it), from an
-**   immutable upvalue, a register of the caller that nothing can have
-**   changed since (not captured by a mutable open upvalue, not written
-**   in between), or a closure constructor (FNEW): if that value is a
-**   function and not the one in the frame, the frame was reached by a
-**   tail call, marked by a REC_FR_TAIL frame below it. (debug.setlocal
-**   and debug.setupvalue can defeat this.) Other tail calls (function
-**   from a global or a table field, tail calls of the same function)
-**   are not marked; their frames are simply absent.
+**   no link from a coroutine to its resumer: rec_resumer.c finds it. A
+**   coroutine whose resumer is not found (resumed by the host outside
+**   the VM) ends in the boundary frame.
+** - Tail calls leave no trace in LuaJIT's frames. Those the bytecode
+**   proves (rec_tailcall.c) are marked by a REC_FR_TAIL frame below the
+**   frame reached; the frames of other tail calls are simply absent.
 ** - A trace running (vmstate >= 0): the trace is the leaf; below it the
 **   callers of the function whose frame g->jit_base is the base of (the
 **   function the trace started in, or a lower one it has returned to):
@@ -66,79 +41,15 @@
 #include <string.h>
 
 #include "rec_cname.h"
-#include "rec_map.h"
+#include "rec_resumer.h"
+#include "rec_stack_int.h"
+#include "rec_tailcall.h"
 
 RecWalk rec_walk;
+uint32_t rec_stack_gen;
 static const uint64_t zero_word = 0;  /* the dependency of frames without one */
 
-/* Per-coroutine resumer cache. */
-typedef struct CoEntry {
-  void *cf;            /* the coroutine's outermost C frame then */
-  uint64_t fp;         /* the C stack words above it then */
-  lua_State *res;      /* the resumer, or NULL (none found) */
-  void *rcf;           /* the resumer's C frame */
-  uint64_t epoch;      /* valid while no thread was freed since */
-  int lua;             /* resumed by coroutine.resume/wrap */
-} CoEntry;
-
-static struct {
-  global_State *g;     /* the VM walked */
-  RecMap threads;      /* every live thread of g */
-  GCobj *last_root;    /* GC list head checked last */
-  uint64_t epoch;      /* bumped when a thread is freed */
-  RecMap co;           /* coroutine -> CoEntry* */
-  lua_State *last_co;  /* one-entry front of 'co' */
-  CoEntry *last_ce;
-  uint32_t cgen;       /* generation of the call site cache */
-  int ff_resume;       /* fast function ids, 0 if unknown */
-  int ff_wrap;
-} S;
-
 /* -- Setup --------------------------------------------------------------- */
-
-static int ff_of(lua_State *L, const char *name)
-{
-  const GCfunc *fn;
-  int id = 0;
-  lua_pushstring(L, name);
-  lua_rawget(L, -2);
-  fn = lua_type(L, -1) == LUA_TFUNCTION ? lua_topointer(L, -1) : NULL;
-  if (fn && isffunc(fn)) id = fn->c.ffid;
-  lua_pop(L, 1);
-  return id;
-}
-
-/* Fast function ids of coroutine.resume and of the function
-** coroutine.wrap returns (no global names that; it is numbered between
-** resume and wrap in LuaJIT's library, which the neighbours confirm). */
-static void scan_ffids(lua_State *L)
-{
-  int top = lua_gettop(L), yield, resume, wrap;
-  S.ff_resume = S.ff_wrap = 0;
-  lua_pushliteral(L, "_LOADED");
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (lua_istable(L, -1)) {
-    lua_pushliteral(L, "coroutine");
-    lua_rawget(L, -2);
-    if (lua_istable(L, -1)) {
-      yield = ff_of(L, "yield");
-      resume = ff_of(L, "resume");
-      wrap = ff_of(L, "wrap");
-      S.ff_resume = resume;
-      if (resume && yield == resume - 1 && wrap == resume + 2) S.ff_wrap = resume + 1;
-    }
-  }
-  lua_settop(L, top);
-}
-
-/* Call site PC -> what it called (tail calls): a direct-mapped cache,
-** emptied (by generation) whenever a prototype is freed. */
-#define CALLS_SIZE 2048
-static struct {
-  const BCIns *pc;
-  uint64_t cs;
-  uint32_t gen;
-} calls[CALLS_SIZE];
 
 /* Return PC -> its prototype and line: a PC inside a live prototype's
 ** bytecode says both, until a prototype is freed (the same generation). */
@@ -150,16 +61,6 @@ static struct {
   uint32_t line;
   uint32_t gen;
 } lines[LINES_SIZE];
-
-static void free_co_entries(void)
-{
-  size_t i;
-  for (i = 0; S.co.e && i <= S.co.mask; i++)
-    if (S.co.e[i].key) free((void *)(uintptr_t)S.co.e[i].val);
-  rec_map_clear(&S.co);
-  S.last_co = NULL;
-  S.last_ce = NULL;
-}
 
 static void walk_free(void)
 {
@@ -208,24 +109,12 @@ static int walk_alloc(uint32_t depth)
 
 int rec_stack_start(lua_State *L, uint32_t depth)
 {
-  global_State *g = G(L);
-  GCobj *o;
   if (walk_alloc(depth)) return ENOMEM;
   if (rec_walk.depth != depth) rec_walk.n = 0;
   rec_walk.depth = depth;
-  if (S.g == g && S.threads.n) return 0;  /* already tracking this VM */
-  rec_map_clear(&S.threads);
-  free_co_entries();
-  S.cgen++;
-  S.g = g;
-  S.epoch++;
-  if (rec_map_put(&S.threads, (uint64_t)(uintptr_t)mainthread(g), 1)) return ENOMEM;
-  for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc))
-    if (o->gch.gct == (uint8_t)~LJ_TTHREAD &&
-        rec_map_put(&S.threads, (uint64_t)(uintptr_t)o, 1))
-      return ENOMEM;
-  S.last_root = gcref(g->gc.root);
-  scan_ffids(L);
+  if (rec_resumer_tracks(G(L))) return 0;  /* already tracking this VM */
+  rec_stack_gen++;
+  if (rec_resumer_start(L)) return ENOMEM;
   rec_walk.n = 0;
   return 0;
 }
@@ -238,12 +127,8 @@ void rec_stack_depth(uint32_t depth)
 
 void rec_stack_stop(void)
 {
-  rec_map_free(&S.threads);
-  free_co_entries();
-  rec_map_free(&S.co);
-  S.cgen++;
-  S.g = NULL;
-  S.last_root = NULL;
+  rec_resumer_stop();
+  rec_stack_gen++;
   walk_free();
   memset(&rec_walk, 0, sizeof(rec_walk));
 }
@@ -251,187 +136,6 @@ void rec_stack_stop(void)
 void rec_stack_forget(void)
 {
   rec_walk.n = 0;
-}
-
-/* -- Threads ------------------------------------------------------------- */
-
-static inline void track(global_State *g, const void *ptr, size_t osize, size_t nsize)
-{
-  GCobj *h = gcref(g->gc.root);
-  if (h != S.last_root) {
-    /* A thread is the list head when its stack is allocated. */
-    S.last_root = h;
-    if (h && h->gch.gct == (uint8_t)~LJ_TTHREAD)
-      rec_map_put(&S.threads, (uint64_t)(uintptr_t)h, 1);
-  }
-  if (nsize == 0 && ptr) {
-    if (osize == sizeof(lua_State) &&
-        ((const GCobj *)ptr)->gch.gct == (uint8_t)~LJ_TTHREAD) {
-      if (rec_map_del(&S.threads, (uint64_t)(uintptr_t)ptr)) {
-        RecMapEntry *e = rec_map_get(&S.co, (uint64_t)(uintptr_t)ptr);
-        if (e) {
-          free((void *)(uintptr_t)e->val);
-          rec_map_del(&S.co, (uint64_t)(uintptr_t)ptr);
-        }
-        S.last_co = NULL;
-        S.epoch++;  /* a cached resumer may have been this thread */
-      }
-    } else if (osize >= sizeof(GCproto) &&
-               ((const GCobj *)ptr)->gch.gct == (uint8_t)~LJ_TPROTO) {
-      /* Call sites are cached by PC: a new prototype may reuse them. */
-      S.cgen++;
-    }
-  }
-}
-
-/* Words of the C stack are read where no C variable of ours lives:
-** under AddressSanitizer the frames of instrumented callers have
-** redzones that are not ours to check. */
-#define REC_NOASAN __attribute__((no_sanitize("address")))
-
-static REC_NOASAN uint64_t stack_word(const void *p)
-{
-  return *(const uint64_t *)p;
-}
-
-/* The return address of lj_vm_resume and the words above it: what the
-** code that resumed the coroutine left on the C stack. */
-static REC_NOASAN uint64_t stack_fingerprint(const void *cf)
-{
-  const uint64_t *w = (const uint64_t *)((const char *)cf + CFRAME_SIZE) - 1;
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  int i;
-  for (i = 0; i < 8; i++) h = (h ^ w[i]) * 0x100000001b3ull;
-  return h;
-}
-
-static inline int in_stack(lua_State *L, cTValue *f)
-{
-  cTValue *lo = tvref(L->stack) + 1 + LJ_FR2;
-  return f >= lo && f < tvref(L->stack) + L->stacksize;
-}
-
-/* The function of the innermost frame of a thread that is inside the VM. */
-static GCfunc *top_fn(lua_State *L)
-{
-  cTValue *f = L->base - 1;
-  GCobj *o;
-  if (!in_stack(L, f)) return NULL;
-  o = frame_gc(f);
-  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
-  return &o->fn;
-}
-
-/* Is R inside coroutine.resume(co) or a wrap function of co? */
-static int resumes_from_lua(lua_State *R, lua_State *co)
-{
-  GCfunc *fn = top_fn(R);
-  if (!fn || !isffunc(fn)) return 0;
-  if (fn->c.ffid == S.ff_resume && S.ff_resume) {
-    cTValue *a = R->base;
-    return a < tvref(R->stack) + R->stacksize && tvisthread(a) && threadV(a) == co;
-  }
-  if (fn->c.ffid == S.ff_wrap && S.ff_wrap && fn->c.nupvalues >= 1) {
-    cTValue *u = &fn->c.upvalue[0];
-    return tvisthread(u) && threadV(u) == co;
-  }
-  return 0;
-}
-
-static int in_cfunction(lua_State *R)
-{
-  GCfunc *fn = top_fn(R);
-  return fn && iscfunc(fn);
-}
-
-/* The running thread whose C frame is nearest above cf. */
-static lua_State *nearest_above(const void *cf, lua_State *co)
-{
-  lua_State *best = NULL;
-  uintptr_t bc = 0;
-  size_t i;
-  for (i = 0; S.threads.e && i <= S.threads.mask; i++) {
-    lua_State *T = (lua_State *)(uintptr_t)S.threads.e[i].key;
-    uintptr_t c;
-    if (!T || T == co || !T->cframe) continue;
-    c = (uintptr_t)cframe_raw(T->cframe);
-    if (c > (uintptr_t)cf && (!best || c < bc)) {
-      best = T;
-      bc = c;
-    }
-  }
-  return best;
-}
-
-static CoEntry *co_entry(lua_State *co)
-{
-  RecMapEntry *e;
-  CoEntry *ce;
-  if (co == S.last_co) return S.last_ce;
-  e = rec_map_get(&S.co, (uint64_t)(uintptr_t)co);
-  if (e) {
-    ce = (CoEntry *)(uintptr_t)e->val;
-  } else {
-    ce = calloc(1, sizeof(*ce));
-    if (!ce) return NULL;
-    if (rec_map_put(&S.co, (uint64_t)(uintptr_t)co, (uint64_t)(uintptr_t)ce)) {
-      free(ce);
-      return NULL;
-    }
-  }
-  S.last_co = co;
-  S.last_ce = ce;
-  return ce;
-}
-
-/* The thread that resumed co (running, inside the VM), or NULL. */
-static lua_State *find_resumer(lua_State *co)
-{
-  void *cf = cframe_raw(co->cframe), *p;
-  char *rcf;
-  lua_State *R = NULL;
-  CoEntry *ce;
-  int k, lua = 0;
-  if (!cf) return NULL;
-  for (k = 0; k < 10000 && (p = cframe_raw(cframe_prev(cf))) != NULL; k++) cf = p;
-  ce = co_entry(co);
-  if (ce && ce->epoch == S.epoch && ce->cf == cf) {
-    if (ce->res && ce->lua) {
-      /* Exact: its C frame is adjacent, saves it, and it resumes co. */
-      if (cframe_raw(ce->res->cframe) == ce->rcf &&
-          stack_word((char *)ce->rcf + CFRAME_OFS_L) == (uint64_t)(uintptr_t)ce->res &&
-          resumes_from_lua(ce->res, co))
-        return ce->res;
-    } else if (stack_fingerprint(cf) == ce->fp) {
-      if (!ce->res) return NULL;
-      if (cframe_raw(ce->res->cframe) == ce->rcf && in_cfunction(ce->res)) return ce->res;
-    }
-  }
-  rcf = (char *)cf + CFRAME_SIZE;
-  {
-    uint64_t v = stack_word(rcf + CFRAME_OFS_L);
-    if (v && rec_map_get(&S.threads, v)) {
-      lua_State *T = (lua_State *)(uintptr_t)v;
-      if (cframe_raw(T->cframe) == (void *)rcf && resumes_from_lua(T, co)) {
-        R = T;
-        lua = 1;
-      }
-    }
-  }
-  if (!R) {
-    lua_State *T = nearest_above(cf, co);
-    if (T && in_cfunction(T)) R = T;
-    else if (T && resumes_from_lua(T, co)) R = T, lua = 1;
-  }
-  if (ce) {
-    ce->cf = cf;
-    ce->fp = stack_fingerprint(cf);
-    ce->res = R;
-    ce->rcf = R ? cframe_raw(R->cframe) : NULL;
-    ce->epoch = S.epoch;
-    ce->lua = lua;
-  }
-  return R;
 }
 
 /* -- The walk ------------------------------------------------------------ */
@@ -445,8 +149,6 @@ static inline TValue *cp_bound(lua_State *L, void *cf)
 {
   return cf && cframe_nres(cf) < 0 ? restorestack(L, -cframe_nres(cf)) : NULL;
 }
-
-static lua_State *find_resumer(lua_State *co);
 
 /* Raw contents of a frame slot: its link and its function value. */
 static inline uint64_t slot_link(const TValue *f)
@@ -496,7 +198,7 @@ static int verify_below(const RecWalk *w, int k)
       lua_State *T = (lua_State *)AUX_THREAD(a->aux), *R;
       const RecFrame *c;
       if (!T) return 0;
-      R = find_resumer(T);
+      R = rec_resumer_find(T);
       if (i == 1) return R == NULL;
       c = &pv[i - 2];
       if (!R || AUX_THREAD(c->aux) != (uintptr_t)R || c->fn <= REC_KEY_TRUNC ||
@@ -666,7 +368,7 @@ static void walk_chain(RecWalk *w, global_State *g, lua_State *L)
       push_trunc(w);
       return;
     }
-    R = find_resumer(L);
+    R = rec_resumer_find(L);
     if (!R) return;
     switch (walk_thread(w, R, R->base - 1, WALK_RESUMER, 0)) {
     case 0: push_trunc(w); return;
@@ -718,7 +420,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     L = gco2th(gcref(g->cur_L));
     if (!L || !L->cframe) return 1;
     base = st >= 0 ? tvref(g->jit_base) : L->base;
-    if (!base || !in_stack(L, base - 1)) return 1;
+    if (!base || !rec_in_stack(L, base - 1)) return 1;
     switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
     case 0: push_trunc(w); break;
     case 1: walk_chain(w, g, L); break;
@@ -731,7 +433,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     ** known any more, but the frames below its base are real. */
     TValue *base = tvref(g->jit_base);
     L = gco2th(gcref(g->cur_L));
-    if (!L || !L->cframe || !in_stack(L, base - 1)) return 0;
+    if (!L || !L->cframe || !rec_in_stack(L, base - 1)) return 0;
     switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
     case 0: push_trunc(w); break;
     case 1: walk_chain(w, g, L); break;
@@ -745,7 +447,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     if (!rec_thread_running(L)) return 0;
   }
   f = L->base - 1;
-  if (!in_stack(L, f)) return 0;
+  if (!rec_in_stack(L, f)) return 0;
   {
     uint64_t leafpc = 0;
     GCobj *o = frame_gc(f);
@@ -766,150 +468,6 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
   return 1;
 }
 
-/* -- Tail calls ---------------------------------------------------------- */
-
-/* Modes of operand A and D of each opcode, from LuaJIT's own list. */
-#define REC_BCM_A(name, ma, mb, mc, mt) BCM##ma,
-#define REC_BCM_D(name, ma, mb, mc, mt) BCM##mc,
-static const uint8_t bc_amode[] = {BCDEF(REC_BCM_A)};
-static const uint8_t bc_dmode[] = {BCDEF(REC_BCM_D)};
-
-#define CS_UNKNOWN 0u
-#define CS_REG 1u      /* register d of the caller */
-#define CS_UV 2u       /* upvalue d of the caller */
-#define CS_PROTO 3u    /* a new closure of constant prototype d */
-
-/* May instruction x write register r? */
-static int clobbers(BCIns x, BCReg r)
-{
-  BCOp op = bc_op(x);
-  if (op >= BC__MAX) return 1;
-  if (bc_amode[op] == BCMdst) return bc_a(x) == r;
-  if (bc_amode[op] == BCMbase) return bc_a(x) <= r + 1;  /* ranges */
-  return 0;
-}
-
-/* Jump target of instruction i, or -1 if it does not jump; -2 unknown. */
-static ptrdiff_t jump_target(global_State *g, const GCproto *pt, BCPos i)
-{
-  BCIns x = proto_bc(pt)[i];
-  BCOp op = bc_op(x);
-  if (op >= BC__MAX) return -2;
-  if (op == BC_JFORL || op == BC_JITERL || op == BC_JLOOP) {
-    /* Patched by the JIT: the original is the trace's start instruction. */
-    GCtrace *T = rec_lj_trace(g, (int32_t)bc_d(x));
-    if (!T || mref(T->startpc, const BCIns) != proto_bc(pt) + i) return -2;
-    x = T->startins;
-    op = bc_op(x);
-    if (op >= BC__MAX) return -2;
-  }
-  if (bc_dmode[op] != BCMjump) return -1;
-  return (ptrdiff_t)i + 1 + bc_j(x);
-}
-
-/* What the call that returns to rpc called, as far as the bytecode says. */
-static uint64_t callsite(global_State *g, const GCproto *pt, const BCIns *rpc)
-{
-  const BCIns *bc = proto_bc(pt);
-  BCPos c, i, w;
-  BCIns x;
-  BCReg a, d;
-  uint64_t kind;
-  if (rpc <= bc || (BCPos)(rpc - bc) > pt->sizebc) return CS_UNKNOWN;
-  c = (BCPos)(rpc - bc) - 1;
-  x = bc[c];
-  if (bc_op(x) != BC_CALL && bc_op(x) != BC_CALLM) return CS_UNKNOWN;
-  a = bc_a(x);
-  for (i = c;;) {
-    if (i == 0) return CS_UNKNOWN;
-    i--;
-    if (clobbers(bc[i], a)) break;
-  }
-  w = i;
-  x = bc[w];
-  if (bc_a(x) != a) return CS_UNKNOWN;
-  d = bc_d(x);
-  switch (bc_op(x)) {
-  case BC_MOV:
-    if (d >= a) return CS_UNKNOWN;
-    for (i = w + 1; i < c; i++)
-      if (clobbers(bc[i], d)) return CS_UNKNOWN;
-    kind = CS_REG;
-    break;
-  case BC_UGET: kind = CS_UV; break;
-  case BC_FNEW: kind = CS_PROTO; break;
-  default: return CS_UNKNOWN;
-  }
-  for (i = 0; i < pt->sizebc; i++) {  /* a straight path from w to c */
-    ptrdiff_t t = jump_target(g, pt, i);
-    if (t == -2) return CS_UNKNOWN;
-    if (t > (ptrdiff_t)w && t <= (ptrdiff_t)c) return CS_UNKNOWN;
-  }
-  return kind | ((uint64_t)d << 8);
-}
-
-/* Decides whether frame j (outermost first) was reached by a tail call
-** from frame j-1, its caller. */
-static void tail_check(RecWalk *w, global_State *g, uint32_t j)
-{
-  RecFrame *e = &w->prev[j], *c = &w->prev[j - 1];
-  lua_State *L = (lua_State *)(e->aux & ~(uintptr_t)7);
-  GCfunc *cfn = (GCfunc *)(uintptr_t)c->fn;
-  const GCproto *pt;
-  const BCIns *rpc = (const BCIns *)(uintptr_t)c->pc;
-  uint64_t cs;
-  size_t h;
-  cTValue *tv;
-  if (c->kind != REC_FR_LUA || (c->aux & ~(uintptr_t)7) != (uintptr_t)L || !rpc) return;
-  pt = funcproto(cfn);
-  h = ((uintptr_t)rpc >> 2) & (CALLS_SIZE - 1);
-  if (calls[h].pc == rpc && calls[h].gen == S.cgen) {
-    cs = calls[h].cs;
-  } else {
-    cs = callsite(g, pt, rpc);
-    calls[h].pc = rpc;
-    calls[h].cs = cs;
-    calls[h].gen = S.cgen;
-  }
-  switch (cs & 0xff) {
-  case CS_REG: {
-    GCobj *o;
-    tv = (cTValue *)c->slot + 1 + ((cs >> 8) & 0xff);
-    /* A closure could have changed it since the call. */
-    for (o = gcref(L->openupval); o; o = gcref(o->gch.nextgc)) {
-      GCupval *uv = &o->uv;
-      if (uvval(uv) < tv) break;
-      if (uvval(uv) == tv && !uv->immutable) return;
-    }
-    if (!tvisfunc(tv)) return;
-    e->dep = &tv->u64;
-    e->depv = tv->u64;
-    if ((uint64_t)(uintptr_t)funcV(tv) != e->fn) e->tail = 1;
-    return;
-  }
-  case CS_UV: {
-    uint32_t k = (uint32_t)(cs >> 8) & 0xffff;
-    GCupval *uv;
-    if (k >= cfn->l.nupvalues) return;
-    uv = &gcref(cfn->l.uvptr[k])->uv;
-    if (!uv->immutable) return;
-    tv = uvval(uv);
-    if (!tvisfunc(tv)) return;
-    if ((uint64_t)(uintptr_t)funcV(tv) != e->fn) e->tail = 1;
-    return;
-  }
-  case CS_PROTO: {
-    uint32_t k = (uint32_t)(cs >> 8) & 0xffff;
-    GCobj *kp;
-    GCfunc *fn = (GCfunc *)(uintptr_t)e->fn;
-    if (k >= pt->sizekgc) return;
-    kp = proto_kgc(pt, ~(ptrdiff_t)k);
-    if (!isluafunc(fn) || (const GCobj *)funcproto(fn) != kp) e->tail = 1;
-    return;
-  }
-  default: return;
-  }
-}
 
 /* Fills in the contents of frame j (outermost first). */
 static void content(RecWalk *w, global_State *g, uint32_t j)
@@ -935,19 +493,19 @@ static void content(RecWalk *w, global_State *g, uint32_t j)
     /* A PC in the caller's bytecode: a Lua function (see walk_thread). */
     const BCIns *pc = (const BCIns *)(uintptr_t)e->pc;
     size_t h = ((uintptr_t)pc >> 2) & (LINES_SIZE - 1);
-    if (lines[h].pc != pc || lines[h].gen != S.cgen) {
+    if (lines[h].pc != pc || lines[h].gen != rec_stack_gen) {
       const GCproto *pt = funcproto(&((GCobj *)(uintptr_t)e->fn)->fn);
       lines[h].pc = pc;
       lines[h].pt = pt;
       lines[h].ident = rec_lj_proto_id(pt);
       lines[h].line = pc_line(g, pt, pc);
-      lines[h].gen = S.cgen;
+      lines[h].gen = rec_stack_gen;
     }
     e->kind = REC_FR_LUA;
     e->a = (uint64_t)(uintptr_t)lines[h].pt;
     e->ident = lines[h].ident;
     e->line = lines[h].line;
-    if ((e->aux & REC_AUX_LUALINK) && j > 0) tail_check(w, g, j);
+    if ((e->aux & REC_AUX_LUALINK) && j > 0) rec_tailcall_check(w, g, j);
     return;
   }
   o = (GCobj *)(uintptr_t)e->fn;
@@ -962,9 +520,24 @@ static void content(RecWalk *w, global_State *g, uint32_t j)
                                  : pc_line(g, pt, (const BCIns *)(uintptr_t)e->pc);
   } else {
     e->a = (uint64_t)(uintptr_t)o->fn.c.f;
-    if (S.ff_wrap && o->fn.c.ffid == S.ff_wrap) rec_cname_add_ff(e->a, "coroutine.wrap");
+    if (rec_threads.ff_wrap && o->fn.c.ffid == rec_threads.ff_wrap)
+      rec_cname_add_ff(e->a, "coroutine.wrap");
   }
-  if ((e->aux & REC_AUX_LUALINK) && j > 0) tail_check(w, g, j);
+  if ((e->aux & REC_AUX_LUALINK) && j > 0) rec_tailcall_check(w, g, j);
+}
+
+/* What the allocator call about to happen (ptr, osize, nsize as passed
+** to it) means for the caches: a new or freed thread, a freed prototype. */
+static inline void track(global_State *g, const void *ptr, size_t osize, size_t nsize)
+{
+  rec_resumer_track(g);
+  if (nsize == 0 && ptr) {
+    const GCobj *o = (const GCobj *)ptr;
+    if (osize == sizeof(lua_State) && o->gch.gct == (uint8_t)~LJ_TTHREAD)
+      rec_resumer_freed((lua_State *)ptr);
+    else if (osize >= sizeof(GCproto) && o->gch.gct == (uint8_t)~LJ_TPROTO)
+      rec_stack_gen++;  /* PCs are cached: a new prototype may reuse them */
+  }
 }
 
 void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,

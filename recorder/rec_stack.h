@@ -7,8 +7,9 @@
 ** event's chain, so that only frames above the first difference need
 ** their contents (prototype, line, C address) and a node in each
 ** stream's trie; a repeated stack costs one compare per frame and no
-** hashing. The rules (what is a frame, coroutines, tail calls, traces,
-** VM-internal work) are in rec_stack.c and the README, "Recording".
+** hashing. The rules are in rec_stack.c (what is a frame, traces,
+** VM-internal work), rec_resumer.c (coroutines), rec_tailcall.c (tail
+** calls) and the README, "Recording".
 */
 #ifndef REC_STACK_H
 #define REC_STACK_H

@@ -11,43 +11,12 @@ Frames are labelled for assertions:
   "C:name"      a C function or built-in, named like C locations
   "TRACE n"     a running trace
   "CORO", "TAIL", "TRUNC"  boundary, tail call, frames left out
+
+The bytes and the symbol table are read as in ljmrows.py.
 """
-import bisect
+from ljmrows import SYM_OF_SOURCE, Reader, Symbols, Truncated, read_symtab
 
 STACKS, TIME = 0x01, 0x02
-
-
-class Truncated(Exception):
-    pass
-
-
-class _R:
-    def __init__(self, d, i=0):
-        self.d, self.i = d, i
-
-    def byte(self):
-        if self.i >= len(self.d):
-            raise Truncated()
-        b = self.d[self.i]
-        self.i += 1
-        return b
-
-    def uleb(self):
-        v, s = 0, 0
-        while True:
-            b = self.byte()
-            v |= (b & 0x7F) << s
-            s += 7
-            if not b & 0x80:
-                return v
-
-    def str(self):
-        n = self.uleb()
-        if self.i + n > len(self.d):
-            raise Truncated()
-        s = self.d[self.i:self.i + n]
-        self.i += n
-        return s.decode("latin-1")
 
 
 class Event:
@@ -92,40 +61,20 @@ class Stream:
 
 def parse(data):
     st = Stream()
-    r = _R(data)
-    lfunc, trace, caddrs, cnames = {}, {}, [], {}
+    r = Reader(data)
+    syms = Symbols()
     bad = st.problems.append
 
-    def cadd(addr, name):
-        if addr not in cnames:
-            bisect.insort(caddrs, addr)
-        cnames[addr] = name
-
     def cname(addr):
-        k = bisect.bisect_right(caddrs, addr)
-        return cnames[caddrs[k - 1]] if k else None
+        c = syms.c_below(addr)
+        return c[1] if c else None
 
     def lname(addr, line):
-        src = lfunc.get(addr)
+        src = syms.lfunc.get(addr)
         return None if src is None else "%s:%d" % (src, line)
 
-    if bytes(data[:4]) != b"ljs\x03":
-        raise ValueError("bad ljs prologue")
-    r.i = 7
     try:
-        while True:
-            h = r.byte()
-            if h & 0x80:
-                break
-            t = h & 3
-            if t == 0:
-                a = r.uleb(); lfunc[a] = r.str(); r.uleb()
-            elif t == 1:
-                a = r.uleb(); cadd(a, r.str())
-            elif t == 2:
-                n = r.uleb(); p = r.uleb(); ln = r.uleb(); trace[n] = (p, ln)
-            else:
-                raise ValueError("bad symtab entry")
+        read_symtab(r, syms)
         st.ev_start = r.i
         if bytes(data[r.i:r.i + 3]) != b"ljm" or data[r.i + 3] != 3:
             raise ValueError("bad ljm prologue")
@@ -166,7 +115,7 @@ def parse(data):
                     label = "C:%s" % n
                 elif kind == 3:
                     n = r.uleb()
-                    if n not in trace:
+                    if n not in syms.trace:
                         bad("byte %d: node %d: trace %d not announced" % (off, nid, n))
                     label = "TRACE %d" % n
                 elif kind in (4, 5, 6):
@@ -204,14 +153,7 @@ def parse(data):
                 raise ValueError("byte %d: bad header %#x" % (off, h))
             ev, src = h & 3, h & 0x1C
             if ev == 0:
-                if src == 0x08:
-                    a = r.uleb(); lfunc[a] = r.str(); r.uleb()
-                elif src == 0x0C:
-                    a = r.uleb(); cadd(a, r.str())
-                elif src == 0x10:
-                    n = r.uleb(); p = r.uleb(); ln = r.uleb(); trace[n] = (p, ln)
-                else:
-                    raise ValueError("byte %d: bad symtab event" % off)
+                syms.read(r, SYM_OF_SOURCE.get(src))
                 continue
             name = "INTERNAL"
             if src == 0x08:
@@ -241,18 +183,9 @@ def parse(data):
 
 def downgrade(data):
     """The standard stream of an extended one (EXTENSION.md, Downgrade)."""
-    r = _R(data, 7)
-    while True:
-        h = r.byte()
-        if h & 0x80:
-            break
-        t = h & 3
-        if t == 0:
-            r.uleb(); r.str(); r.uleb()
-        elif t == 1:
-            r.uleb(); r.str()
-        else:
-            r.uleb(); r.uleb(); r.uleb()
+    r = Reader(data)
+    syms = Symbols()    # entries are read to find where they end
+    read_symtab(r, syms)
     out = bytearray(data[:r.i])
     out += b"ljm\x03\x00\x00\x00"
     r.i += 7
@@ -276,12 +209,7 @@ def downgrade(data):
                 continue
             ev, src = h & 3, h & 0x1C
             if ev == 0:
-                if src == 0x10:
-                    r.uleb(); r.uleb(); r.uleb()
-                elif src == 0x08:
-                    r.uleb(); r.str(); r.uleb()
-                else:
-                    r.uleb(); r.str()
+                syms.read(r, SYM_OF_SOURCE.get(src))
             else:
                 if src == 0x08:
                     r.uleb(); r.uleb()

@@ -2,7 +2,8 @@
 
 Decodes a stream, names locations like the reference parser (ljm-format.md
 3.3) and groups events per section by id (3.4). Also parses reference
-report text into the same (section, name) -> [counts] shape.
+report text into the same (section, name) -> [counts] shape. Reader,
+Symbols and read_symtab are shared with ljmext.py (extended streams).
 """
 import bisect
 import re
@@ -16,9 +17,12 @@ class Truncated(Exception):
 
 
 class Reader:
-    def __init__(self, data):
+    """Bytes, ULEB128 numbers and strings of a stream from offset i;
+    Truncated at its end."""
+
+    def __init__(self, data, i=0):
         self.d = data
-        self.i = 0
+        self.i = i
 
     def byte(self):
         if self.i >= len(self.d):
@@ -45,58 +49,85 @@ class Reader:
         return s.decode("latin-1")
 
 
+# Symbol entry types, and the type of a symtab event by its source bits.
+SYM_LUA, SYM_C, SYM_TRACE = 0, 1, 2
+SYM_OF_SOURCE = {0x08: SYM_LUA, 0x0C: SYM_C, 0x10: SYM_TRACE}
+
+
+class Symbols:
+    """What a stream announced: Lua prototypes (address -> chunk name), C
+    symbols (names by address, addresses sorted) and traces (number ->
+    (prototype, line)), from its symbol table and symtab events."""
+
+    def __init__(self):
+        self.lfunc, self.trace, self.caddrs, self.cnames = {}, {}, [], {}
+
+    def read(self, r, kind):
+        """Reads an entry of type kind (SYM_*) from r and keeps it."""
+        if kind == SYM_LUA:
+            a = r.uleb(); self.lfunc[a] = r.str(); r.uleb()
+        elif kind == SYM_C:
+            a = r.uleb(); name = r.str()
+            if a not in self.cnames:
+                bisect.insort(self.caddrs, a)
+            self.cnames[a] = name
+        elif kind == SYM_TRACE:
+            n = r.uleb(); p = r.uleb(); ln = r.uleb(); self.trace[n] = (p, ln)
+        else:
+            raise ValueError("byte %d: bad symbol entry" % (r.i - 1))
+
+    def c_below(self, addr):
+        """(address, name) of the nearest C symbol at or below addr, or None."""
+        k = bisect.bisect_right(self.caddrs, addr)
+        return (self.caddrs[k - 1], self.cnames[self.caddrs[k - 1]]) if k else None
+
+
+def read_symtab(r, syms):
+    """Reads the symbol table (the ljs prologue at r.i, then its entries)
+    into syms; r is left at the ljm prologue."""
+    if bytes(r.d[r.i:r.i + 4]) != b"ljs\x03":
+        raise ValueError("bad ljs prologue")
+    r.i += 7
+    while True:
+        h = r.byte()
+        if h & 0x80:
+            return
+        syms.read(r, h & 3)
+
+
 def decode(data):
     """Returns (rows, info): rows[(section, name)] = [count per id...]."""
     r = Reader(data)
-    lfunc, trace, caddrs, cnames = {}, {}, [], {}
+    syms = Symbols()
     aliases = {}
     info = {"complete": False, "events": 0, "symtab_events": 0}
-
-    def cadd(addr, name):
-        if addr not in cnames:
-            bisect.insort(caddrs, addr)
-        cnames[addr] = name
 
     def pname(addr, line):
         if addr == 0:
             return "INTERNAL"
-        if addr in lfunc:
-            src = lfunc[addr]
+        if addr in syms.lfunc:
+            src = syms.lfunc[addr]
             if "\n" in src:
                 if src not in aliases:
                     aliases[src] = "function_alias_%d" % (len(aliases) + 1)
                 src = aliases[src]
             return "%s:%d" % (src, line)
-        k = bisect.bisect_right(caddrs, addr)
-        if k:
-            a = caddrs[k - 1]
-            return "%s:%#x" % (cnames[a], a)
+        c = syms.c_below(addr)
+        if c:
+            return "%s:%#x" % (c[1], c[0])
         return "CFUNC %#x" % addr
 
     def name(addr, line, traceno):
         if traceno:
             n = "TRACE [%d]" % traceno
-            if traceno in trace:
-                n += " started at " + pname(*trace[traceno])
+            if traceno in syms.trace:
+                n += " started at " + pname(*syms.trace[traceno])
             return n
         return pname(addr, line)
 
     groups = {}
-    if bytes(data[:4]) != b"ljs\x03":
-        raise ValueError("bad ljs prologue")
-    r.i = 7
     try:
-        while True:
-            h = r.byte()
-            if h & 0x80:
-                break
-            t = h & 3
-            if t == 0:
-                a = r.uleb(); lfunc[a] = r.str(); r.uleb()
-            elif t == 1:
-                a = r.uleb(); cadd(a, r.str())
-            elif t == 2:
-                n = r.uleb(); p = r.uleb(); ln = r.uleb(); trace[n] = (p, ln)
+        read_symtab(r, syms)
         if bytes(data[r.i:r.i + 4]) != b"ljm\x03":
             raise ValueError("bad ljm prologue")
         r.i += 7
@@ -110,12 +141,7 @@ def decode(data):
             ev, src = h & 3, h & 0x1C
             if ev == 0:
                 info["symtab_events"] += 1
-                if src == 0x08:
-                    a = r.uleb(); lfunc[a] = r.str(); r.uleb()
-                elif src == 0x0C:
-                    a = r.uleb(); cadd(a, r.str())
-                elif src == 0x10:
-                    n = r.uleb(); p = r.uleb(); ln = r.uleb(); trace[n] = (p, ln)
+                syms.read(r, SYM_OF_SOURCE.get(src))
                 continue
             addr = line = traceno = 0
             if src == 0x08:

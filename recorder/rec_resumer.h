@@ -1,0 +1,64 @@
+/* rec_resumer.h -- which thread resumed a coroutine (for call stacks).
+**
+** LuaJIT keeps no link from a coroutine to its resumer: the stack walker
+** (rec_stack.c) asks here, below each coroutine's frames. The search
+** needs every live thread of the VM, tracked from the allocator calls;
+** the rules are in rec_resumer.c.
+*/
+#ifndef REC_RESUMER_H
+#define REC_RESUMER_H
+
+#include <stdint.h>
+
+#include "rec_lj.h"
+#include "rec_map.h"
+
+struct CoEntry;
+
+typedef struct RecThreads {
+  global_State *g;     /* the VM walked */
+  RecMap threads;      /* every live thread of g */
+  GCobj *last_root;    /* GC list head checked last */
+  uint64_t epoch;      /* bumped when a thread is freed */
+  RecMap co;           /* coroutine -> CoEntry* (rec_resumer.c) */
+  lua_State *last_co;  /* one-entry front of 'co' */
+  struct CoEntry *last_ce;
+  int ff_resume;       /* fast function ids, 0 if unknown */
+  int ff_wrap;
+} RecThreads;
+
+/* The threads of the walked VM (one VM at a time). Hidden: the inline
+** tracker reads it on every event, without a GOT load. */
+extern RecThreads rec_threads __attribute__((visibility("hidden")));
+
+/* Tracks the threads of L's VM (from the GC list) and reads the fast
+** function ids of coroutine.resume/wrap; 0 or ENOMEM. */
+int rec_resumer_start(lua_State *L);
+/* Forgets every thread and cached resumer. */
+void rec_resumer_stop(void);
+
+/* Are the threads of g tracked already? */
+static inline int rec_resumer_tracks(const global_State *g)
+{
+  return rec_threads.g == g && rec_threads.threads.n;
+}
+
+/* Notes a thread created since the last event (the GC list head when its
+** stack is allocated). On every event, so inline. */
+static inline void rec_resumer_track(global_State *g)
+{
+  GCobj *h = gcref(g->gc.root);
+  if (h != rec_threads.last_root) {
+    rec_threads.last_root = h;
+    if (h && h->gch.gct == (uint8_t)~LJ_TTHREAD)
+      rec_map_put(&rec_threads.threads, (uint64_t)(uintptr_t)h, 1);
+  }
+}
+
+/* Forgets thread T and its cached resumer (T is being freed). */
+void rec_resumer_freed(lua_State *T);
+
+/* The thread that resumed co (running, inside the VM), or NULL. */
+lua_State *rec_resumer_find(lua_State *co);
+
+#endif

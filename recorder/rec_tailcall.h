@@ -1,0 +1,17 @@
+/* rec_tailcall.h -- tail calls proven from the bytecode (call stacks).
+**
+** The stack walker (rec_stack.c) asks here about each Lua-linked frame
+** whose contents it fills in; the rules are in rec_tailcall.c.
+*/
+#ifndef REC_TAILCALL_H
+#define REC_TAILCALL_H
+
+#include <stdint.h>
+
+#include "rec_stack.h"
+
+/* Was frame j of w->prev (outermost first) reached by a tail call from
+** frame j-1? Sets its tail flag, and dep when a register decided it. */
+void rec_tailcall_check(RecWalk *w, global_State *g, uint32_t j);
+
+#endif
