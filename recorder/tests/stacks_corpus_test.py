@@ -5,8 +5,10 @@ recording extended too (LUA_INIT passes {stacks = true} to its start):
 both streams must follow decoder/EXTENSION.md, and the downgrade of the
 script's stream (extension items dropped, flags byte 0) must match the
 reference report by the same rules as the standard recording
-(compare_ref.py).
-usage: stacks_corpus_test.py LJM_RECORD CMOD_SO CORPUS_FILE..."""
+(compare_ref.py). `ljm convert -f ljm` must write that same downgrade byte
+for byte, and `ljm report` must print the same on the extended stream as
+on its downgrade.
+usage: stacks_corpus_test.py LJM_RECORD CMOD_SO LJM CORPUS_FILE..."""
 import os
 import shutil
 import subprocess
@@ -20,7 +22,8 @@ import testlib
 res = testlib.Results("stacks_corpus")
 tool = testlib.runfile(sys.argv[1])
 cmod = testlib.runfile(sys.argv[2])
-corpus = os.path.dirname(testlib.runfile([a for a in sys.argv[3:] if a.endswith("test.lua")][0]))
+ljm = testlib.runfile(sys.argv[3])
+corpus = os.path.dirname(testlib.runfile([a for a in sys.argv[4:] if a.endswith("test.lua")][0]))
 work = testlib.scratch("stacks_corpus")
 shutil.rmtree(work)
 shutil.copytree(corpus, work)
@@ -43,6 +46,21 @@ def check_ext(path, what):
     return data
 
 
+def check_ljm(ext, down, what):
+    """ljm's own downgrade and report agree with this reader's downgrade."""
+    mine = ext + ".ljm-down"
+    p = subprocess.run([ljm, "convert", "-f", "ljm", "-o", mine, ext], capture_output=True,
+                       text=True, timeout=300)
+    res.check(p.returncode == 0, "%s: ljm convert -f ljm: %s" % (what, p.stderr))
+    res.check(p.returncode == 0 and open(mine, "rb").read() == open(down, "rb").read(),
+              "%s: ljm convert -f ljm writes this reader's downgrade byte for byte" % what)
+    for opts in ([], ["--leak-only"]):
+        a = subprocess.run([ljm, "report"] + opts + [ext], capture_output=True, timeout=300)
+        b = subprocess.run([ljm, "report"] + opts + [down], capture_output=True, timeout=300)
+        res.check(a.returncode == 0 and a.stdout == b.stdout and a.stdout,
+                  "%s: ljm report %s of the extended stream = of its downgrade" % (what, opts))
+
+
 for s in corpus_rules.SCRIPTS:
     env = dict(os.environ, LUA_INIT=INIT)
     p = subprocess.run([tool, "--stacks", "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
@@ -55,6 +73,7 @@ for s in corpus_rules.SCRIPTS:
     down = own + ".down"
     with open(down, "wb") as f:
         f.write(ljmext.downgrade(data))
+    check_ljm(own, down, s)
     argv = ["compare_ref", down, os.path.join(work, s + ".txt")]
     if s in corpus_rules.OUTPUT:
         argv.append("--seed")
