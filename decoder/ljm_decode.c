@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ljm_decode_int.h"
 #include "ljm_decoder.h"
 #include "ljm_input.h"
 #include "ljm_uleb.h"
@@ -29,6 +30,7 @@ typedef struct Dec {
   size_t strlen, strcap;
   const LjmCallbacks *cb;
   void *ud;
+  LjmPollFn poll;         /* instead of cb->stopped, when set */
   int ljs_ver, ljm_ver;
   LjmRawEvent *batch;     /* pending events for on_events */
   size_t nbatch;
@@ -441,7 +443,8 @@ static Rd dec_events(Dec *d)
     } else if (d->cb->on_event) {
       d->cb->on_event(d->ud, ev);
     }
-    if (d->cb->stopped && d->cb->stopped(d->ud))
+    if (d->poll ? d->poll(d->ud, d->item, dec_off(d))
+                : d->cb->stopped && d->cb->stopped(d->ud))
       return dec_error(d, d->item, "decoding stopped by the consumer");
   }
 }
@@ -459,6 +462,12 @@ static uint64_t dec_count_rest(Dec *d)
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing)
 {
+  return ljm_decode_polled(in, cb, ud, NULL, diag, bytes, trailing);
+}
+
+LjmStatus ljm_decode_polled(LjmInput *in, const LjmCallbacks *cb, void *ud, LjmPollFn poll,
+                            LjmDiag *diag, uint64_t *bytes, uint64_t *trailing)
+{
   static const LjmCallbacks none;
   LjmDiag scratch;
   Dec d;
@@ -466,6 +475,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   d.in = in;
   d.cb = cb ? cb : &none;
   d.ud = ud;
+  d.poll = poll;
   d.diag = diag ? diag : &scratch;
   memset(d.diag, 0, sizeof(*d.diag));
   d.buf = malloc(BUF_SIZE);

@@ -172,6 +172,12 @@ void ljm_input_close(LjmInput *in);
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
 
+/* ljm_decode with the decoding in a second thread: the callbacks still run
+** in the calling thread, the same calls in the same order, and the result
+** is the same (a stop included). Falls back to ljm_decode if no thread. */
+LjmStatus ljm_decode_threaded(LjmInput *in, const LjmCallbacks *cb, void *ud,
+                              LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
+
 /* Output of ljm_downgrade: takes all of p[0..n), returns 0 or an errno. */
 typedef int (*LjmWriteFn)(void *ud, const void *p, size_t n);
 

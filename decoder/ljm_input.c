@@ -1,6 +1,7 @@
 /* ljm_input.c -- byte sources: files, stdin, gzip files, memory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ struct LjmInput {
   size_t memlen, mempos;
   int gzip;              /* 1 once zlib found a gzip header */
   uint64_t nread;        /* bytes read (after decompression) */
+  _Atomic uint64_t pos;  /* position after the last read, for another thread */
   int64_t size;          /* file size, -1 when unknown */
 };
 
@@ -105,12 +107,30 @@ LjmInput *ljm_input_mem(const void *data, size_t len)
 
 int ljm_input_is_gzip(const LjmInput *in) { return in->gzip; }
 
-uint64_t ljm_input_position(const LjmInput *in)
+static uint64_t position_now(const LjmInput *in)
 {
   if (in->plain) return in->nread;
   if (!in->gz) return in->mempos;
   z_off_t o = gzoffset(in->gz);  /* fails on a pipe */
   return o > 0 ? (uint64_t)o : in->nread;
+}
+
+/* Kept after each read, so a progress display may ask while a parse thread
+** reads (ljm_decode_threaded). */
+uint64_t ljm_input_position(const LjmInput *in)
+{
+  return atomic_load_explicit(&in->pos, memory_order_relaxed);
+}
+
+static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                            uint64_t offset);
+
+ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                         uint64_t offset)
+{
+  ptrdiff_t n = input_read(in, buf, len, diag, offset);
+  if (n >= 0) atomic_store_explicit(&in->pos, position_now(in), memory_order_relaxed);
+  return n;
 }
 
 int64_t ljm_input_size(const LjmInput *in) { return in->size; }
@@ -123,8 +143,8 @@ void ljm_input_close(LjmInput *in)
   free(in);
 }
 
-ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
-                         uint64_t offset)
+static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                            uint64_t offset)
 {
   if (in->plain) {
     for (;;) {

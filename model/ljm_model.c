@@ -1,5 +1,6 @@
 /* ljm_model.c -- decoder callbacks into the model: locations, sites, the
 ** live-heap replay and its peak, and the public accessors. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,8 @@ void ljm_model_free(LjmModel *m)
 
 /* -- Locations ---------------------------------------------------------- */
 
-static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);
+static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
+    __attribute__((noinline));
 
 static uint64_t loc_hash(uint64_t addr, uint64_t line, uint64_t traceno)
 {
@@ -114,18 +116,24 @@ static int loc_rehash(LjmModel *m)
   return 0;
 }
 
-uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
+/* Most events repeat a few locations: a small direct-mapped cache first. */
+static inline uint32_t loc_of(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
 {
-  /* Most events repeat a few locations: try a small direct-mapped cache. */
   uint32_t ci = (uint32_t)(addr ^ (addr >> 12) ^ (line * 7) ^ traceno) & (LOC_CACHE - 1);
   uint32_t c = m->loc_cache[ci];
-  if (c < m->nlocs) {
+  if (__builtin_expect(c < m->nlocs, 1)) {
     const Loc *L = &m->locs[c];
-    if (L->addr == addr && L->line == line && L->traceno == traceno) return c;
+    if (__builtin_expect(L->addr == addr && L->line == line && L->traceno == traceno, 1))
+      return c;
   }
   uint32_t i = loc_find(m, addr, line, traceno);
   if (i != NONE) m->loc_cache[ci] = i;
   return i;
+}
+
+uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
+{
+  return loc_of(m, addr, line, traceno);
 }
 
 static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno)
@@ -153,13 +161,13 @@ static uint32_t loc_find(LjmModel *m, uint64_t addr, uint64_t line, uint64_t tra
 /* -- Live heap ------------------------------------------------------------ */
 
 /* Before a site's live figures change, keep what they were at the last peak. */
-static void site_touch(LjmModel *m, uint32_t si)
+static inline void site_touch(LjmModel *m, uint32_t si)
 {
   peak_touch(&m->sitex[si].snap, m->epoch, &m->sites[si].fig);
 }
 
 /* The same for a node (extended streams). */
-static void node_touch(LjmModel *m, uint32_t n)
+static inline void node_touch(LjmModel *m, uint32_t n)
 {
   peak_touch(&m->nodex[n], m->epoch, &m->nodes[n].self);
 }
@@ -176,7 +184,8 @@ static inline uint32_t owner_node(const LjmModel *m, uint32_t owner)
   return m->stacks ? m->ctxs[owner].node : owner;  /* node i is site i */
 }
 
-static void live_add(LjmModel *m, uint32_t owner, uint64_t size)
+static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t owner,
+                                                            uint64_t size)
 {
   uint32_t si = owner_site(m, owner);
   site_touch(m, si);
@@ -192,7 +201,8 @@ static void live_add(LjmModel *m, uint32_t owner, uint64_t size)
   m->live_bytes += size;
 }
 
-static void live_sub(LjmModel *m, uint32_t owner, uint64_t size)
+static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t owner,
+                                                            uint64_t size)
 {
   uint32_t si = owner_site(m, owner);
   site_touch(m, si);
@@ -245,11 +255,13 @@ static int impossible(LjmModel *m, const LjmRawEvent *ev)
   return 0;
 }
 
-static inline void on_event(void *ud, const LjmRawEvent *ev)
+/* One event; okey and nkey are the map keys of its freed and new blocks
+** (ljm_addrmap_key), computed ahead by on_events. */
+static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
+                                                        uint64_t okey, uint64_t nkey)
 {
-  LjmModel *m = ud;
   if (m->oom || m->bad || impossible(m, ev)) return;
-  uint32_t li = ljm_model_loc(m, ev->loc.addr, ev->loc.line, ev->loc.traceno);
+  uint32_t li = loc_of(m, ev->loc.addr, ev->loc.line, ev->loc.traceno);
   if (li == NONE) return;
   uint32_t si = m->locs[li].name_gen == m->gen ? m->locs[li].site
                                                 : ljm_names_site_of(m, li);
@@ -272,7 +284,8 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   int had_old = 0, had_dropped = 0;
 
   if (ev->kind != LJM_RAW_ALLOC) {  /* the freed half */
-    if ((had_old = ljm_addrmap_take(&m->blocks, ev->oaddr, &old))) live_sub(m, old.site, old.size);
+    if ((had_old = ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &old)))
+      live_sub(m, old.site, old.size);
     else m->totals.unattributed_frees++;
   }
   if (ev->kind == LJM_RAW_FREE) {
@@ -292,7 +305,7 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
     }
     if (ev->kind == LJM_RAW_ALLOC) m->totals.allocs++;
     else m->totals.reallocs++;
-    int r = ljm_addrmap_put(&m->blocks, ev->naddr, ev->nsize, owner, &dropped);
+    int r = ljm_addrmap_put_key(&m->blocks, ev->naddr, nkey, ev->nsize, owner, &dropped);
     if (r < 0) {
       m->oom = 1;
       return;
@@ -337,17 +350,41 @@ static inline void on_event(void *ud, const LjmRawEvent *ev)
   }
 }
 
-/* The live map is larger than the caches: prefetch every slot a batch will
-** touch first, so the misses overlap instead of queueing one by one. */
+static void on_event(void *ud, const LjmRawEvent *ev)
+{
+  apply(ud, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
+}
+
+/* Prefetches the map buckets event i of a batch will use. */
+static inline void prefetch_event(const LjmModel *m, const LjmRawEvent *e, uint64_t okey,
+                                  uint64_t nkey)
+{
+  ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_RAW_ALLOC ? nkey : okey);
+  if (e->kind == LJM_RAW_REALLOC) ljm_addrmap_prefetch(&m->blocks, nkey);
+}
+
+/* The live map is larger than the caches: each event's buckets are fetched
+** AHEAD events before it is applied, so the misses overlap (not all of a
+** batch at once: the fetches beyond what the core tracks would be lost). */
+#define AHEAD 12
 static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
 {
   LjmModel *m = ud;
-  for (size_t i = 0; i < n; i++) {
-    const LjmRawEvent *e = &evs[i];
-    ljm_addrmap_prefetch(&m->blocks, e->kind == LJM_RAW_ALLOC ? e->naddr : e->oaddr);
-    if (e->kind == LJM_RAW_REALLOC) ljm_addrmap_prefetch(&m->blocks, e->naddr);
+  uint64_t okey[64], nkey[64];
+  while (n > 0) {
+    size_t k = n < 64 ? n : 64;
+    for (size_t i = 0; i < k; i++) {
+      okey[i] = ljm_addrmap_key(evs[i].oaddr);
+      nkey[i] = ljm_addrmap_key(evs[i].naddr);
+    }
+    for (size_t i = 0; i < k && i < AHEAD; i++) prefetch_event(m, &evs[i], okey[i], nkey[i]);
+    for (size_t i = 0; i < k; i++) {
+      if (i + AHEAD < k) prefetch_event(m, &evs[i + AHEAD], okey[i + AHEAD], nkey[i + AHEAD]);
+      apply(m, &evs[i], okey[i], nkey[i]);
+    }
+    evs += k;
+    n -= k;
   }
-  for (size_t i = 0; i < n; i++) on_event(ud, &evs[i]);
 }
 
 /* -- Decoder wiring ------------------------------------------------------- */
@@ -450,6 +487,14 @@ static void finish_figures(LjmModel *m)
   }
 }
 
+/* The stream is decoded in a second thread while this one builds the model,
+** when there is a second CPU to run it. */
+static int decode_in_thread(void)
+{
+  cpu_set_t cpus;
+  return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
+}
+
 LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *diag)
 {
   LjmDiag scratch;
@@ -457,8 +502,8 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
   free((char *)m->info.path);
   m->info.path = strdup(path ? path : "");
   m->info.duration = LJM_NO_TIME_US;
-  LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes,
-                            &m->info.trailing);
+  LjmStatus st = (decode_in_thread() ? ljm_decode_threaded : ljm_decode)(
+      in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
   m->info.gzip = ljm_input_is_gzip(in);
   if (m->bad && !m->oom) {  /* the event refused is where decoding stopped */
     *diag = m->bad_diag;

@@ -191,10 +191,39 @@ void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
 void ljm_stacks_finish(LjmModel *m);
 void ljm_stacks_free(LjmModel *m);
 
-/* ljm_refagg.c: the reference aggregation. */
-void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t loc,
-                      const LjmBlock *old_block, int had_old);
+/* ljm_refagg.c: the reference aggregation. Rows and Overrides entries are
+** created out of line; the per-event part (ljm_refagg_event) is inline:
+** every event goes through it. */
+uint32_t ljm_refagg_group_new(LjmModel *m, int sec, uint32_t loc);
+Prim *ljm_refagg_prim(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site);
 int ljm_refagg_finish(LjmModel *m);
+
+/* Adds an event to its location's row in its section, and the block it
+** freed (had_old; old_block's site is a site) to the row's Overrides. Sizes
+** are below 2^56 here (LJM_SIZE_MAX), so converting them as signed numbers
+** gives the same doubles. */
+static inline __attribute__((always_inline)) void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t li,
+                                    const LjmBlock *old_block, int had_old)
+{
+  static const int8_t sec_of[4] = { LJM_SEC_FREE, LJM_SEC_ALLOC, LJM_SEC_FREE, LJM_SEC_REALLOC };
+  int sec = sec_of[ev->kind & 3];
+  uint32_t gi = m->locs[li].group[sec];
+  if (__builtin_expect(gi == NONE, 0) && (gi = ljm_refagg_group_new(m, sec, li)) == NONE) return;
+  Group *g = &m->groups[sec][gi];
+  g->num++;
+  if (ev->kind != LJM_RAW_FREE) g->alloc += (double)(int64_t)ev->nsize;
+  if (ev->kind != LJM_RAW_ALLOC) g->free += (double)(int64_t)ev->osize;
+  if (!had_old) return;
+  /* A sweep frees many blocks of one owner in a row: try the last entry. */
+  Prim *p;
+  if (g->last_prim != NONE && g->last_owner == m->sitex[old_block->site].loc)
+    p = &m->prims[g->last_prim];
+  else if (!(p = ljm_refagg_prim(m, sec, gi, old_block->site)))
+    return;
+  if (ev->kind == LJM_RAW_REALLOC) p->allocated += (double)(int64_t)ev->nsize;
+  p->freed += (double)(int64_t)old_block->size;
+  p->count++;
+}
 
 /* ljm_model.c */
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);

@@ -6,16 +6,14 @@
 
 #include "model/ljm_model_int.h"
 
-static uint32_t group_of(LjmModel *m, int sec, uint32_t li)
+uint32_t ljm_refagg_group_new(LjmModel *m, int sec, uint32_t li)
 {
-  uint32_t gi = m->locs[li].group[sec];
-  if (gi != NONE) return gi;
   if (m->ngroups[sec] == m->capgroups[sec]) {
     Group *g = ljm_model_grow(m, m->groups[sec], &m->capgroups[sec], sizeof(*g));
     if (!g) return NONE;
     m->groups[sec] = g;
   }
-  gi = m->ngroups[sec]++;
+  uint32_t gi = m->ngroups[sec]++;
   /* The row keeps the name its id had at its first event in this section. */
   m->groups[sec][gi] = (Group){ li, m->locs[li].name, 0, m->totals.events, 0.0, 0.0,
                                 NONE, 0, NONE, NONE };
@@ -23,12 +21,10 @@ static uint32_t group_of(LjmModel *m, int sec, uint32_t li)
   return gi;
 }
 
-static Prim *prim_of(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
+Prim *ljm_refagg_prim(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
 {
   const SiteX *ox = &m->sitex[owner_site];
   Group *g = &m->groups[sec][gi];
-  /* A sweep frees many blocks of one owner in a row: try the last entry. */
-  if (g->last_prim != NONE && g->last_owner == ox->loc) return &m->prims[g->last_prim];
   uint64_t key = (uint64_t)sec << 62 | (uint64_t)gi << 31 | ox->loc;
   uint32_t pi = ljm_hmap_get(&m->prim_by_key, key);
   if (pi != NONE) {
@@ -50,25 +46,6 @@ static Prim *prim_of(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
   g->nprim++;
   if (ljm_hmap_put(&m->prim_by_key, key, pi) != 0) m->oom = 1;
   return &m->prims[pi];
-}
-
-void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t li,
-                      const LjmBlock *old, int had_old)
-{
-  int sec = ev->kind == LJM_RAW_ALLOC ? LJM_SEC_ALLOC
-          : ev->kind == LJM_RAW_REALLOC ? LJM_SEC_REALLOC : LJM_SEC_FREE;
-  uint32_t gi = group_of(m, sec, li);
-  if (gi == NONE) return;
-  Group *g = &m->groups[sec][gi];
-  g->num++;
-  if (ev->kind != LJM_RAW_FREE) g->alloc += (double)ev->nsize;
-  if (ev->kind != LJM_RAW_ALLOC) g->free += (double)ev->osize;
-  if (!had_old) return;
-  Prim *p = prim_of(m, sec, gi, old->site);
-  if (!p) return;
-  if (ev->kind == LJM_RAW_REALLOC) p->allocated += (double)ev->nsize;
-  p->freed += (double)old->size;
-  p->count++;
 }
 
 /* -- Finishing: sorted rows and the summary -------------------------------- */

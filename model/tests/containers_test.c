@@ -96,6 +96,49 @@ static void test_addrset(void)
   ljm_addrset_free(&s);
 }
 
+/* The address whose map key is k (ljm_addrmap_key inverted). */
+static uint64_t addr_of_key(uint64_t k)
+{
+  k ^= k >> 33;
+  k *= 0x9cb4b2f8129337dbull;
+  k ^= k >> 33;
+  k *= 0x4f74430c22a54005ull;
+  return k ^ (k >> 33);
+}
+
+/* Blocks whose keys share a segment and both buckets: eight fit, the rest
+** go to the stash, and all of them are found, replaced and taken. */
+static void test_addrmap_collisions(void)
+{
+  enum { N = 64 };
+  LjmAddrmap m;
+  LjmBlock old;
+  uint64_t addr[N];
+  CHECK(ljm_addrmap_init(&m) == 0);
+  for (uint64_t i = 0; i < N; i++) {
+    uint64_t key = 0x2aull << 58 | 0x12345ull << 26 | i;
+    addr[i] = addr_of_key(key);
+    CHECK(ljm_addrmap_key(addr[i]) == key);
+    CHECK(ljm_addrmap_put(&m, addr[i], 100 + i, (uint32_t)i, &old) == 0);
+  }
+  const LjmSegment *g = &m.seg[0x2a];
+  CHECK(g->nstash == N - 8 && m.count == N);
+  for (uint64_t i = 0; i < N; i += 3) {
+    CHECK(ljm_addrmap_put(&m, addr[i], 1ull << 40, (uint32_t)i + 1000, &old) == 1);
+    CHECK(old.size == 100 + i && old.site == i && old.addr == addr[i]);
+  }
+  CHECK(ljm_addrmap_put(&m, 12345, 7, 9, &old) == 0);  /* other keys still go in */
+  for (uint64_t i = 0; i < N; i++) {
+    int r = ljm_addrmap_take(&m, addr[i], &old);
+    CHECK(r == 1 && old.size == (i % 3 ? 100 + i : 1ull << 40));
+    CHECK(old.site == (i % 3 ? i : i + 1000));
+    CHECK(ljm_addrmap_take(&m, addr[i], &old) == 0);
+  }
+  CHECK(g->nstash == 0 && m.count == 1);
+  CHECK(ljm_addrmap_take(&m, 12345, &old) == 1 && old.size == 7 && old.site == 9);
+  ljm_addrmap_free(&m);
+}
+
 static void test_addrmap(void)
 {
   LjmAddrmap m;
@@ -114,9 +157,9 @@ static void test_addrmap(void)
   CHECK(m.nbig == 2);
   CHECK(ljm_addrmap_take(&m, 16, &old) == 1 && old.size == UINT64_MAX && old.site == 4);
   CHECK(ljm_addrmap_take(&m, 24, &old) == 1 && old.size == 1ull << 33 && old.site == 6);
-  /* Random churn against a shadow array: deletion must keep every other
-  ** key reachable (backward shift). Keys come from a small range so the
-  ** table sees dense clusters. */
+  /* Random churn against a shadow array: every key stays reachable through
+  ** displacements and growth. Keys come from a small range so segments fill
+  ** and grow. */
   enum { K = 4096 };
   static uint64_t shadow[K];  /* size+1, 0 = absent */
   for (int i = 0; i < 400000; i++) {
@@ -144,5 +187,6 @@ int main(void)
   test_strtab();
   test_addrset();
   test_addrmap();
+  test_addrmap_collisions();
   return check_done("containers_test");
 }
