@@ -180,17 +180,24 @@ static inline int frame_same(const RecFrame *b)
 static int verify_below(const RecWalk *w, int k)
 {
   const RecFrame *pv = w->prev;
+  /* The fast checks' arrays in registers: the slow path's call would
+  ** otherwise make the compiler reload them on every frame. */
+  const TValue *const *vs = w->vs, *const *vk = w->vk;
+  const uint64_t *vl = w->vl, *vf = w->vf, *vv = w->vv, *vdv = w->vdv;
+  const uint64_t *const *vd = w->vd;
+  const uint8_t *vok = w->vok;
   int i;
   if (pv[0].fn == REC_KEY_TRUNC) return 0;  /* the cut would move */
   for (i = k; i > 0; i--) {
     const RecFrame *a, *b;
-    if (__builtin_expect(w->vok[i - 1], 1)) {
-      const TValue *f = w->vs[i - 1];
-      if (w->vk[i - 1]->u64 != w->vl[i - 1] || (f - 1)->u64 != w->vf[i - 1] ||
-          f->u64 != w->vv[i - 1] || *w->vd[i - 1] != w->vdv[i - 1])
+    /* Plain frames: a few independent loads and compares each. */
+    for (; i > 0 && __builtin_expect(vok[i - 1], 1); i--) {
+      const TValue *f = vs[i - 1];
+      if ((vk[i - 1]->u64 ^ vl[i - 1]) | ((f - 1)->u64 ^ vf[i - 1]) | (f->u64 ^ vv[i - 1]) |
+          (*vd[i - 1] ^ vdv[i - 1]))
         return 0;
-      continue;
     }
+    if (i == 0) break;
     a = &pv[i];
     b = &pv[i - 1];
     if (b->fn == REC_KEY_CORO) {
