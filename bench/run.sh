@@ -4,11 +4,11 @@
 #
 #   bench/run.sh            streams go to a temporary directory, removed after
 #   LJM_BENCH_DIR=DIR bench/run.sh   keep them (and reuse existing ones) in DIR
-#   LJM_BENCH_RUNS=N        repetitions per measurement, best one kept (3)
+#   LJM_BENCH_RUNS=N        repetitions per measurement, best one kept (7)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-runs=${LJM_BENCH_RUNS:-3}
+runs=${LJM_BENCH_RUNS:-7}
 
 # -- Build (optimised). --symlink_prefix=/ leaves the bazel-bin symlink to
 # the tree's other (fastbuild) users; Bazel says where the outputs are.

@@ -142,8 +142,6 @@ void rec_stack_forget(void)
 
 enum { WALK_LEAF, WALK_SKIP, WALK_RESUMER };
 
-#define AUX_THREAD(aux) ((aux) & ~(uintptr_t)REC_AUX_MASK)
-
 /* Where frames below a lua_cpcall() C frame start (NULL: none). */
 static inline TValue *cp_bound(lua_State *L, void *cf)
 {

@@ -7,12 +7,16 @@
 #include <stdint.h>
 
 #include "rec_lj.h"
+#include "rec_stack.h"
 
 /* Generation of the caches keyed by bytecode PC (lines, call sites):
 ** bumped whenever a prototype is freed, since a new one may reuse its
 ** PCs, and when walking starts or stops; rec_stack.c. Hidden: read on
 ** hot paths of the other files, without a GOT load. */
 extern uint32_t rec_stack_gen __attribute__((visibility("hidden")));
+
+/* The thread a frame of the walk belongs to (RecFrame.aux, rec_stack.h). */
+#define AUX_THREAD(aux) ((aux) & ~(uintptr_t)REC_AUX_MASK)
 
 /* Is frame slot f inside thread L's stack? */
 static inline int rec_in_stack(lua_State *L, cTValue *f)

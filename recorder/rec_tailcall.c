@@ -109,14 +109,14 @@ static uint64_t callsite(global_State *g, const GCproto *pt, const BCIns *rpc)
 void rec_tailcall_check(RecWalk *w, global_State *g, uint32_t j)
 {
   RecFrame *e = &w->prev[j], *c = &w->prev[j - 1];
-  lua_State *L = (lua_State *)(e->aux & ~(uintptr_t)7);
+  lua_State *L = (lua_State *)AUX_THREAD(e->aux);
   GCfunc *cfn = (GCfunc *)(uintptr_t)c->fn;
   const GCproto *pt;
   const BCIns *rpc = (const BCIns *)(uintptr_t)c->pc;
   uint64_t cs;
   size_t h;
   cTValue *tv;
-  if (c->kind != REC_FR_LUA || (c->aux & ~(uintptr_t)7) != (uintptr_t)L || !rpc) return;
+  if (c->kind != REC_FR_LUA || AUX_THREAD(c->aux) != (uintptr_t)L || !rpc) return;
   pt = funcproto(cfn);
   h = ((uintptr_t)rpc >> 2) & (CALLS_SIZE - 1);
   if (calls[h].pc == rpc && calls[h].gen == rec_stack_gen) {
