@@ -17,10 +17,11 @@
 #include "ljm_decoder.h"
 
 #define NSLOT 4            /* slots in the ring; a side that waits sleeps until half is ready */
-#define SLOT_EVENTS 256    /* events per slot (the ring is the thread's memory cost) */
-#define SLOT_RECS 512      /* records per slot (a symbol table is one record per entry) */
+#define SLOT_EVENTS 1024   /* events per slot (the ring is the thread's memory cost) */
+#define SLOT_RECS 2048     /* records per slot (a symbol table is one record per entry) */
 #define SLOT_TEXT (8u << 10)   /* a slot is handed over once its strings pass this */
-#define SPINS 4000         /* waits poll this long (~50 us) before sleeping */
+#define SPINS 20           /* waits poll this briefly before sleeping: a long spin
+                           ** takes the CPU the other thread needs when CPUs are busy */
 #define NO_TRAILING UINT64_MAX /* ljm_decode never wrote 'trailing' (it failed at once) */
 
 typedef enum RecKind {

@@ -216,8 +216,9 @@ static void one_stream(const char *name, uint8_t *p, size_t n)
     uint64_t e = both(name, "whole", p, n, mode, UINT64_MAX);
     if (mode == ALL) events = e;
   }
-  /* Consumers that refuse an event: at once, around a batch of 64, late. */
-  uint64_t at[] = { 0, 1, 63, 64, 65, 4095, 4097, events / 2, events - 1, events };
+  /* Consumers that refuse an event: at once, around a batch of 64 and a
+  ** slot of 1024, late. */
+  uint64_t at[] = { 0, 1, 63, 64, 65, 1023, 1024, 1025, 4095, 4097, events / 2, events - 1, events };
   for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
     both(name, "refusing", p, n, ALL, at[i]);
     if (at[i] < 200) both(name, "refusing", p, n, ONE_BY_ONE, at[i]);
