@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
   fputs("usage: ljm convert [-f FORMAT] [--value KIND] [options] -o OUT FILE\n"
         "\n"
-        "Writes the ljm profile FILE ('-' for stdin, gzip allowed) as OUT\n"
+        "Writes the ljm profile FILE ('-' for stdin; gzip or zstd allowed) as OUT\n"
         "('-' for stdout where the format allows). Without -f the format\n"
         "comes from OUT's name.\n"
         "\nformats:\n", f);

@@ -147,8 +147,8 @@ typedef struct LjmCallbacks {
 
 typedef struct LjmInput LjmInput;
 
-/* Opens a profile for reading: a path, or "-" for stdin. gzip input is
-** detected by its magic bytes. On failure returns NULL and fills diag
+/* Opens a profile for reading: a path, or "-" for stdin. gzip and zstd
+** input are detected by their magic bytes. On failure returns NULL and fills diag
 ** (the message includes strerror). */
 LjmInput *ljm_input_open(const char *path, LjmDiag *diag);
 /* Wraps an already open file descriptor (not closed by ljm_input_close
@@ -158,8 +158,10 @@ LjmInput *ljm_input_fdopen(int fd, int own_fd, LjmDiag *diag);
 LjmInput *ljm_input_mem(const void *data, size_t len);
 /* Whether the input turned out to be gzip-compressed (after the first read). */
 int ljm_input_is_gzip(const LjmInput *in);
+/* Whether the input turned out to be zstd-compressed (after the first read). */
+int ljm_input_is_zstd(const LjmInput *in);
 /* Bytes of the underlying file read so far (compressed bytes for a gzip
-** file; on a pipe, the bytes decoded), and its size when known (a regular
+** or zstd file; on a pipe, the bytes decoded), and its size when known (a regular
 ** file), else -1. */
 uint64_t ljm_input_position(const LjmInput *in);
 int64_t ljm_input_size(const LjmInput *in);

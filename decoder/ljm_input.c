@@ -1,4 +1,8 @@
-/* ljm_input.c -- byte sources: files, stdin, gzip files, memory. */
+/* ljm_input.c -- byte sources: files, stdin, gzip and zstd files, memory.
+**
+** zlib reads plain and gzip data alike, from files and pipes. zstd data is
+** told by its magic in the first bytes zlib passes through unchanged; it is
+** then decompressed from those bytes on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -8,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "ljm_decoder.h"
 #include "ljm_input.h"
@@ -19,6 +24,11 @@ struct LjmInput {
   const uint8_t *mem;    /* memory input (no gzip) */
   size_t memlen, mempos;
   int gzip;              /* 1 once zlib found a gzip header */
+  int sniffed;           /* the first bytes have been read into zin */
+  ZSTD_DStream *zs;      /* zstd input: its decompressor */
+  uint8_t *zin;          /* zstd: compressed bytes; else the first bytes read */
+  size_t zlen, zpos;
+  int zeof;              /* zstd: no more compressed bytes */
   uint64_t nread;        /* bytes read (after decompression) */
   _Atomic uint64_t pos;  /* position after the last read, for another thread */
   int64_t size;          /* file size, -1 when unknown */
@@ -31,17 +41,21 @@ static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
   snprintf(d->msg, sizeof(d->msg), "%s", msg);
 }
 
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+#define ZIN_SIZE (1u << 17)
+
 /* A regular file can be peeked at without consuming it: plain files then
 ** skip zlib's extra copy. */
 static int is_plain_file(int fd)
 {
   struct stat st;
-  unsigned char magic[2];
+  unsigned char magic[4];
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   off_t at = lseek(fd, 0, SEEK_CUR);
   if (at < 0) return 0;
-  ssize_t n = pread(fd, magic, 2, at);
-  return n >= 0 && !(n == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
+  ssize_t n = pread(fd, magic, 4, at);
+  return n >= 0 && !(n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) &&
+         !(n == 4 && memcmp(magic, zstd_magic, 4) == 0);
 }
 
 static int64_t file_size(int fd)
@@ -107,6 +121,8 @@ LjmInput *ljm_input_mem(const void *data, size_t len)
 
 int ljm_input_is_gzip(const LjmInput *in) { return in->gzip; }
 
+int ljm_input_is_zstd(const LjmInput *in) { return in->zs != NULL; }
+
 static uint64_t position_now(const LjmInput *in)
 {
   if (in->plain) return in->nread;
@@ -139,8 +155,79 @@ void ljm_input_close(LjmInput *in)
 {
   if (!in) return;
   if (in->gz) gzclose(in->gz);
+  ZSTD_freeDStream(in->zs);
+  free(in->zin);
   if (in->own_fd && in->fd >= 0) close(in->fd);
   free(in);
+}
+
+/* zlib's output: plain bytes, or gzip decompressed. 0 at the end, also of
+** gzip data cut short (a truncated stream); -1 with diag on an error. */
+static ptrdiff_t gz_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag, uint64_t offset)
+{
+  if (len > (1u << 30)) len = 1u << 30;
+  int n = gzread(in->gz, buf, (unsigned)len);
+  if (!gzdirect(in->gz)) in->gzip = 1;
+  if (n >= 0) return n;
+  int err;
+  const char *msg = gzerror(in->gz, &err);
+  if (err == Z_BUF_ERROR) return 0;  /* gzip data cut short: a truncated stream */
+  char text[200];
+  if (err == Z_ERRNO)
+    snprintf(text, sizeof(text), "read error: %s", strerror(errno));
+  else
+    snprintf(text, sizeof(text), "corrupt gzip data: %s", msg);
+  diag_set(diag, offset, text);
+  return -1;
+}
+
+/* Reads the first bytes and decides whether they are zstd data. */
+static int sniff(LjmInput *in, LjmDiag *diag, uint64_t offset)
+{
+  in->sniffed = 1;
+  if (!(in->zin = malloc(ZIN_SIZE))) {
+    diag_set(diag, offset, "out of memory");
+    return -1;
+  }
+  ptrdiff_t n = gz_read(in, in->zin, ZIN_SIZE, diag, offset);
+  if (n < 0) return -1;
+  in->zlen = (size_t)n;
+  if (!in->gzip && n >= 4 && memcmp(in->zin, zstd_magic, 4) == 0) {
+    if (!(in->zs = ZSTD_createDStream()) || ZSTD_isError(ZSTD_initDStream(in->zs))) {
+      diag_set(diag, offset, "cannot set up zstd decompression");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Decompressed zstd bytes (frames one after another). 0 at the end, also
+** of data cut short (a truncated stream). */
+static ptrdiff_t zstd_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag, uint64_t offset)
+{
+  ZSTD_outBuffer out = { buf, len, 0 };
+  while (len > 0) {
+    if (in->zpos == in->zlen && !in->zeof) {
+      ptrdiff_t n = gz_read(in, in->zin, ZIN_SIZE, diag, offset);
+      if (n < 0) return -1;
+      in->zlen = (size_t)n;
+      in->zpos = 0;
+      in->zeof = n == 0;
+    }
+    ZSTD_inBuffer zi = { in->zin, in->zlen, in->zpos };
+    size_t r = ZSTD_decompressStream(in->zs, &out, &zi);
+    in->zpos = zi.pos;
+    if (ZSTD_isError(r)) {
+      char text[200];
+      snprintf(text, sizeof(text), "corrupt zstd data: %s", ZSTD_getErrorName(r));
+      diag_set(diag, offset, text);
+      return -1;
+    }
+    if (out.pos > 0) break;
+    if (in->zeof && in->zpos == in->zlen) break;  /* nothing buffered either */
+  }
+  in->nread += out.pos;
+  return (ptrdiff_t)out.pos;
 }
 
 static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
@@ -167,21 +254,16 @@ static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
     in->mempos += n;
     return (ptrdiff_t)n;
   }
-  if (len > (1u << 30)) len = 1u << 30;
-  int n = gzread(in->gz, buf, (unsigned)len);
-  if (!gzdirect(in->gz)) in->gzip = 1;
-  if (n >= 0) {
-    in->nread += (uint64_t)n;
-    return n;
+  if (!in->sniffed && sniff(in, diag, offset) != 0) return -1;
+  if (in->zs) return zstd_read(in, buf, len, diag, offset);
+  ptrdiff_t n;
+  if (in->zpos < in->zlen) {  /* the first bytes, read to look for zstd */
+    n = (ptrdiff_t)(in->zlen - in->zpos < len ? in->zlen - in->zpos : len);
+    memcpy(buf, in->zin + in->zpos, (size_t)n);
+    in->zpos += (size_t)n;
+  } else {
+    n = gz_read(in, buf, len, diag, offset);
   }
-  int err;
-  const char *msg = gzerror(in->gz, &err);
-  if (err == Z_BUF_ERROR) return 0;  /* gzip data cut short: a truncated stream */
-  char text[200];
-  if (err == Z_ERRNO)
-    snprintf(text, sizeof(text), "read error: %s", strerror(errno));
-  else
-    snprintf(text, sizeof(text), "corrupt gzip data: %s", msg);
-  diag_set(diag, offset, text);
-  return -1;
+  if (n > 0) in->nread += (uint64_t)n;
+  return n;
 }

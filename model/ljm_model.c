@@ -517,6 +517,7 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
   LjmStatus st = (decode_in_thread() ? ljm_decode_threaded : ljm_decode)(
       in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
   m->info.gzip = ljm_input_is_gzip(in);
+  m->info.zstd = ljm_input_is_zstd(in);
   if (m->bad && !m->oom) {  /* the event refused is where decoding stopped */
     *diag = m->bad_diag;
     st = LJM_ERROR;

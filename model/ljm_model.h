@@ -160,6 +160,7 @@ size_t ljm_model_rss(const LjmModel *m, const LjmRssSample **samples);
 typedef struct LjmStreamInfo {
   const char *path;       /* as given ("-" for stdin) */
   int gzip;               /* input was gzip-compressed */
+  int zstd;               /* input was zstd-compressed */
   int ljs_version;        /* 1..3, 0 if not read */
   int ljm_version;        /* 1..3, 0 if not read */
   uint64_t bytes;         /* stream bytes consumed (after decompression) */

@@ -6,6 +6,7 @@ crash; a stream that simply stops gives its partial report, a warning with
 the offset and exit 0 (exit 1 under --strict). Usage errors exit 2.
 """
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -111,6 +112,51 @@ open(badgz, "wb").write(bytes(bad))
 p = run(["report", badgz])
 check(p.returncode == 1 and one_line(p) and re.match(rb".*bad\.ljm\.gz: byte \d+: (corrupt gzip data|.*)", p.stderr),
       "corrupt gzip: exit %d %r" % (p.returncode, p.stderr))
+
+# zstd files (one frame, and frames one after another), stdin, a cut and a
+# broken one; compressed by the zstd tool (installed by setup.sh --tests).
+def zstd(data, *opts):
+    return subprocess.run(["zstd", "-q", "-c"] + list(opts), input=data, capture_output=True,
+                          check=True).stdout
+zs = zstd(full, "-19")
+check(zs[:4] == b"\x28\xb5\x2f\xfd", "zstd tool output has zstd's magic")
+zst = os.path.join(TMP, "test.ljm.zst")
+open(zst, "wb").write(zs)
+p = run(["report", zst])
+check(p.returncode == 0 and p.stdout == whole.stdout and p.stderr == b"", "zstd input differs: %r" % p.stderr[:200])
+p = run(["report", "-"], stdin=zs)
+check(p.returncode == 0 and p.stdout == whole.stdout, "zstd on stdin differs")
+frames = zstd(full[:1000]) + zstd(full[1000:len(full) // 2]) + zstd(full[len(full) // 2:])
+p = run(["report", "-"], stdin=frames)
+check(p.returncode == 0 and p.stdout == whole.stdout, "zstd frames one after another differ")
+p = run(["convert", "-f", "json", "-o", "-", zst])
+info = json.loads(p.stdout)["stream"] if p.returncode == 0 else {}
+check(info.get("zstd") is True and info.get("gzip") is False and info.get("bytes") == len(full),
+      "JSON stream of a zstd input: %r" % info)
+p = run(["convert", "-f", "json", "-o", "-", gz])
+info = json.loads(p.stdout)["stream"] if p.returncode == 0 else {}
+check(info.get("zstd") is False and info.get("gzip") is True, "JSON stream of a gzip input: %r" % info)
+# Cut inside the last of three frames: the first two (half the stream, into
+# the events) are kept and reported.
+cutzs = os.path.join(TMP, "cut.ljm.zst")
+open(cutzs, "wb").write(frames[:-10])
+p = run(["report", cutzs])
+m = re.search(rb"byte (\d+): warning: stream stops", p.stderr)
+check(p.returncode == 0 and m is not None and int(m.group(1)) >= len(full) // 2 and
+      b"@test.lua:14:" in p.stdout, "cut zstd: %r" % p.stderr)
+p = run(["report", "--strict", cutzs])
+check(p.returncode == 1, "cut zstd under --strict: exit %d" % p.returncode)
+bad = bytearray(zs)
+for i in range(len(bad) // 3, len(bad) // 3 + 64):
+    bad[i] ^= 0x5a
+badzs = os.path.join(TMP, "bad.ljm.zst")
+open(badzs, "wb").write(bytes(bad))
+p = run(["report", badzs])
+check(p.returncode == 1 and one_line(p) and
+      re.match(rb".*bad\.ljm\.zst: byte \d+: corrupt zstd data", p.stderr) is not None,
+      "corrupt zstd: exit %d %r" % (p.returncode, p.stderr))
+p = run(["report", "-"], stdin=zs[:3])  # not even the whole magic: not zstd, not a profile
+check(p.returncode == 1 and one_line(p), "three bytes of zstd magic: exit %d %r" % (p.returncode, p.stderr))
 
 # Command line.
 p = run([])

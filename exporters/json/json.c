@@ -113,9 +113,9 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
   fputs("\"stream\":{\"path\":", f);
   json_cstr(f, si->path);
   fprintf(f,
-          ",\"gzip\":%s,\"ljs_version\":%d,\"ljm_version\":%d"
+          ",\"gzip\":%s,\"zstd\":%s,\"ljs_version\":%d,\"ljm_version\":%d"
           ",\"bytes\":%" PRIu64 ",\"truncated\":%s",
-          si->gzip ? "true" : "false", si->ljs_version, si->ljm_version,
+          si->gzip ? "true" : "false", si->zstd ? "true" : "false", si->ljs_version, si->ljm_version,
           si->bytes, si->truncated ? "true" : "false");
   if (si->truncated) fprintf(f, ",\"truncated_at\":%" PRIu64, si->truncated_at);
   else fputs(",\"truncated_at\":null", f);

@@ -15,7 +15,7 @@ import ljm_totals  # noqa: E402  (an independent reader of the stream)
 
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
-STREAM = {"path": str, "gzip": bool, "ljs_version": int, "ljm_version": int,
+STREAM = {"path": str, "gzip": bool, "zstd": bool, "ljs_version": int, "ljm_version": int,
           "bytes": int, "truncated": bool, "trailing": int}
 TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
               frees=int, peak_event=int, unattributed_frees=int)
