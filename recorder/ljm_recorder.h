@@ -64,7 +64,9 @@ typedef struct LjmRecOptions {
 #define LJM_REC_STACK_DEPTH 256
 
 /* Starts recording L's VM into a file (created with mode 0644). The file
-** is truncated only once the start has succeeded. NULL on failure. */
+** is truncated only once the start has succeeded. A path ending in ".gz"
+** or ".zst" is compressed on the writer thread, each buffer ending in a
+** flush point (rec_zout.h). NULL on failure. */
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
                                      LjmRecError *err);
 /* Starts recording into an open file descriptor (not closed at stop). */

@@ -32,12 +32,14 @@
 #include "rec_ext.h"
 #include "rec_stack.h"
 #include "rec_stream.h"
+#include "rec_zout.h"
 
 struct LjmRecorder {
   RecStream st;          /* the stream */
   int live;              /* events go to this stream */
   int ended;             /* epilogue written (or the stream abandoned) */
   int fd;                /* file sink, or -1 */
+  RecZout z;             /* a path's compression (.gz, .zst), on the fd */
   int own_fd;            /* close fd at stop */
   LjmRecWriteFn write;   /* callback sink */
   void *wud;             /* its argument */
@@ -180,6 +182,17 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   return res;
 }
 
+/* Writes the epilogue, and a compressed file's trailer once the writer
+** thread is idle (rec_stream_end waits for it). */
+static void stream_end(LjmRecorder *r)
+{
+  rec_stream_end(&r->st);
+  if (r->z.kind != REC_Z_NONE && !r->st.out.err) {
+    int e = rec_zout_end(&r->z);
+    if (e) r->st.out.err = e;
+  }
+}
+
 /* Ends every live stream; the wrapper stays but passes through. */
 static void end_all(void)
 {
@@ -187,7 +200,7 @@ static void end_all(void)
   for (r = R.list; r; r = r->next) {
     if (r->live) {
       session_kill(r);
-      rec_stream_end(&r->st);
+      stream_end(r);
       r->ended = 1;
       if (r->own_fd && r->fd >= 0) {
         close(r->fd);
@@ -270,7 +283,7 @@ static void sentinel_ensure(lua_State *L)
 
 /* -- Sinks --------------------------------------------------------------- */
 
-static int fd_sink(void *ud, const void *data, size_t len)
+static int fd_write(void *ud, const void *data, size_t len)
 {
   LjmRecorder *r = ud;
   const char *p = data;
@@ -285,6 +298,13 @@ static int fd_sink(void *ud, const void *data, size_t len)
     len -= (size_t)n;
   }
   return 0;
+}
+
+/* The stream's bytes, compressed first when the path asked for it. */
+static int fd_sink(void *ud, const void *data, size_t len)
+{
+  LjmRecorder *r = ud;
+  return r->z.kind != REC_Z_NONE ? rec_zout_write(&r->z, data, len) : fd_write(r, data, len);
 }
 
 static int cb_sink(void *ud, const void *data, size_t len)
@@ -312,6 +332,7 @@ static LjmRecorder *session_new(const char *name)
 static void session_free(LjmRecorder *r)
 {
   rec_stream_free(&r->st);
+  rec_zout_free(&r->z);
   free(r->name);
   free(r);
 }
@@ -468,6 +489,12 @@ LjmRecorder *ljm_recorder_start_path_ex(lua_State *L, const char *path,
         }
     }
   }
+  if (rec_zout_init(&r->z, rec_zout_kind(path), fd_write, r)) {
+    set_err(err, ENOMEM, "%s", "out of memory");
+    close(r->fd);
+    session_free(r);
+    return NULL;
+  }
   if (!start_session(L, r, err)) {
     close(r->fd);
     session_free(r);
@@ -543,7 +570,7 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
   if (!r) return set_err(err, EINVAL, "%s", "profiler is not running");
   if (r->live) {
     session_kill(r);
-    rec_stream_end(&r->st);
+    stream_end(r);
     r->ended = 1;
   }
   e = r->st.out.err;

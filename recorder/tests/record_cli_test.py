@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """record_cli_test.py -- `ljm record` runs scripts like `luajit script.lua`
 (arg, stdout/stderr, exit status, error messages), usage errors, os.exit(),
-default output name, /dev/full.
+default output name, /dev/full, compressed output (.gz, .zst) whole and
+after SIGKILL.
 usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
 import os
 import re
 import shutil
 import subprocess
 import sys
+import zlib
 
+import ljmrows
 import testlib
 
 res = testlib.Results("record_cli")
@@ -93,6 +96,57 @@ res.check(p.stdout == "nil\tsame2.ljm: file is already being recorded to\t16\n",
           "second stream into the same file refused: %r" % p.stdout)
 r, info = testlib.rows(os.path.join(work, "same2.ljm"))
 res.check(info["complete"], "the first stream is intact")
+
+# Compressed output by the name: read back by independent decompressors
+# (Python's zlib, the zstd tool), the script's allocation rows of a plain
+# recording (the GC's frees vary from run to run, with or without
+# compression).
+def unzip(path):
+    """Decompressed bytes of a .gz or .zst file, as far as they go."""
+    data = open(path, "rb").read()
+    if path.endswith(".gz"):
+        return zlib.decompressobj(31).decompress(data)
+    return subprocess.run(["zstd", "-dc", path], capture_output=True).stdout
+
+
+def script_rows(rows_):
+    return sorted((sec, name, sorted(cs)) for (sec, name), cs in rows_.items()
+                  if sec != "DEALLOCATIONS" and name.startswith("@churn.lua:"))
+
+
+p = run([tool, "-o", "churn.ljm", "churn.lua"])
+plain, info = testlib.rows(os.path.join(work, "churn.ljm"))
+res.check(p.returncode == 0 and info["complete"], "plain churn recording complete")
+for suffix, magic in ((".gz", b"\x1f\x8b"), (".zst", b"\x28\xb5\x2f\xfd")):
+    out = "churn.ljm" + suffix
+    p = run([tool, "-o", out, "churn.lua"])
+    raw = open(os.path.join(work, out), "rb").read()
+    res.check(p.returncode == 0 and raw[:len(magic)] == magic,
+              "%s: written compressed (%d %r)" % (out, p.returncode, raw[:4]))
+    data = unzip(os.path.join(work, out))
+    res.check(len(raw) < len(data) // 2, "%s: %d bytes for %d" % (out, len(raw), len(data)))
+    rows_, info = ljmrows.decode(data)
+    res.check(info["complete"] and script_rows(rows_) == script_rows(plain) and
+              testlib.count(rows_, "ALLOCATIONS", prefix="@churn.lua:") > 400000,
+              "%s: complete, the plain recording's allocation rows" % out)
+    if suffix == ".gz":  # a whole gzip member: the trailer checks CRC and length
+        d = zlib.decompressobj(31)
+        d.decompress(raw)
+        res.check(d.eof and not d.unused_data, "%s: one whole gzip member" % out)
+    else:
+        t = subprocess.run(["zstd", "-t", "-q", os.path.join(work, out)], capture_output=True)
+        res.check(t.returncode == 0, "%s: zstd -t: %r" % (out, t.stderr))
+
+# Killed: every buffer written before SIGKILL decodes; the stream is cut.
+for suffix in (".gz", ".zst"):
+    out = "killed.ljm" + suffix
+    p = run([tool, "-o", out, "killed.lua"])
+    data = unzip(os.path.join(work, out))
+    rows_, info = ljmrows.decode(data)
+    res.check(p.returncode == -9 and p.stdout == "killing\n", "%s: killed (%d)" % (out, p.returncode))
+    res.check(len(data) >= 8 << 20 and not info["complete"] and
+              testlib.count(rows_, "ALLOCATIONS", prefix="@killed.lua:") > 100000,
+              "%s: %d bytes decode up to the cut, with the script's events" % (out, len(data)))
 
 # A profile that cannot be written: the script still runs, the tool says so.
 p = run([tool, "-o", "/dev/full", "args.lua"])
