@@ -57,6 +57,13 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
         return "option 'depth' must be an integer 1..65535";
       }
       opt->stack_depth = (unsigned)d;
+    } else if (k && !strcmp(k, "flush")) {
+      lua_Number t = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!(t >= 0.001 && t <= 86400)) {
+        lua_pop(L, 2);
+        return "option 'flush' must be seconds, 0.001..86400";
+      }
+      opt->flush_ms = (unsigned)(t * 1000 + 0.5);
     } else {
       if (k) snprintf(buf, len, "unknown option '%s'", k);
       else snprintf(buf, len, "unknown option (a %s key)", luaL_typename(L, -2));

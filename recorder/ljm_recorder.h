@@ -59,6 +59,10 @@ typedef struct LjmRecOptions {
                              time marks, RSS samples) */
   unsigned stack_depth;   /* innermost frames kept per stack, 1..65535;
                              0: LJM_REC_STACK_DEPTH (needs stacks) */
+  unsigned flush_ms;      /* file output: hand the buffer to the writer at
+                             the first event after each interval of this
+                             many ms (at most a day), so a killed process
+                             loses at most that much; 0: when 8 MiB fill */
 } LjmRecOptions;
 
 #define LJM_REC_STACK_DEPTH 256

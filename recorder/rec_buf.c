@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
@@ -20,7 +21,30 @@ int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
   return 0;
 }
 
+void rec_buf_interval(RecBuf *b, uint32_t ms) { b->interval_ms = ms; }
+
 /* -- Background writer --------------------------------------------------- */
+
+/* Waits for a job or quit; with a flush interval, raises 'due' each time
+** one passes meanwhile. Called with the mutex held. */
+static void writer_wait(RecBuf *b, struct timespec *next)
+{
+  while (!b->job && !b->quit) {
+    if (!b->interval_ms) {
+      pthread_cond_wait(&b->cv, &b->mu);
+      continue;
+    }
+    if (pthread_cond_timedwait(&b->cv, &b->mu, next) == ETIMEDOUT) {
+      atomic_store_explicit(&b->due, 1, memory_order_relaxed);
+      next->tv_sec += b->interval_ms / 1000;
+      next->tv_nsec += (long)(b->interval_ms % 1000) * 1000000L;
+      if (next->tv_nsec >= 1000000000L) {
+        next->tv_sec++;
+        next->tv_nsec -= 1000000000L;
+      }
+    }
+  }
+}
 
 /* Maps the pages of [p, p+len) writable without touching their contents
 ** (safe while the VM's thread writes into them), so that the VM's thread
@@ -53,11 +77,19 @@ static void *writer_main(void *arg)
     prefault(spare, size);
     pthread_mutex_lock(&b->mu);
   }
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  next.tv_sec += b->interval_ms / 1000;
+  next.tv_nsec += (long)(b->interval_ms % 1000) * 1000000L;
+  if (next.tv_nsec >= 1000000000L) {
+    next.tv_sec++;
+    next.tv_nsec -= 1000000000L;
+  }
   for (;;) {
     const uint8_t *job;
     size_t len;
     int e;
-    while (!b->job && !b->quit) pthread_cond_wait(&b->cv, &b->mu);
+    writer_wait(b, &next);
     if (!b->job) break;  /* quit and idle */
     job = b->job;
     len = b->joblen;
@@ -80,7 +112,13 @@ int rec_buf_async(RecBuf *b)
   b->spare = malloc(size);
   if (!b->spare) return ENOMEM;
   pthread_mutex_init(&b->mu, NULL);
-  pthread_cond_init(&b->cv, NULL);
+  {  /* timed waits on the monotonic clock: a clock change is no flush */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&b->cv, &ca);
+    pthread_condattr_destroy(&ca);
+  }
   e = pthread_create(&b->th, NULL, writer_main, b);
   if (e) {
     pthread_mutex_destroy(&b->mu);

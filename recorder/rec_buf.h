@@ -10,11 +10,17 @@
 ** one goes to a writer thread while the VM fills the other, so the copy
 ** into the kernel overlaps with the program instead of adding to it. The
 ** sink is then called from that thread, one buffer at a time, in order.
+**
+** A flush interval (rec_buf_interval) bounds how long events may wait in a
+** buffer that does not fill: the writer thread wakes up every interval and
+** raises 'due'; the next event hands the buffer over (the VM's thread is
+** the only one that touches the buffer being filled).
 */
 #ifndef REC_BUF_H
 #define REC_BUF_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +47,8 @@ typedef struct RecBuf {
   int werr;          /* writer's first error */
   uint64_t wdone;    /* bytes the writer got through */
   int quit;          /* writer should exit when idle */
+  uint32_t interval_ms;  /* flush interval, 0: none */
+  atomic_int due;    /* the interval has passed: flush at the next event */
 } RecBuf;
 
 /* Largest event without strings: header, loc (2 ULEBs), 4 ULEBs. */
@@ -53,6 +61,9 @@ int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud);
 /* Adds the second buffer and the writer thread; 0 or an errno value
 ** (the buffer then stays synchronous). */
 int rec_buf_async(RecBuf *b);
+/* Sets the flush interval (before rec_buf_async; 0: flush only when a
+** buffer fills). */
+void rec_buf_interval(RecBuf *b, uint32_t ms);
 /* Stops the writer thread (after the pending write) and releases the
 ** buffers; does not flush. */
 void rec_buf_free(RecBuf *b);
@@ -62,6 +73,14 @@ int rec_buf_flush(RecBuf *b);
 /* Flushes and waits until everything has been written; returns the
 ** sticky error. */
 int rec_buf_sync(RecBuf *b);
+/* After an event: hands the buffer over if the flush interval has passed. */
+static inline void rec_buf_tick(RecBuf *b)
+{
+  if (__builtin_expect(atomic_load_explicit(&b->due, memory_order_relaxed), 0)) {
+    atomic_store_explicit(&b->due, 0, memory_order_relaxed);
+    rec_buf_flush(b);
+  }
+}
 /* Appends a length-prefixed string, flushing as often as needed. */
 void rec_buf_str(RecBuf *b, const char *s, size_t len);
 

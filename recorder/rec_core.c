@@ -34,6 +34,8 @@
 #include "rec_stream.h"
 #include "rec_zout.h"
 
+#define REC_FLUSH_MS_MAX (24u * 3600u * 1000u)
+
 struct LjmRecorder {
   RecStream st;          /* the stream */
   int live;              /* events go to this stream */
@@ -47,6 +49,7 @@ struct LjmRecorder {
   dev_t dev;             /* file identity, to refuse a second stream */
   ino_t ino;             /* into the same file (both 0 if unknown) */
   int ext;               /* extended stream (stacks, time, RSS) */
+  uint32_t flush_ms;     /* flush interval (files), 0: when a buffer fills */
   uint32_t depth;        /* its stack depth limit */
   LjmRecorder *next;     /* next session of the VM */
 };
@@ -140,12 +143,14 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   if (__builtin_expect(r != NULL, 1)) {
     rec_ext_pre(&r->st, R.g, &rec_walk);
     rec_stream_event(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   } else {
     for (r = R.list; r; r = r->next) {
       if (!r->live) continue;
       if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
       rec_stream_event_out(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+      rec_buf_tick(&r->st.out);
       if (r->st.out.err) session_kill(r);
     }
   }
@@ -171,12 +176,14 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   if (__builtin_expect(r != NULL, 1)) {
     /* One stream (the usual case): the event writer inline, no loop. */
     rec_stream_event(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
     return res;
   }
   for (r = R.list; r; r = r->next) {
     if (!r->live) continue;
     rec_stream_event_out(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
     if (r->st.out.err) session_kill(r);
   }
   return res;
@@ -379,7 +386,10 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   }
   /* Files get a background writer; a callback stays on the VM's thread
   ** (a host's writer need not be thread safe). */
-  if (!r->write) rec_buf_async(&r->st.out);
+  if (!r->write) {
+    rec_buf_interval(&r->st.out, r->flush_ms);
+    rec_buf_async(&r->st.out);
+  }
   if (r->own_fd) {  /* truncate only now that nothing can fail any more */
     struct stat stt;
     if (!fstat(r->fd, &stt) && S_ISREG(stt.st_mode) && ftruncate(r->fd, 0)) {
@@ -422,6 +432,9 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
 static int take_options(LjmRecorder *r, const LjmRecOptions *opt, LjmRecError *err)
 {
   if (!opt) return 0;
+  if (opt->flush_ms > REC_FLUSH_MS_MAX)
+    return set_err(err, EINVAL, "flush interval must be at most %s", "1 day");
+  r->flush_ms = opt->flush_ms;
   if (!opt->stacks) {
     if (opt->stack_depth)
       return set_err(err, EINVAL, "%s", "a stack depth needs stacks");

@@ -21,7 +21,8 @@
 #define PROGNAME "luajit"  /* error messages read as luajit's */
 
 static const char USAGE[] =
-    "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--] script.lua [args...]\n"
+    "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--flush-interval S]\n"
+    "                  [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
     "every allocation of the run as an ljm memory profile (ljs v3 + ljm v3).\n"
@@ -34,6 +35,9 @@ static const char USAGE[] =
     "                      turns it back into the standard stream)\n"
     "  --stack-depth N     with --stacks: keep the N innermost frames of each\n"
     "                      stack, 1..65535 (default 256)\n"
+    "  --flush-interval S  write what was recorded at least every S seconds\n"
+    "                      (0.001..86400), not only when 8 MiB have gathered,\n"
+    "                      so a killed process loses at most S seconds\n"
     "  -h, --help          this help\n"
     "\n"
     "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
@@ -225,6 +229,18 @@ int ljm_record_main(int argc, char **argv)
       if (!*v || *end || *v == '-' || d < 1 || d > 65535)
         return usage_error("stack depth must be 1..65535, not", v);
       a.opt.stack_depth = (unsigned)d;
+    } else if (!strcmp(arg, "--flush-interval") || !strncmp(arg, "--flush-interval=", 17)) {
+      const char *v = arg[16] == '=' ? arg + 17 : NULL;
+      char *end;
+      double t;
+      if (!v) {
+        if (++i >= argc) return usage_error("option needs seconds:", arg);
+        v = argv[i];
+      }
+      t = strtod(v, &end);
+      if (!*v || *end || !(t >= 0.001 && t <= 86400))
+        return usage_error("flush interval must be 0.001..86400 seconds, not", v);
+      a.opt.flush_ms = (unsigned)(t * 1000 + 0.5);
     } else if (arg[0] == '-' && arg[1]) {
       return usage_error("unknown option", arg);
     } else {

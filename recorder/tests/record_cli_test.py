@@ -148,6 +148,38 @@ for suffix in (".gz", ".zst"):
               testlib.count(rows_, "ALLOCATIONS", prefix="@killed.lua:") > 100000,
               "%s: %d bytes decode up to the cut, with the script's events" % (out, len(data)))
 
+# Flush interval: without one, a few events stay in the buffer (nothing on
+# disk while recording); with one they reach the file within the interval,
+# and survive SIGKILL (read back by Python's zlib: the zstd tool keeps the
+# last part of a cut frame to itself).
+p = run([tool, "-o", "fl_whole.ljm", "flush.lua", "fl0.ljm", "none"])
+res.check(p.returncode == 0 and p.stdout == "0\n", "no flush interval: nothing written yet (%r)" % p.stdout)
+p = run([tool, "-o", "fl_whole.ljm", "flush.lua", "fl1.ljm", "0.1"])
+res.check(p.returncode == 0 and int(p.stdout or 0) > 1000, "{flush = 0.1}: written while recording (%r)" % p.stdout)
+p = run([tool, "--flush-interval", "0.1", "-o", "fl2.ljm", "flush.lua", "fl2.ljm", "-"])
+res.check(p.returncode == 0 and int(p.stdout or 0) > 1000,
+          "--flush-interval 0.1: the whole-run file written while recording (%r %r)" % (p.stdout, p.stderr))
+p = run([tool, "-o", "fl_whole.ljm", "flush.lua", "fl3.ljm.gz", "0.1", "kill"])
+rows_, info = ljmrows.decode(unzip(os.path.join(work, "fl3.ljm.gz")))
+res.check(p.returncode == -9 and not info["complete"] and
+          testlib.count(rows_, "ALLOCATIONS", name="@flush.lua:19") >= 1000,
+          "{flush = 0.1} then SIGKILL: the events before it decode (%d %r %r %r)"
+          % (p.returncode, p.stdout, info, sorted(rows_.items())[:6]))
+for bad in (["--flush-interval", "0"], ["--flush-interval=x"], ["--flush-interval", "90000"],
+            ["--flush-interval"]):
+    p = run([tool] + bad + ["args.lua"])
+    res.check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+              "%r: usage error (%d %r)" % (bad, p.returncode, p.stderr))
+src = """local rec = require "ljm.recorder"
+for _, o in ipairs({ {flush = 0}, {flush = "1"}, {flush = 1e9} }) do
+  local ok, msg = rec.start("never.ljm", o)
+  print(msg)
+end"""
+p = run([tool, "-o", "fl_whole.ljm", "-"], input=src)
+res.check(p.stdout == "option 'flush' must be seconds, 0.001..86400\n" * 3 and
+          not os.path.exists(os.path.join(work, "never.ljm")),
+          "bad {flush = ...}: refused, no file (%r)" % p.stdout)
+
 # A profile that cannot be written: the script still runs, the tool says so.
 p = run([tool, "-o", "/dev/full", "args.lua"])
 res.check("arg[0]\targs.lua" in p.stdout, "/dev/full: the script ran")
