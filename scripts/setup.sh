@@ -31,9 +31,24 @@ if [ $tests -eq 1 ]; then
   )
 fi
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# Debian's luajit and OpenResty's luajit2 conflict: installing one removes
+# the other. A user's luajit2 (nginx's Lua module needs it) is never
+# swapped; only the test command, on a test machine, may, and says so.
+if installed luajit2 || installed libluajit2-5.1-dev || installed libluajit2-5.1-2; then
+  if [ $tests -eq 1 ]; then
+    echo "setup: the tests need Debian's luajit: replacing OpenResty's luajit2 (test machine)" >&2
+  else
+    echo "setup: OpenResty's luajit2 is installed; not replacing it with Debian's luajit," >&2
+    echo "setup: which the recorder and ljm record are built for so far: stopping" >&2
+    exit 1
+  fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
