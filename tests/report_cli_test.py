@@ -104,12 +104,19 @@ data = gzip.compress(full)
 open(cutgz, "wb").write(data[: len(data) // 2])
 p = run(["report", cutgz])
 check(p.returncode == 0 and b"warning: stream stops" in p.stderr, "cut gzip: %r" % p.stderr)
-bad = bytearray(data)
-for i in range(len(bad) // 3, len(bad) // 3 + 64):
-    bad[i] ^= 0x5a
-badgz = os.path.join(TMP, "bad.ljm.gz")
-open(badgz, "wb").write(bytes(bad))
-p = run(["report", badgz])
+
+
+def damaged(data, name):
+    """Reports a copy of data with 64 bytes flipped a third of the way in."""
+    bad = bytearray(data)
+    for i in range(len(bad) // 3, len(bad) // 3 + 64):
+        bad[i] ^= 0x5a
+    path = os.path.join(TMP, name)
+    open(path, "wb").write(bytes(bad))
+    return run(["report", path])
+
+
+p = damaged(data, "bad.ljm.gz")
 check(p.returncode == 1 and one_line(p) and re.match(rb".*bad\.ljm\.gz: byte \d+: (corrupt gzip data|.*)", p.stderr),
       "corrupt gzip: exit %d %r" % (p.returncode, p.stderr))
 
@@ -146,12 +153,7 @@ check(p.returncode == 0 and m is not None and int(m.group(1)) >= len(full) // 2 
       b"@test.lua:14:" in p.stdout, "cut zstd: %r" % p.stderr)
 p = run(["report", "--strict", cutzs])
 check(p.returncode == 1, "cut zstd under --strict: exit %d" % p.returncode)
-bad = bytearray(zs)
-for i in range(len(bad) // 3, len(bad) // 3 + 64):
-    bad[i] ^= 0x5a
-badzs = os.path.join(TMP, "bad.ljm.zst")
-open(badzs, "wb").write(bytes(bad))
-p = run(["report", badzs])
+p = damaged(zs, "bad.ljm.zst")
 check(p.returncode == 1 and one_line(p) and
       re.match(rb".*bad\.ljm\.zst: byte \d+: corrupt zstd data", p.stderr) is not None,
       "corrupt zstd: exit %d %r" % (p.returncode, p.stderr))
