@@ -15,6 +15,11 @@ import tempfile
 
 import clitest
 
+# The recorder's test library: the environment for stock luajit loading the
+# module (with --config=asan, the sanitizer runtime preloaded).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
+import testlib  # noqa: E402
+
 script, ljm, so, man = sys.argv[1:5]
 check = clitest.Checks("install")
 prefix = os.path.join(os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp(), "prefix")
@@ -50,7 +55,7 @@ check(p.returncode == 0 and p.stdout.startswith("ljm "), "installed ljm --versio
 rec = os.path.join(prefix, "..", "mod.ljm.zst")
 lua = ('local rec = require "ljm.recorder"; assert(rec.start(%r)); local t = {} '
        'for i = 1, 5000 do t[i] = {i} end; assert(rec.stop())' % rec)
-env = dict(os.environ, LUA_CPATH=os.path.join(prefix, "lib/lua/5.1/?.so") + ";;")
+env = dict(testlib.module_env(so), LUA_CPATH=os.path.join(prefix, "lib/lua/5.1/?.so") + ";;")
 p = subprocess.run(["luajit", "-e", lua], capture_output=True, text=True, env=env)
 check(p.returncode == 0, "luajit finds the installed module: %r" % p.stderr)
 p = subprocess.run([bin_ljm, "report", rec], capture_output=True, text=True)
