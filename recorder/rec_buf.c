@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_time.h"
+
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
 {
   memset(b, 0, sizeof(*b));
@@ -36,12 +38,7 @@ static void writer_wait(RecBuf *b, struct timespec *next)
     }
     if (pthread_cond_timedwait(&b->cv, &b->mu, next) == ETIMEDOUT) {
       atomic_store_explicit(&b->due, 1, memory_order_relaxed);
-      next->tv_sec += b->interval_ms / 1000;
-      next->tv_nsec += (long)(b->interval_ms % 1000) * 1000000L;
-      if (next->tv_nsec >= 1000000000L) {
-        next->tv_sec++;
-        next->tv_nsec -= 1000000000L;
-      }
+      rec_time_add_us(next, (uint64_t)b->interval_ms * 1000u);
     }
   }
 }
@@ -79,12 +76,7 @@ static void *writer_main(void *arg)
   }
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
-  next.tv_sec += b->interval_ms / 1000;
-  next.tv_nsec += (long)(b->interval_ms % 1000) * 1000000L;
-  if (next.tv_nsec >= 1000000000L) {
-    next.tv_sec++;
-    next.tv_nsec -= 1000000000L;
-  }
+  rec_time_add_us(&next, (uint64_t)b->interval_ms * 1000u);
   for (;;) {
     const uint8_t *job;
     size_t len;

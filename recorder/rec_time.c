@@ -35,10 +35,11 @@ uint64_t rec_time_rss(int fd)
   return (uint64_t)pages * (uint64_t)pg;
 }
 
-static void add_us(struct timespec *ts, uint32_t us)
+void rec_time_add_us(struct timespec *ts, uint64_t us)
 {
-  ts->tv_nsec += (long)us * 1000;
-  while (ts->tv_nsec >= 1000000000L) {
+  ts->tv_sec += (time_t)(us / 1000000u);
+  ts->tv_nsec += (long)(us % 1000000u) * 1000;
+  if (ts->tv_nsec >= 1000000000L) {
     ts->tv_nsec -= 1000000000L;
     ts->tv_sec++;
   }
@@ -51,7 +52,7 @@ static void *ticker_main(void *arg)
   clock_gettime(CLOCK_MONOTONIC, &next);
   pthread_mutex_lock(&t->mu);
   while (!t->quit) {
-    add_us(&next, REC_TICK_US);
+    rec_time_add_us(&next, REC_TICK_US);
     while (!t->quit && pthread_cond_timedwait(&t->cv, &t->mu, &next) != ETIMEDOUT) {
     }
     if (t->quit) break;

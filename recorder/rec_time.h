@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Tick period: half the promised 10 ms, so that a ticker woken up to
 ** 5 ms late still keeps the promise. */
@@ -32,6 +33,8 @@ typedef struct RecTicker {
 
 /* Monotonic clock in nanoseconds. */
 uint64_t rec_time_now_ns(void);
+/* Moves ts forward by us microseconds. */
+void rec_time_add_us(struct timespec *ts, uint64_t us);
 /* Resident set size of the process now (bytes), 0 if unknown. */
 uint64_t rec_time_rss(int fd);
 

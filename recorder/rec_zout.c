@@ -8,7 +8,8 @@
 #include <zstd.h>
 
 /* Fast levels: the writer thread must keep up with an allocation-heavy
-** program (deflate level 1 and zstd level 1 both pass 100 MB/s here). */
+** program (`gzip -1` and `zstd -1` take 0.37 s and 0.11 s for the 39 MB
+** bench stream of bench/gen_big here: 105 and 350 MB/s). */
 #define GZ_LEVEL 1
 #define ZSTD_LEVEL 1
 #define OUT_SIZE (1u << 18)
