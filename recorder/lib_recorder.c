@@ -114,15 +114,29 @@ static int rec_is_running(lua_State *L)
   return 1;
 }
 
+/* The LuaJIT build this VM matches, or nil and the reason none does. */
+static int rec_build(lua_State *L)
+{
+  const char *b = ljm_recorder_build(L);
+  LjmRecError err;
+  if (b) {
+    lua_pushstring(L, b);
+    return 1;
+  }
+  ljm_recorder_check(L, &err);
+  return push_fail(L, err.msg, err.code);
+}
+
 int ljm_recorder_open(lua_State *L)
 {
   static const luaL_Reg funcs[] = {
     {"start", rec_start},
     {"stop", rec_stop},
     {"is_running", rec_is_running},
+    {"build", rec_build},
     {NULL, NULL}
   };
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   luaL_register(L, NULL, funcs);
   return 1;
 }

@@ -1,4 +1,5 @@
-/* ljm_recorder.h -- record ljm memory profiles of a stock LuaJIT 2.1 VM.
+/* ljm_recorder.h -- record ljm memory profiles of a stock LuaJIT 2.1 VM
+** (Debian's luajit or OpenResty's luajit2, chosen when a recording starts).
 **
 ** The recorder wraps the VM's allocator (lua_setallocf) and writes the
 ** standard stream ("ljs" v3 symbol table, then "ljm" v3 events) that
@@ -100,9 +101,14 @@ int ljm_recorder_is_running(const LjmRecorder *r);
 /* Bytes handed to the sink so far. */
 uint64_t ljm_recorder_bytes(const LjmRecorder *r);
 
-/* Checks that the VM of L matches the LuaJIT internals the recorder was
-** compiled against; 0 if it does, else ENOTSUP with the reason. */
+/* Checks that the VM of L matches the internals of one of the LuaJIT
+** builds the recorder was compiled for (Debian's luajit and OpenResty's
+** luajit2 by default); 0 if it does, else ENOTSUP with each one's reason. */
 int ljm_recorder_check(lua_State *L, LjmRecError *err);
+
+/* The build that matches L's VM, e.g. "Debian luajit2 2.1-20230119-1
+** (LuaJIT 2.1.0-beta3, GC64)"; NULL if none does. */
+const char *ljm_recorder_build(lua_State *L);
 
 #ifdef __cplusplus
 }

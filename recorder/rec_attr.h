@@ -7,6 +7,8 @@
 #ifndef REC_ATTR_H
 #define REC_ATTR_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include "rec_lj.h"
@@ -27,7 +29,7 @@ typedef struct RecLoc {
 
 /* PC saved in the C frame chain for the frame below 'next' (a frame that
 ** is neither Lua nor a continuation: pcall, C entry, hook); rec_attr.c. */
-const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next);
+REC_API const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next);
 
 /* Is thread L running inside the VM? Not when it has no C frame (never
 ** resumed, finished, or left by lua_resume) or is suspended; an error

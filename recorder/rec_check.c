@@ -1,10 +1,13 @@
-/* rec_check.c -- refuse to run on a LuaJIT that does not match our headers.
+/* rec_check.c -- does the running LuaJIT match this flavour's headers?
 **
 ** The recorder reads global_State, lua_State, frames and traces through
 ** the internal headers of one LuaJIT build. Each check below compares a
 ** value read through those layouts with the same value obtained through
-** the public API; any difference means another build (other version,
-** GC64 vs. not, other options) and recording would read garbage.
+** the public API; any difference means another build (other flavour or
+** version, GC64 vs. not, other options) and recording would read
+** garbage. The checks go from the start of lua_State outwards and only
+** follow a pointer once the layout that holds it has passed, so that
+** asking the wrong flavour is harmless (rec_api.c asks each in turn).
 */
 #include "rec_check.h"
 
@@ -12,22 +15,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ljm_luajit_source_version.h"
 #include "luajit.h"
 #include "rec_lj.h"
 
-#ifndef LJM_LUAJIT_SOURCE_VERSION
-#define LJM_LUAJIT_SOURCE_VERSION "unknown"
-#endif
-
+/* The reason only: rec_api.c names the build (RecFlavour.label). */
 static int fail(LjmRecError *err, const char *what)
 {
   if (err) {
     err->code = ENOTSUP;
-    snprintf(err->msg, sizeof(err->msg),
-             "this LuaJIT does not match the build the recorder was compiled "
-             "for (Debian luajit %s, " LUAJIT_VERSION "%s): %s",
-             LJM_LUAJIT_SOURCE_VERSION, LJ_GC64 ? ", GC64" : "", what);
+    snprintf(err->msg, sizeof(err->msg), "%s", what);
   }
   return ENOTSUP;
 }

@@ -2,10 +2,12 @@
 #ifndef REC_CHECK_H
 #define REC_CHECK_H
 
+#include "rec_unit.h"
+
 #include "ljm_recorder.h"
 
 /* 0 if L's VM matches the internal headers we were built with, else
 ** ENOTSUP with err filled in. */
-int rec_check(lua_State *L, LjmRecError *err);
+REC_API int rec_check(lua_State *L, LjmRecError *err);
 
 #endif

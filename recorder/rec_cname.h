@@ -10,6 +10,8 @@
 #ifndef REC_CNAME_H
 #define REC_CNAME_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include <lua.h>
@@ -17,14 +19,14 @@
 /* Collects the names of the C functions reachable from package.loaded
 ** (one level: "string.rep", "package.loaders[2]", "require"). Keeps the
 ** first name seen for an address; call only outside the allocator. */
-void rec_cname_scan(lua_State *L);
+REC_API void rec_cname_scan(lua_State *L);
 /* The name remembered for addr, or NULL. */
-const char *rec_cname_get(uint64_t addr);
+REC_API const char *rec_cname_get(uint64_t addr);
 /* The name of a built-in written in assembler whose C handler is at
 ** addr ("coroutine.resume"), or NULL; for stack frames only. */
-const char *rec_cname_get_ff(uint64_t addr);
+REC_API const char *rec_cname_get_ff(uint64_t addr);
 /* Adds such a name unless addr has one (the function coroutine.wrap
 ** returns, which no library table holds). */
-void rec_cname_add_ff(uint64_t addr, const char *name);
+REC_API void rec_cname_add_ff(uint64_t addr, const char *name);
 
 #endif

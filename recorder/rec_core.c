@@ -13,6 +13,9 @@
 ** of each allocator call from the walker (rec_stack.h), which runs once
 ** per call while at least one of them is live, whatever the number of
 ** streams.
+**
+** The public functions of ljm_recorder.h are rec_api.c's: they find the
+** flavour whose layouts the VM has and call its table (end of file).
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,19 +27,26 @@
 #include <unistd.h>
 
 #include <lauxlib.h>
+#include <luajit.h>
 
+#include "ljm_flavour.h"
 #include "ljm_recorder.h"
 #include "rec_attr.h"
 #include "rec_check.h"
 #include "rec_cname.h"
 #include "rec_ext.h"
+#include "rec_flavour.h"
 #include "rec_stack.h"
 #include "rec_stream.h"
 #include "rec_zout.h"
 
 #define REC_FLUSH_MS_MAX (24u * 3600u * 1000u)
 
+/* This flavour's table (end of file). */
+extern const RecFlavour LJM_FLAVOUR_SYM;
+
 struct LjmRecorder {
+  RecHandle h;           /* first: the public API finds the flavour here */
   RecStream st;          /* the stream */
   int live;              /* events go to this stream */
   int ended;             /* epilogue written (or the stream abandoned) */
@@ -327,6 +337,7 @@ static LjmRecorder *session_new(const char *name)
 {
   LjmRecorder *r = calloc(1, sizeof(*r));
   if (!r) return NULL;
+  r->h.fl = &LJM_FLAVOUR_SYM;
   r->fd = -1;
   r->name = strdup(name);
   if (!r->name) {
@@ -344,11 +355,11 @@ static void session_free(LjmRecorder *r)
   free(r);
 }
 
-/* Checks that come before touching the sink. */
+/* Checks that come before touching the sink (rec_api.c has checked the
+** VM's layout). */
 static int pre_start(lua_State *L, LjmRecError *err)
 {
   if (!L) return set_err(err, EINVAL, "%s", "no lua_State");
-  if (rec_check(L, err)) return ENOTSUP;
   if (R.g && R.g != G(L))
     return set_err(err, EBUSY, "%s", "another Lua VM is being recorded");
   return 0;
@@ -454,14 +465,10 @@ static int check_options(const LjmRecOptions *opt, LjmRecError *err)
   return take_options(&tmp, opt, err);
 }
 
-LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
-                                     LjmRecError *err)
-{
-  return ljm_recorder_start_path_ex(L, path, NULL, err);
-}
+/* -- This flavour's entry points (RecFlavour) ------------------------------ */
 
-LjmRecorder *ljm_recorder_start_path_ex(lua_State *L, const char *path,
-                                        const LjmRecOptions *opt, LjmRecError *err)
+static LjmRecorder *start_path(lua_State *L, const char *path, const LjmRecOptions *opt,
+                               LjmRecError *err)
 {
   LjmRecorder *r;
   if (pre_start(L, err) || check_options(opt, err)) return NULL;
@@ -516,13 +523,8 @@ LjmRecorder *ljm_recorder_start_path_ex(lua_State *L, const char *path,
   return r;
 }
 
-LjmRecorder *ljm_recorder_start_fd(lua_State *L, int fd, LjmRecError *err)
-{
-  return ljm_recorder_start_fd_ex(L, fd, NULL, err);
-}
-
-LjmRecorder *ljm_recorder_start_fd_ex(lua_State *L, int fd, const LjmRecOptions *opt,
-                                      LjmRecError *err)
+static LjmRecorder *start_fd(lua_State *L, int fd, const LjmRecOptions *opt,
+                             LjmRecError *err)
 {
   LjmRecorder *r;
   char name[32];
@@ -546,14 +548,8 @@ LjmRecorder *ljm_recorder_start_fd_ex(lua_State *L, int fd, const LjmRecOptions 
   return r;
 }
 
-LjmRecorder *ljm_recorder_start_writer(lua_State *L, LjmRecWriteFn write,
-                                       void *ud, LjmRecError *err)
-{
-  return ljm_recorder_start_writer_ex(L, write, ud, NULL, err);
-}
-
-LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, void *ud,
-                                          const LjmRecOptions *opt, LjmRecError *err)
+static LjmRecorder *start_writer(lua_State *L, LjmRecWriteFn write, void *ud,
+                                 const LjmRecOptions *opt, LjmRecError *err)
 {
   LjmRecorder *r;
   if (pre_start(L, err) || check_options(opt, err)) return NULL;
@@ -576,7 +572,7 @@ LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, voi
   return r;
 }
 
-int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
+static int stop(LjmRecorder *r, LjmRecError *err)
 {
   LjmRecorder **pp;
   int e;
@@ -611,17 +607,30 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
   return e;
 }
 
-int ljm_recorder_is_running(const LjmRecorder *r)
+static int is_running(const LjmRecorder *r)
 {
   return r && r->live;
 }
 
-uint64_t ljm_recorder_bytes(const LjmRecorder *r)
+static uint64_t bytes(const LjmRecorder *r)
 {
   return r ? r->st.out.written : 0;
 }
 
-int ljm_recorder_check(lua_State *L, LjmRecError *err)
-{
-  return rec_check(L, err);
-}
+#if LJ_GC64
+#define REC_GC64 ", GC64"
+#else
+#define REC_GC64 ""
+#endif
+
+const RecFlavour LJM_FLAVOUR_SYM = {
+  LJM_FLAVOUR_NAME,
+  LJM_FLAVOUR_LABEL " (" LUAJIT_VERSION REC_GC64 ")",
+  rec_check,
+  start_path,
+  start_fd,
+  start_writer,
+  stop,
+  is_running,
+  bytes,
+};

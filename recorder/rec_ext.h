@@ -10,6 +10,8 @@
 #ifndef REC_EXT_H
 #define REC_EXT_H
 
+#include "rec_unit.h"
+
 #include "rec_stack.h"
 #include "rec_stream.h"
 #include "rec_time.h"
@@ -46,18 +48,18 @@ typedef struct RecExt {
 
 /* Makes s an extended stream keeping depth frames; 0 or ENOMEM. Call
 ** after rec_stream_init(), before rec_stream_begin(). */
-int rec_ext_init(RecStream *s, uint32_t depth);
-void rec_ext_free(RecStream *s);
+REC_API int rec_ext_init(RecStream *s, uint32_t depth);
+REC_API void rec_ext_free(RecStream *s);
 /* After the event prologue: the first mark and RSS sample, the ticker. */
-void rec_ext_begin(RecStream *s);
+REC_API void rec_ext_begin(RecStream *s);
 /* Before the epilogue: stops the ticker. */
-void rec_ext_end(RecStream *s);
+REC_API void rec_ext_end(RecStream *s);
 /* In a fork()ed child. */
-void rec_ext_forked(RecStream *s);
+REC_API void rec_ext_forked(RecStream *s);
 
 /* Cold and out-of-line parts of rec_ext_pre. */
-void rec_ext_mark(RecStream *s);
-uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w);
+REC_API void rec_ext_mark(RecStream *s);
+REC_API uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w);
 
 /* Before each event of an extended stream: a time mark when the ticker
 ** asks for one, the stack's new nodes and its selection if it changed. */

@@ -27,7 +27,7 @@
 
 #include "rec_stack_int.h"
 
-RecThreads rec_threads;
+REC_API RecThreads rec_threads;
 
 /* Per-coroutine resumer cache. */
 typedef struct CoEntry {

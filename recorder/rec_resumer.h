@@ -8,6 +8,8 @@
 #ifndef REC_RESUMER_H
 #define REC_RESUMER_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include "rec_lj.h"
@@ -27,15 +29,14 @@ typedef struct RecThreads {
   int ff_wrap;
 } RecThreads;
 
-/* The threads of the walked VM (one VM at a time). Hidden: the inline
-** tracker reads it on every event, without a GOT load. */
-extern RecThreads rec_threads __attribute__((visibility("hidden")));
+/* The threads of the walked VM (one VM at a time). */
+REC_API RecThreads rec_threads;
 
 /* Tracks the threads of L's VM (from the GC list) and reads the fast
 ** function ids of coroutine.resume/wrap; 0 or ENOMEM. */
-int rec_resumer_start(lua_State *L);
+REC_API int rec_resumer_start(lua_State *L);
 /* Forgets every thread and cached resumer. */
-void rec_resumer_stop(void);
+REC_API void rec_resumer_stop(void);
 
 /* Are the threads of g tracked already? */
 static inline int rec_resumer_tracks(const global_State *g)
@@ -56,9 +57,9 @@ static inline void rec_resumer_track(global_State *g)
 }
 
 /* Forgets thread T and its cached resumer (T is being freed). */
-void rec_resumer_freed(lua_State *T);
+REC_API void rec_resumer_freed(lua_State *T);
 
 /* The thread that resumed co (running, inside the VM), or NULL. */
-lua_State *rec_resumer_find(lua_State *co);
+REC_API lua_State *rec_resumer_find(lua_State *co);
 
 #endif

@@ -45,8 +45,8 @@
 #include "rec_stack_int.h"
 #include "rec_tailcall.h"
 
-RecWalk rec_walk;
-uint32_t rec_stack_gen;
+REC_API RecWalk rec_walk;
+REC_API uint32_t rec_stack_gen;
 static const uint64_t zero_word = 0;  /* the dependency of frames without one */
 
 /* -- Setup --------------------------------------------------------------- */

@@ -14,6 +14,8 @@
 #ifndef REC_STACK_H
 #define REC_STACK_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include "rec_attr.h"
@@ -93,24 +95,24 @@ typedef struct RecWalk {
 } RecWalk;
 
 /* The walker of the recorded VM (one VM at a time). */
-extern RecWalk rec_walk;
+REC_API RecWalk rec_walk;
 
 /* Prepares walking L's VM: the thread table from the GC list, the fast
 ** function ids of coroutine.resume/wrap, the frame limit. Called at the
 ** start of an extended recording (depth = the largest limit of the
 ** extended recordings now running); 0 or ENOMEM. */
-int rec_stack_start(lua_State *L, uint32_t depth);
+REC_API int rec_stack_start(lua_State *L, uint32_t depth);
 /* Sets the frame limit (an extended recording stopped). */
-void rec_stack_depth(uint32_t depth);
+REC_API void rec_stack_depth(uint32_t depth);
 /* Releases everything (no extended recording left). */
-void rec_stack_stop(void);
+REC_API void rec_stack_stop(void);
 
 /* Captures the stack of the allocator call about to happen (ptr, osize,
 ** nsize as passed to the allocator) into rec_walk: prev holds it,
 ** common says how much of it the last event had too. */
-void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,
+REC_API void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,
                      size_t osize, size_t nsize);
 /* Forgets the last stack (its event was not written). */
-void rec_stack_forget(void);
+REC_API void rec_stack_forget(void);
 
 #endif

@@ -4,6 +4,8 @@
 #ifndef REC_STACK_INT_H
 #define REC_STACK_INT_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include "rec_lj.h"
@@ -11,9 +13,8 @@
 
 /* Generation of the caches keyed by bytecode PC (lines, call sites):
 ** bumped whenever a prototype is freed, since a new one may reuse its
-** PCs, and when walking starts or stops; rec_stack.c. Hidden: read on
-** hot paths of the other files, without a GOT load. */
-extern uint32_t rec_stack_gen __attribute__((visibility("hidden")));
+** PCs, and when walking starts or stops; rec_stack.c. */
+REC_API uint32_t rec_stack_gen;
 
 /* The thread a frame of the walk belongs to (RecFrame.aux, rec_stack.h). */
 #define AUX_THREAD(aux) ((aux) & ~(uintptr_t)REC_AUX_MASK)

@@ -8,6 +8,8 @@
 #ifndef REC_STREAM_H
 #define REC_STREAM_H
 
+#include "rec_unit.h"
+
 #include "rec_attr.h"
 #include "rec_buf.h"
 #include "rec_map.h"
@@ -32,19 +34,19 @@ typedef struct RecStream {
 } RecStream;
 
 /* Initialises the stream and its buffer; 0 or ENOMEM. */
-int rec_stream_init(RecStream *s, size_t bufsize, RecSinkFn sink, void *ud);
-void rec_stream_free(RecStream *s);
+REC_API int rec_stream_init(RecStream *s, size_t bufsize, RecSinkFn sink, void *ud);
+REC_API void rec_stream_free(RecStream *s);
 /* Writes the ljs section (every live prototype and trace of g, every C
 ** symbol of the process) and the ljm prologue. */
-void rec_stream_begin(RecStream *s, global_State *g);
+REC_API void rec_stream_begin(RecStream *s, global_State *g);
 /* Writes the epilogue and flushes; returns the sticky sink error. */
-int rec_stream_end(RecStream *s);
+REC_API int rec_stream_end(RecStream *s);
 
 /* Cold parts of rec_stream_event (rec_stream.c): announce a location
 ** the stream may not know yet. */
-void rec_stream_announce_proto(RecStream *s, const GCproto *pt);
-void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n);
-void rec_stream_announce_cfunc(RecStream *s, uint64_t addr);
+REC_API void rec_stream_announce_proto(RecStream *s, const GCproto *pt);
+REC_API void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n);
+REC_API void rec_stream_announce_cfunc(RecStream *s, uint64_t addr);
 
 /* Writes one allocation event, announcing its location first if new.
 ** Inline: it runs on every allocator call. */
@@ -95,7 +97,7 @@ rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc, int ev,
 }
 
 /* The same, out of line (for more than one stream). */
-void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
+REC_API void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
                           int ev, const void *optr, uint64_t osize,
                           const void *nptr, uint64_t nsize);
 

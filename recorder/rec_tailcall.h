@@ -6,12 +6,14 @@
 #ifndef REC_TAILCALL_H
 #define REC_TAILCALL_H
 
+#include "rec_unit.h"
+
 #include <stdint.h>
 
 #include "rec_stack.h"
 
 /* Was frame j of w->prev (outermost first) reached by a tail call from
 ** frame j-1? Sets its tail flag, and dep when a register decided it. */
-void rec_tailcall_check(RecWalk *w, global_State *g, uint32_t j);
+REC_API void rec_tailcall_check(RecWalk *w, global_State *g, uint32_t j);
 
 #endif

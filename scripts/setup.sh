@@ -10,10 +10,30 @@ here=$(cd "$(dirname "$0")" && pwd)
 tests=0
 [ "${1:-}" = "--tests" ] && tests=1
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# The system's LuaJIT: ljm record runs on it and ljm links its library.
+# Debian's luajit and OpenResty's luajit2 conflict (installing one removes
+# the other), so whichever flavour is installed is completed, never
+# swapped; on a machine with neither, Debian's. The recorder is built for
+# both either way (setup.d/luajit-source.sh fetches their sources). Only
+# the test command swaps: the nginx test needs nginx's Lua module, which
+# needs luajit2; the recorder's tests build both flavours' VMs themselves.
+if installed luajit2 || installed libluajit2-5.1-dev || installed libluajit2-5.1-2; then
+  system_luajit=(luajit2 libluajit2-5.1-dev)
+elif [ $tests -eq 1 ]; then
+  system_luajit=(luajit2 libluajit2-5.1-dev)
+  if installed luajit || installed libluajit-5.1-dev || installed libluajit-5.1-2; then
+    echo "setup: the nginx test needs OpenResty's luajit2 (nginx's Lua module): replacing Debian's luajit (test machine)" >&2
+  fi
+else
+  system_luajit=(luajit libluajit-5.1-dev)
+fi
+
 packages=(
   bazel-bootstrap            # Bazel 4.2.3 (offline build, see WORKSPACE)
   clang libclang-rt-14-dev   # compiler, libFuzzer and sanitizer runtimes
-  luajit libluajit-5.1-dev   # the VM the recorder profiles; ljm record embeds it
+  "${system_luajit[@]}"      # the VM ljm record runs scripts on, its headers
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler  # pprof writer
   libxml2-dev                # SVG writer (xmlwriter)
   zlib1g-dev libzstd-dev     # gzip input, .pb.gz, .heaptrack.gz/.zst
@@ -28,22 +48,9 @@ if [ $tests -eq 1 ]; then
     heaptrack                # heaptrack_print, the heaptrack client
     python3                  # test drivers
     time                     # /usr/bin/time for peak RSS in benchmarks
+    nginx-light libnginx-mod-http-lua  # the OpenResty example's server (needs luajit2)
+    wrk                      # load for the nginx test and benchmark
   )
-fi
-
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-
-# Debian's luajit and OpenResty's luajit2 conflict: installing one removes
-# the other. A user's luajit2 (nginx's Lua module needs it) is never
-# swapped; only the test command, on a test machine, may, and says so.
-if installed luajit2 || installed libluajit2-5.1-dev || installed libluajit2-5.1-2; then
-  if [ $tests -eq 1 ]; then
-    echo "setup: the tests need Debian's luajit: replacing OpenResty's luajit2 (test machine)" >&2
-  else
-    echo "setup: OpenResty's luajit2 is installed; not replacing it with Debian's luajit," >&2
-    echo "setup: which the recorder and ljm record are built for so far: stopping" >&2
-    exit 1
-  fi
 fi
 
 missing=()

@@ -10,7 +10,8 @@ import testlib
 res = testlib.Results("capi")
 host = testlib.runfile(sys.argv[1])
 out = testlib.scratch("capi")
-p = subprocess.run([host, out], capture_output=True, text=True, timeout=300)
+p = subprocess.run([host, out], capture_output=True, text=True, timeout=300,
+                   env=testlib.vm_env())
 sys.stdout.write(p.stdout)
 sys.stderr.write(p.stderr)
 res.check(p.returncode == 0, "capi_host exit status %d" % p.returncode)

@@ -23,9 +23,15 @@ shutil.copy(cmod, os.path.join(work, "cmod", "memprof_cmod.so"))
 
 SKIP, OUTPUT, SCRIPTS = corpus_rules.SKIP, corpus_rules.OUTPUT, corpus_rules.SCRIPTS
 
+# The recorder picks the flavour of the VM under test.
+p = subprocess.run([tool, "-"], input='print(require("ljm.recorder").build())', cwd=work,
+                   capture_output=True, text=True, timeout=60, env=testlib.vm_env())
+res.check(testlib.build_is_vm_flavour(p.stdout),
+          "build picked: %r (VM %s)" % (p.stdout + p.stderr, testlib.VM or "system"))
+
 for s in SCRIPTS:
     p = subprocess.run([tool, "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env=testlib.vm_env())
     if not res.check(p.returncode == 0, "%s: exit %d: %s" % (s, p.returncode, p.stderr)):
         continue
     stream = os.path.join(work, OUTPUT.get(s, s + ".ljm"))

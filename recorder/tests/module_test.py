@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""module_test.py -- require "ljm.recorder" from stock /usr/bin/luajit:
-return values, errors, no truncation on failed start, /dev/full, repeated
-recordings, os.exit() with a recording running.
+"""module_test.py -- require "ljm.recorder" from stock luajit (the VM under
+test, testlib.VM): the build it picks, return values, errors, no truncation
+on failed start, /dev/full, repeated recordings, os.exit() with a recording
+running.
 usage: module_test.py SOFILE MODULE_API_LUA"""
 import os
 import shutil
@@ -20,11 +21,15 @@ shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
 
 env = testlib.module_env(so)
 env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
-p = subprocess.run(["luajit", script, out], capture_output=True, text=True,
+p = subprocess.run([testlib.LUAJIT, script, out], capture_output=True, text=True,
                    env=env, timeout=300)
 sys.stdout.write(p.stdout)
 sys.stderr.write(p.stderr)
 res.check(p.returncode == 0, "module_api.lua exit status %d" % p.returncode)
+b = subprocess.run([testlib.LUAJIT, "-e", 'print(require("ljm.recorder").build())'],
+                   capture_output=True, text=True, env=env, timeout=60)
+res.check(testlib.build_is_vm_flavour(b.stdout) and "GC64" in b.stdout,
+          "build() names the VM's flavour: %r" % (b.stdout + b.stderr))
 res.check("module_api: ok" in p.stdout, "module_api.lua checks")
 
 A = "ALLOCATIONS"

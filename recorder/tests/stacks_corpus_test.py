@@ -62,7 +62,7 @@ def check_ljm(ext, down, what):
 
 
 for s in corpus_rules.SCRIPTS:
-    env = dict(os.environ, LUA_INIT=INIT)
+    env = testlib.vm_env(dict(os.environ, LUA_INIT=INIT))
     p = subprocess.run([tool, "--stacks", "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
                        capture_output=True, text=True, timeout=600, env=env)
     if not res.check(p.returncode == 0, "%s: exit %d: %s" % (s, p.returncode, p.stderr)):

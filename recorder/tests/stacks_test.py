@@ -26,6 +26,7 @@ A, R = 1, 3
 
 
 def run(cmd, **kw):
+    kw.setdefault("env", testlib.vm_env())
     return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300, **kw)
 
 
@@ -134,7 +135,9 @@ diff = []
 for key, counts in rows_std.items():
     if sum(counts) >= 100:
         mine = sum(rows_dn.get(key, []))
-        if abs(mine - sum(counts)) > 0.02 * sum(counts):
+        # Two runs: the GC's pace (what INTERNAL frees) may shift a little.
+        slack = 0.05 if key[1] == "INTERNAL" else 0.02
+        if abs(mine - sum(counts)) > slack * sum(counts):
             diff.append((key, sum(counts), mine))
 res.check(not diff, "downgrade rows = standard recording's rows: %s" % diff[:5])
 
@@ -194,7 +197,7 @@ os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
 shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
 env = testlib.module_env(so)
 env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
-p = subprocess.run(["luajit", "module_stacks.lua", work], capture_output=True, text=True, env=env,
+p = subprocess.run([testlib.LUAJIT, "module_stacks.lua", work], capture_output=True, text=True, env=env,
                    cwd=work, timeout=120)
 sys.stderr.write(p.stderr)
 res.check(p.returncode == 0 and "module_stacks: ok" in p.stdout, "module_stacks.lua checks")

@@ -36,11 +36,49 @@ def scratch(name):
     return d
 
 
+# The VM the recorder's tests run on: a flavour built from its source tree
+# (LJM_TEST_VM: that VM's luajit, next to its libluajit-5.1.so.2; set by
+# the *_luajit and *_luajit2 targets), or the system's LuaJIT (unset).
+VM = os.environ.get("LJM_TEST_VM")
+if VM:
+    VM = os.path.abspath(VM)
+LUAJIT = VM or "luajit"
+
+
+def vm_env(env=None):
+    """Environment in which `luajit` and programs linked with -lluajit-5.1
+    (ljm record, capi_host) run on the VM under test."""
+    env = dict(os.environ if env is None else env)
+    if VM:
+        lib = os.path.dirname(VM)
+        env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"]
+                                        if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def vm_flavour():
+    """Debian package name of the VM under test's flavour: "luajit" for
+    Debian's, "luajit2" for OpenResty's."""
+    if VM:
+        return os.environ["LJM_TEST_FLAVOUR"]
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "luajit2"],
+                       capture_output=True, text=True)
+    return "luajit2" if "install ok installed" in p.stdout else "luajit"
+
+
+def build_is_vm_flavour(label):
+    """Whether a build label (rec.build(), ljm_recorder_build) names the VM
+    under test's flavour: "Debian luajit2 2.1-20230119-1 (...)", or
+    "luajit2 tree /path (...)" for a slot pointed at another tree."""
+    f = vm_flavour()
+    return label.startswith("Debian %s " % f) or label.startswith("%s tree " % f)
+
+
 def module_env(sofile):
-    """Environment for stock luajit loading our module. A module built with
-    sanitizers (bazel test --config=asan) needs their runtime preloaded,
-    since /usr/bin/luajit is not instrumented."""
-    env = dict(os.environ)
+    """Environment for the VM under test loading our module. A module built
+    with sanitizers (bazel test --config=asan) needs their runtime
+    preloaded, since the VM is not instrumented."""
+    env = vm_env()
     if b"__asan_init" in open(sofile, "rb").read():
         rt = subprocess.run(["clang", "-print-file-name=libclang_rt.asan-x86_64.so"],
                             capture_output=True, text=True).stdout.strip()

@@ -1,0 +1,136 @@
+-- ljm_nginx.lua -- record the memory of nginx's Lua workers with ljmkit.
+--
+-- One stream per worker, named after the worker's pid, written by the
+-- ljm.recorder module (installed by ljmkit's scripts/install.sh where
+-- nginx's default lua_package_cpath finds it). Two ways:
+--
+--   always     init_worker_by_lua_block { require("ljm_nginx").always{...} }
+--              exit_worker_by_lua_block { require("ljm_nginx").exit_worker() }
+--              each worker records its whole life: ljm/worker-<pid>.ljm.gz
+--
+--   on demand  init_worker_by_lua_block { require("ljm_nginx").on_demand{...} }
+--              exit_worker_by_lua_block { require("ljm_nginx").exit_worker() }
+--              content_by_lua_block { require("ljm_nginx").control() } in a
+--              server that only listens on loopback: GET /ljm/start?seconds=N
+--              makes every worker record (ljm/ondemand-<n>-<pid>.ljm.gz) until
+--              N seconds have passed or GET /ljm/stop; GET /ljm/status.
+--              Needs `lua_shared_dict ljm 64k;`.
+--
+-- Options (both): dir (default <prefix>/ljm), suffix (".ljm.gz": compressed
+-- on the recorder's writer thread; ".ljm.zst", ".ljm"), flush (seconds: what
+-- a killed worker can lose at most; default 1), stacks (call stacks: the
+-- extended stream). on_demand also: max_seconds (600), poll (0.5 s).
+local rec = require "ljm.recorder"
+
+local M = {}
+
+local cfg = {
+  dir = nil,
+  suffix = ".ljm.gz",
+  flush = 1,
+  stacks = false,
+  max_seconds = 600,
+  poll = 0.5,
+  dict = "ljm",
+}
+local current      -- path of this worker's running recording
+local current_gen  -- on demand: the request it follows
+
+local function configure(opts)
+  for k, v in pairs(opts or {}) do
+    if cfg[k] == nil and k ~= "dir" then error("ljm_nginx: unknown option " .. tostring(k), 3) end
+    cfg[k] = v
+  end
+  cfg.dir = cfg.dir or (ngx.config.prefix() .. "ljm")
+end
+
+local function start(name)
+  local path = string.format("%s/%s-%d%s", cfg.dir, name, ngx.worker.pid(), cfg.suffix)
+  local ok, err = rec.start(path, { flush = cfg.flush, stacks = cfg.stacks or nil })
+  if not ok then
+    ngx.log(ngx.ERR, "ljm: cannot record: ", err)
+    return nil
+  end
+  current = path
+  ngx.log(ngx.NOTICE, "ljm: recording to ", path, " (", rec.build(), ")")
+  return path
+end
+
+local function stop()
+  if not current then return end
+  local path = current
+  current = nil
+  local ok, err = rec.stop()
+  if ok then
+    ngx.log(ngx.NOTICE, "ljm: recorded ", path)
+  else
+    ngx.log(ngx.ERR, "ljm: ", path, ": ", err)
+  end
+end
+
+-- Records this worker's whole life (init_worker_by_lua*).
+function M.always(opts)
+  configure(opts)
+  start("worker")
+end
+
+-- Ends this worker's recording (exit_worker_by_lua*): a complete stream.
+function M.exit_worker()
+  stop()
+end
+
+-- Follows the shared request: record while a generation is set and its
+-- time limit has not passed.
+local function follow(premature)
+  local d = ngx.shared[cfg.dict]
+  local gen, limit = d:get("gen"), d:get("until")
+  local want = not premature and gen and limit and ngx.now() < limit and gen or nil
+  if current and want ~= current_gen then stop() end
+  if want and want ~= current_gen then start("ondemand-" .. want) end
+  current_gen = want
+end
+
+-- Starts following /ljm/start and /ljm/stop in this worker (init_worker_by_lua*).
+function M.on_demand(opts)
+  configure(opts)
+  if not ngx.shared[cfg.dict] then
+    error("ljm_nginx: on_demand needs lua_shared_dict " .. cfg.dict, 2)
+  end
+  local ok, err = ngx.timer.every(cfg.poll, follow)
+  if not ok then ngx.log(ngx.ERR, "ljm: cannot start the timer: ", err) end
+end
+
+-- The control location (content_by_lua*): /ljm/start?seconds=N, /ljm/stop,
+-- /ljm/status. Put it in a server that listens on 127.0.0.1 only.
+function M.control()
+  local d = ngx.shared[cfg.dict]
+  local what = ngx.var.uri:match("([^/]+)$")
+  if what == "start" then
+    local secs = tonumber(ngx.var.arg_seconds or "60")
+    if not secs or secs <= 0 or secs > cfg.max_seconds then
+      ngx.status = 400
+      ngx.say("seconds must be a number in (0, ", cfg.max_seconds, "]")
+      return
+    end
+    local gen = d:incr("gen", 1, 0)
+    d:set("until", ngx.now() + secs)
+    ngx.say("recording ", gen, " for ", secs, " s: ", cfg.dir, "/ondemand-", gen,
+            "-<pid>", cfg.suffix, " from each worker within ", cfg.poll, " s")
+  elseif what == "stop" then
+    d:set("until", 0)
+    ngx.say("stopping within ", cfg.poll, " s")
+  elseif what == "status" then
+    local gen, limit = d:get("gen"), d:get("until") or 0
+    local left = limit - ngx.now()
+    if gen and left > 0 then
+      ngx.say("recording ", gen, ", ", string.format("%.1f", left), " s left")
+    else
+      ngx.say("not recording")
+    end
+  else
+    ngx.status = 404
+    ngx.say("use /ljm/start?seconds=N, /ljm/stop or /ljm/status")
+  end
+end
+
+return M

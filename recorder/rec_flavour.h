@@ -1,0 +1,45 @@
+/* rec_flavour.h -- the recorder built for one LuaJIT flavour.
+**
+** The files that read LuaJIT's internals are compiled once per flavour
+** (Debian's luajit, OpenResty's luajit2, or any LuaJIT 2.1 tree a build
+** points a slot at: bazel/luajit_tree.bzl) into a unit that exposes only
+** this table. The public API (rec_api.c) asks each flavour in turn
+** whether the running VM matches its layouts and records with the first
+** that does.
+*/
+#ifndef REC_FLAVOUR_H
+#define REC_FLAVOUR_H
+
+#include <stdint.h>
+
+#include "ljm_recorder.h"
+
+typedef struct RecFlavour {
+  const char *name;     /* "luajit", "luajit2" */
+  const char *label;    /* the build, e.g. "Debian luajit2 2.1-20230119-1, GC64" */
+  /* 0 if L's VM has this flavour's layouts, else ENOTSUP with the
+  ** reason ("GG_State layout"); reads only what it has checked. */
+  int (*check)(lua_State *L, LjmRecError *err);
+  /* The ljm_recorder_*_ex functions of ljm_recorder.h for this flavour. */
+  LjmRecorder *(*start_path)(lua_State *L, const char *path, const LjmRecOptions *opt,
+                             LjmRecError *err);
+  LjmRecorder *(*start_fd)(lua_State *L, int fd, const LjmRecOptions *opt,
+                           LjmRecError *err);
+  LjmRecorder *(*start_writer)(lua_State *L, LjmRecWriteFn write, void *ud,
+                               const LjmRecOptions *opt, LjmRecError *err);
+  int (*stop)(LjmRecorder *r, LjmRecError *err);
+  int (*is_running)(const LjmRecorder *r);
+  uint64_t (*bytes)(const LjmRecorder *r);
+} RecFlavour;
+
+/* Every flavour's LjmRecorder begins with this: the public API finds a
+** handle's flavour through it. */
+typedef struct RecHandle {
+  const RecFlavour *fl;
+} RecHandle;
+
+/* The flavours linked in, NULL-terminated, in the order they are tried
+** (rec_flavours.c). */
+extern const RecFlavour *const rec_flavours[];
+
+#endif

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""nginx_test.py -- the OpenResty example (examples/openresty/) in a real
+nginx (Debian nginx-light + libnginx-mod-http-lua, on OpenResty's luajit2,
+JIT on) under wrk's load, on 127.0.0.1 with its own prefix:
+
+* always.conf: one complete stream per worker, named after its pid; the
+  leaking handler's line and its trace present, with counts consistent
+  with the requests nginx served (its access log); the leak still live at
+  stop; no failed request, nothing above [notice] in the error log.
+* SIGKILL of a recording worker: its stream reports as truncated, with
+  what was written up to the last flush (the example flushes every second);
+  the respawned worker records a stream of its own.
+* on-demand.conf: nothing recorded until /ljm/start on the loopback control
+  server; every worker records then, and stops by the time limit alone.
+
+usage: nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zlib
+
+import clitest
+from nginxlib import Nginx, get, log_problems, make_prefix, scratch_top, served, wrk
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
+import ljmrows  # noqa: E402
+import testlib  # noqa: E402
+
+ljm, so = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+example = os.path.dirname(os.path.abspath([f for f in sys.argv[3:] if f.endswith("always.conf")][0]))
+check = clitest.Checks("nginx")
+A = "ALLOCATIONS"
+top = scratch_top()
+
+
+def stream(path):
+    """(rows, info) of a possibly cut .gz stream."""
+    raw = open(path, "rb").read()
+    return ljmrows.decode(zlib.decompressobj(31).decompress(raw))
+
+
+def leak_rows(rows, prefix):
+    """Allocation events of the leaking line, interpreted and in traces
+    that start in app.lua (JIT on: the handler runs as a trace)."""
+    app = "@%slua/app.lua:" % prefix
+    line = trace = 0
+    for (sec, name), cs in rows.items():
+        if sec != A:
+            continue
+        if name == app + "11":
+            line += sum(cs)
+        elif name.startswith("TRACE [") and (" started at " + app) in name:
+            trace += sum(cs)
+    return line, trace
+
+
+# -- always.conf under load, graceful stop ---------------------------------
+prefix, (port, ctl) = make_prefix(top, "always", example, so)
+ngx = Nginx(prefix, "always.conf", testlib.module_env(so))
+check(ngx.wait_ready(port), "nginx started with 2 workers")
+workers = ngx.workers()
+p, nreq = wrk(port, "/leak", 4)
+check(p.returncode == 0 and nreq > 1000, "wrk ran: %d requests (%s)" % (nreq, p.stderr.strip()))
+check("Non-2xx" not in p.stdout and "Socket errors" not in p.stdout, "no failed requests: %s" % p.stdout)
+check(get(port, "/work")[0] == 200, "/work answers")
+ok, out = ngx.quit()
+check(ok, "graceful stop: %s" % out)
+check(not log_problems(prefix), "error log clean: %s" % log_problems(prefix)[:3])
+files = sorted(os.listdir(prefix + "ljm"))
+want = sorted("worker-%d.ljm.gz" % w for w in workers)
+check(files == want, "one stream per worker, pid in the name: %s vs %s" % (files, want))
+leaks = served(prefix, "/leak")
+check(leaks >= nreq, "access log: %d /leak served (wrk: %d)" % (leaks, nreq))
+line = trace = live = 0
+for f in files:
+    rows, info = stream(prefix + "ljm/" + f)
+    check(info["complete"], "%s: complete" % f)
+    l, t = leak_rows(rows, prefix)
+    line, trace = line + l, trace + t
+    check(l > 0, "%s: the leaking line app.lua:11 is there (interpreted at first): %d" % (f, l))
+    r = subprocess.run([ljm, "report", prefix + "ljm/" + f], capture_output=True, text=True)
+    check(r.returncode == 0 and not r.stderr and "app.lua:11" in r.stdout,
+          "%s: ljm report: %d %s" % (f, r.returncode, r.stderr))
+    r = subprocess.run([ljm, "report", "--leak-only", prefix + "ljm/" + f], capture_output=True, text=True)
+    for m in re.finditer(r"^(TRACE \[\d+\] started at )?@%slua/app\.lua:\d+ holds \d+B: (\d+) allocs, (\d+) frees"
+                         % re.escape(prefix), r.stdout, re.M):
+        live += int(m.group(2)) - int(m.group(3))
+# Each /leak request keeps one record table (a table, and its hash part
+# when interpreted): at least one allocation per request, at most three,
+# and they are all still alive when the worker stops.
+print("%d /leak requests served; leak allocations: line %d, traces %d; live at stop %d"
+      % (leaks, line, trace, live))
+check(trace > 0, "JIT on: the handler's allocations charged to its trace (%d)" % trace)
+check(leaks <= line + trace <= 3 * leaks,
+      "leak allocations %d (line %d + trace %d) for %d requests" % (line + trace, line, trace, leaks))
+check(live >= leaks, "leak-only: %d app.lua allocations live at stop, >= %d requests" % (live, leaks))
+
+# -- SIGKILL a recording worker ----------------------------------------------
+prefix, (port, ctl) = make_prefix(top, "killed", example, so)
+ngx = Nginx(prefix, "always.conf", testlib.module_env(so))
+check(ngx.wait_ready(port), "nginx started again")
+victim = ngx.workers()[0]
+load = subprocess.Popen(["wrk", "-t2", "-c16", "-d5s", "http://127.0.0.1:%d/leak" % port],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(3)  # past the example's 1 s flush interval, twice
+os.kill(victim, signal.SIGKILL)
+load.communicate(timeout=60)
+time.sleep(1)
+survivors = ngx.workers()
+check(victim not in survivors and len(survivors) == 2, "worker respawned: %s" % survivors)
+ok, out = ngx.quit()
+check(ok, "graceful stop after the kill")
+path = prefix + "ljm/worker-%d.ljm.gz" % victim
+rows, info = stream(path)
+l, t = leak_rows(rows, prefix)
+check(not info["complete"] and l + t > 1000,
+      "killed worker's stream cut, with what was flushed: %d leak events" % (l + t))
+r = subprocess.run([ljm, "report", path], capture_output=True, text=True)
+check("app.lua:11" in r.stdout and r.stderr.count("\n") == 1 and
+      "stops without its 0x80 end marker" in r.stderr,
+      "ljm report reads the cut stream, one-line warning: %r" % r.stderr)
+others = [f for f in os.listdir(prefix + "ljm") if f != os.path.basename(path)]
+check(len(others) == 2 and all(stream(prefix + "ljm/" + f)[1]["complete"] for f in others),
+      "the other worker and the respawned one: complete streams %s" % others)
+
+# -- on-demand.conf ----------------------------------------------------------
+prefix, (port, ctl) = make_prefix(top, "ondemand", example, so)
+ngx = Nginx(prefix, "on-demand.conf", testlib.module_env(so))
+check(ngx.wait_ready(port), "nginx started (on demand)")
+workers = ngx.workers()
+wrk(port, "/leak", 1)
+check(os.listdir(prefix + "ljm") == [], "nothing recorded before /ljm/start")
+check(get(ctl, "/ljm/start?seconds=0")[0] == 400, "start: seconds must be positive")
+st, body = get(ctl, "/ljm/start?seconds=3")
+check(st == 200 and body.startswith("recording 1 for 3 s"), "start: %d %r" % (st, body))
+time.sleep(1)
+check(get(ctl, "/ljm/status")[1].startswith("recording 1"), "status: recording")
+p, nreq = wrk(port, "/leak", 1)
+check(sorted(os.listdir(prefix + "ljm")) == sorted("ondemand-1-%d.ljm.gz" % w for w in workers),
+      "every worker records: %s" % os.listdir(prefix + "ljm"))
+time.sleep(2.5)  # the time limit ends the recordings, no /ljm/stop
+check(get(ctl, "/ljm/status")[1].startswith("not recording"), "status: not recording")
+done = [stream(prefix + "ljm/" + f)[1]["complete"] for f in os.listdir(prefix + "ljm")]
+check(done == [True, True], "complete after the time limit, before nginx stops: %s" % done)
+ok, out = ngx.quit()
+check(ok, "graceful stop (on demand)")
+check(not log_problems(prefix), "error log clean (on demand): %s" % log_problems(prefix)[:3])
+
+shutil.rmtree(top, ignore_errors=True)
+sys.exit(check.done(minimum=20))
