@@ -30,6 +30,8 @@ int ljm_cli_close_output(FILE *f, const char *name);
 int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict);
 
 int ljm_cmd_report(int argc, char **argv);
+/* ljm heap: a heap snapshot by type (cmd_heap.c). */
+int ljm_cmd_heap(int argc, char **argv);
 int ljm_cmd_convert(int argc, char **argv);
 
 #endif

@@ -10,7 +10,7 @@ work=${TEST_TMPDIR:-$(mktemp -d)}/corpus
 mkdir -p "$work"
 for d in "$@"; do
   for f in "$d"/*; do
-    case $f in *.ljm|*.bin) cp "$f" "$work/" ;; esac
+    case $f in *.ljm|*.bin|*.ljh) cp "$f" "$work/" ;; esac
   done
 done
 n=$(ls "$work" | wc -l)

@@ -114,6 +114,16 @@ static int rec_is_running(lua_State *L)
   return 1;
 }
 
+/* Writes a heap snapshot: true, or nil, message, errno. */
+static int rec_snapshot(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  LjmRecError err;
+  if (ljm_recorder_snapshot(L, path, &err)) return push_fail(L, err.msg, err.code);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* The LuaJIT build this VM matches, or nil and the reason none does. */
 static int rec_build(lua_State *L)
 {
@@ -134,9 +144,10 @@ int ljm_recorder_open(lua_State *L)
     {"stop", rec_stop},
     {"is_running", rec_is_running},
     {"build", rec_build},
+    {"snapshot", rec_snapshot},
     {NULL, NULL}
   };
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 5);
   luaL_register(L, NULL, funcs);
   return 1;
 }

@@ -106,6 +106,13 @@ uint64_t ljm_recorder_bytes(const LjmRecorder *r);
 ** luajit2 by default); 0 if it does, else ENOTSUP with each one's reason. */
 int ljm_recorder_check(lua_State *L, LjmRecError *err);
 
+/* Writes a heap snapshot of L's VM to path (decoder/ljh_decoder.h): every
+** object reachable from the roots with its type, size, label and
+** references. Reads the heap only (no allocation through the VM, no GC
+** step); works with or without recordings running. 0, or an errno value
+** with err filled in; path is replaced only by a complete snapshot. */
+int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
+
 /* The build that matches L's VM, e.g. "Debian luajit2 2.1-20230119-1
 ** (LuaJIT 2.1.0-beta3, GC64)"; NULL if none does. */
 const char *ljm_recorder_build(lua_State *L);

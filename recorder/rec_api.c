@@ -113,6 +113,12 @@ int ljm_recorder_check(lua_State *L, LjmRecError *err)
   return pick(L, err) ? 0 : ENOTSUP;
 }
 
+int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err)
+{
+  const RecFlavour *fl = pick(L, err);
+  return fl ? fl->snapshot(L, path, err) : err ? err->code : ENOTSUP;
+}
+
 const char *ljm_recorder_build(lua_State *L)
 {
   const RecFlavour *fl = pick(L, NULL);

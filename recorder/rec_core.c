@@ -36,6 +36,7 @@
 #include "rec_cname.h"
 #include "rec_ext.h"
 #include "rec_flavour.h"
+#include "rec_snap.h"
 #include "rec_stack.h"
 #include "rec_stream.h"
 #include "rec_zout.h"
@@ -633,4 +634,5 @@ const RecFlavour LJM_FLAVOUR_SYM = {
   stop,
   is_running,
   bytes,
+  rec_snap_write,
 };

@@ -14,4 +14,5 @@
 #include "rec_stack.c"
 #include "rec_ext.c"
 #include "rec_stream.c"
+#include "rec_snap.c"
 #include "rec_core.c"

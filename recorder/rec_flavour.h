@@ -30,6 +30,8 @@ typedef struct RecFlavour {
   int (*stop)(LjmRecorder *r, LjmRecError *err);
   int (*is_running)(const LjmRecorder *r);
   uint64_t (*bytes)(const LjmRecorder *r);
+  /* ljm_recorder_snapshot for this flavour. */
+  int (*snapshot)(lua_State *L, const char *path, LjmRecError *err);
 } RecFlavour;
 
 /* Every flavour's LjmRecorder begins with this: the public API finds a

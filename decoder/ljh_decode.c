@@ -1,0 +1,221 @@
+/* ljh_decode.c -- streaming decoder of heap snapshots (ljh_decoder.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ljh_decoder.h"
+#include "ljm_input.h"
+#include "ljm_uleb.h"
+
+#define BUF (64u << 10)
+#define STR_MAX (1u << 20)  /* longest label or edge name accepted */
+
+typedef struct Rd {
+  LjmInput *in;
+  LjmDiag *diag;
+  uint8_t buf[BUF];
+  size_t pos, len;
+  uint64_t base;   /* stream offset of buf[0] */
+  int eof, err;
+  /* The object being read: its edges and their names. */
+  LjhEdge *edges;
+  size_t nedges, capedges;
+  char *text;
+  size_t ntext, captext;
+} Rd;
+
+static uint64_t offset(const Rd *r) { return r->base + r->pos; }
+
+static int fill(Rd *r)
+{
+  if (r->eof || r->err) return 0;
+  r->base += r->pos;
+  memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+  r->len -= r->pos;
+  r->pos = 0;
+  ptrdiff_t n = ljm_input_read(r->in, r->buf + r->len, BUF - r->len, r->diag, r->base + r->len);
+  if (n < 0) {
+    r->err = 1;
+    return 0;
+  }
+  if (n == 0) r->eof = 1;
+  r->len += (size_t)n;
+  return n > 0;
+}
+
+static int bad(Rd *r, const char *msg)
+{
+  if (!r->err) {
+    r->err = 1;
+    r->diag->offset = offset(r);
+    snprintf(r->diag->msg, sizeof(r->diag->msg), "%s", msg);
+  }
+  return -1;
+}
+
+/* 1 with a byte, 0 at the end of input, -1 on error. */
+static int get_byte(Rd *r, uint8_t *b)
+{
+  if (r->pos == r->len && !fill(r)) return r->err ? -1 : 0;
+  *b = r->buf[r->pos++];
+  return 1;
+}
+
+static int get_uleb(Rd *r, uint64_t *v)
+{
+  if (r->len - r->pos < LJM_ULEB_MAX) fill(r);
+  if (r->err) return -1;
+  int n = ljm_uleb_decode(r->buf + r->pos, r->buf + r->len, v);
+  if (n == LJM_ULEB_SHORT) return 0;
+  if (n < 0) return bad(r, "bad ULEB128 number");
+  r->pos += (size_t)n;
+  return 1;
+}
+
+/* A string appended to the object's text; *at its offset. */
+static int get_str(Rd *r, size_t *at, size_t *len)
+{
+  uint64_t n;
+  int k = get_uleb(r, &n);
+  if (k <= 0) return k;
+  if (n > STR_MAX) return bad(r, "string longer than 1 MiB");
+  if (r->ntext + n + 1 > r->captext) {
+    size_t cap = r->captext ? r->captext : 4096;
+    while (cap < r->ntext + n + 1) cap *= 2;
+    char *t = realloc(r->text, cap);
+    if (!t) return bad(r, "out of memory");
+    r->text = t;
+    r->captext = cap;
+  }
+  *at = r->ntext;
+  *len = (size_t)n;
+  for (size_t i = 0; i < n; i++) {
+    if (r->pos == r->len && !fill(r)) return r->err ? -1 : 0;
+    r->text[r->ntext++] = (char)r->buf[r->pos++];
+  }
+  r->text[r->ntext++] = '\0';
+  return 1;
+}
+
+/* One edge into r->edges; names are offsets until the object is whole. */
+static int get_edge(Rd *r)
+{
+  uint8_t kind;
+  int k = get_byte(r, &kind);
+  if (k <= 0) return k;
+  if (r->nedges == r->capedges) {
+    size_t cap = r->capedges ? r->capedges * 2 : 64;
+    LjhEdge *e = realloc(r->edges, cap * sizeof(*e));
+    if (!e) return bad(r, "out of memory");
+    r->edges = e;
+    r->capedges = cap;
+  }
+  LjhEdge *e = &r->edges[r->nedges];
+  memset(e, 0, sizeof(*e));
+  e->kind = kind & 0x7f;
+  e->weak = (kind & LJH_EDGE_WEAK) != 0;
+  if (e->kind < LJH_EDGE_NAME || e->kind > LJH_EDGE_KEY) {
+    r->pos--;
+    return bad(r, "unknown edge kind");
+  }
+  if ((k = get_uleb(r, &e->target)) <= 0) return k;
+  if (e->kind == LJH_EDGE_NAME) {
+    size_t at;
+    if ((k = get_str(r, &at, &e->len)) <= 0) return k;
+    e->name = (const char *)(uintptr_t)at;
+  } else if (e->kind != LJH_EDGE_KEY) {
+    if ((k = get_uleb(r, &e->key)) <= 0) return k;
+  }
+  r->nedges++;
+  return 1;
+}
+
+const char *ljh_type_name(LjhType t)
+{
+  static const char *const names[LJH_NTYPES] = {
+    "?", "root", "string", "table", "function", "C function", "prototype", "upvalue",
+    "thread", "userdata", "cdata", "trace", "VM internal",
+  };
+  return (unsigned)t < LJH_NTYPES ? names[t] : "?";
+}
+
+static LjmStatus finish(Rd *r, LjmStatus st)
+{
+  free(r->edges);
+  free(r->text);
+  free(r);
+  return st;
+}
+
+LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *diag)
+{
+  LjmDiag scratch;
+  if (!diag) diag = &scratch;
+  memset(diag, 0, sizeof(*diag));
+  Rd *r = calloc(1, sizeof(*r));
+  if (!r) {
+    snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+    return LJM_ERROR;
+  }
+  r->in = in;
+  r->diag = diag;
+  uint8_t magic[4];
+  for (int i = 0; i < 4; i++) {
+    int k = get_byte(r, &magic[i]);
+    if (k < 0) return finish(r, LJM_ERROR);
+    if (k == 0) {
+      diag->offset = offset(r);
+      snprintf(diag->msg, sizeof(diag->msg), "not a heap snapshot (too short)");
+      return finish(r, LJM_ERROR);
+    }
+  }
+  if (memcmp(magic, "ljh", 3)) {
+    diag->offset = 0;
+    snprintf(diag->msg, sizeof(diag->msg), "not a heap snapshot (no \"ljh\" magic)");
+    return finish(r, LJM_ERROR);
+  }
+  if (magic[3] != 1) {
+    diag->offset = 3;
+    snprintf(diag->msg, sizeof(diag->msg), "heap snapshot version %u (this ljm reads 1)", magic[3]);
+    return finish(r, LJM_ERROR);
+  }
+  size_t at, len;
+  uint64_t total;
+  int k;
+  if ((k = get_str(r, &at, &len)) <= 0 || (k = get_uleb(r, &total)) <= 0)
+    goto stop;
+  if (cb->header) cb->header(ud, r->text + at, len, total);
+  for (int first = 1;; first = 0) {
+    uint64_t addr, size, n;
+    uint8_t type;
+    r->ntext = r->nedges = 0;
+    if ((k = get_byte(r, &type)) <= 0) goto stop;
+    if (type == 0) {
+      if (first) {
+        r->pos--;
+        k = bad(r, "snapshot without its root");
+        goto stop;
+      }
+      return finish(r, LJM_OK);
+    }
+    if (type >= LJH_NTYPES || (first != (type == LJH_ROOT))) {
+      r->pos--;
+      k = bad(r, first ? "snapshot without its root" : "unknown object type");
+      goto stop;
+    }
+    if ((k = get_uleb(r, &addr)) <= 0 || (k = get_uleb(r, &size)) <= 0 ||
+        (k = get_str(r, &at, &len)) <= 0 || (k = get_uleb(r, &n)) <= 0)
+      goto stop;
+    for (uint64_t i = 0; i < n; i++)
+      if ((k = get_edge(r)) <= 0) goto stop;
+    for (size_t i = 0; i < r->nedges; i++)
+      if (r->edges[i].kind == LJH_EDGE_NAME)
+        r->edges[i].name = r->text + (size_t)(uintptr_t)r->edges[i].name;
+    if (cb->object) cb->object(ud, (LjhType)type, addr, size, r->text + at, len, r->edges, r->nedges);
+  }
+stop:
+  if (k < 0) return finish(r, LJM_ERROR);
+  diag->offset = offset(r);
+  snprintf(diag->msg, sizeof(diag->msg), "snapshot stops before its end byte");
+  return finish(r, LJM_TRUNCATED);
+}

@@ -1,0 +1,468 @@
+/* ljm_heapgraph.c -- the reference graph of a heap snapshot, its
+** dominator tree (semi-NCA: Georgiadis, Tarjan and Werneck's variant of
+** Lengauer-Tarjan, "Finding dominators in practice", 2006) and shortest
+** paths (breadth first from the root). */
+#include "ljm_heapgraph.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Loader {
+  LjmHeapGraph *g;
+  uint64_t *to_addr;   /* per reference, until resolved */
+  uint64_t *key_addr;  /* per reference: STRKEY/OBJKEY key address */
+  uint32_t capobj, capref;
+  int oom;
+} Loader;
+
+static uint32_t label_add(Loader *ld, const char *s, size_t len)
+{
+  LjmHeapGraph *g = ld->g;
+  if (g->nlabels + len + 1 > g->caplabels) {
+    size_t cap = g->caplabels ? g->caplabels : 1 << 16;
+    while (cap < g->nlabels + len + 1) cap *= 2;
+    char *l = cap <= UINT32_MAX ? realloc(g->labels, cap) : NULL;
+    if (!l) {
+      ld->oom = 1;
+      return 0;
+    }
+    g->labels = l;
+    g->caplabels = cap;
+  }
+  uint32_t at = (uint32_t)g->nlabels;
+  memcpy(g->labels + at, s, len);
+  g->labels[at + len] = '\0';
+  g->nlabels += len + 1;
+  return at;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elt)
+{
+  if (need <= *cap) return 1;
+  uint64_t nc = *cap ? (uint64_t)*cap * 2 : 1024;
+  while (nc < need) nc *= 2;
+  if (nc > UINT32_MAX) return 0;
+  void *q = realloc(*p, nc * elt);
+  if (!q) return 0;
+  *p = q;
+  *cap = (uint32_t)nc;
+  return 1;
+}
+
+static void on_header(void *ud, const char *build, size_t len, uint64_t gctotal)
+{
+  Loader *ld = ud;
+  free(ld->g->build);
+  ld->g->build = strndup(build, len);
+  ld->g->gctotal = gctotal;
+}
+
+static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, const char *label,
+                      size_t len, const LjhEdge *edges, size_t n)
+{
+  Loader *ld = ud;
+  LjmHeapGraph *g = ld->g;
+  if (ld->oom) return;
+  uint32_t capref = ld->capref, capref2 = ld->capref, capref3 = ld->capref;
+  if (n > UINT32_MAX - g->nref || !grow((void **)&g->obj, &ld->capobj, g->nobj + 1, sizeof(*g->obj)) ||
+      !grow((void **)&g->ref, &capref, g->nref + (uint32_t)n, sizeof(*g->ref)) ||
+      !grow((void **)&ld->to_addr, &capref2, g->nref + (uint32_t)n, sizeof(uint64_t)) ||
+      !grow((void **)&ld->key_addr, &capref3, g->nref + (uint32_t)n, sizeof(uint64_t))) {
+    ld->oom = 1;
+    return;
+  }
+  ld->capref = capref;
+  LjmHeapObj *o = &g->obj[g->nobj];
+  memset(o, 0, sizeof(*o));
+  o->addr = addr;
+  o->size = size;
+  o->type = (uint8_t)type;
+  o->label = label_add(ld, label, len);
+  o->first_edge = g->nref;
+  o->idom = o->parent = LJM_HEAP_NONE;
+  for (size_t i = 0; i < n; i++) {
+    LjmHeapRef *r = &g->ref[g->nref];
+    r->from = g->nobj;
+    r->kind = edges[i].kind;
+    r->weak = edges[i].weak;
+    r->what = edges[i].key;
+    ld->to_addr[g->nref] = edges[i].target;
+    ld->key_addr[g->nref] = edges[i].key;
+    if (edges[i].kind == LJH_EDGE_NAME) r->what = label_add(ld, edges[i].name, edges[i].len);
+    g->nref++;
+  }
+  g->nobj++;
+}
+
+/* -- Addresses to indexes --------------------------------------------------- */
+
+typedef struct AddrMap {
+  uint64_t *key;
+  uint32_t *val;
+  size_t cap;
+} AddrMap;
+
+static size_t am_slot(const AddrMap *m, uint64_t a)
+{
+  return (size_t)((a * 0x9E3779B97F4A7C15ull) >> 20) & (m->cap - 1);
+}
+
+static int am_build(AddrMap *m, const LjmHeapGraph *g)
+{
+  m->cap = 16;
+  while (m->cap < 2 * (size_t)g->nobj + 2) m->cap *= 2;
+  m->key = malloc(m->cap * sizeof(*m->key));
+  m->val = malloc(m->cap * sizeof(*m->val));
+  if (!m->key || !m->val) return 0;
+  memset(m->val, 0xff, m->cap * sizeof(*m->val));
+  for (uint32_t i = 0; i < g->nobj; i++) {
+    size_t j = am_slot(m, g->obj[i].addr);
+    while (m->val[j] != LJM_HEAP_NONE && m->key[j] != g->obj[i].addr) j = (j + 1) & (m->cap - 1);
+    if (m->val[j] == LJM_HEAP_NONE) {  /* a repeated address keeps its first object */
+      m->key[j] = g->obj[i].addr;
+      m->val[j] = i;
+    }
+  }
+  return 1;
+}
+
+static uint32_t am_get(const AddrMap *m, uint64_t a)
+{
+  size_t j = am_slot(m, a);
+  while (m->val[j] != LJM_HEAP_NONE) {
+    if (m->key[j] == a) return m->val[j];
+    j = (j + 1) & (m->cap - 1);
+  }
+  return LJM_HEAP_NONE;
+}
+
+/* Resolves targets and keys; drops references to unknown addresses. */
+static int resolve(Loader *ld)
+{
+  LjmHeapGraph *g = ld->g;
+  AddrMap m;
+  memset(&m, 0, sizeof(m));
+  if (!am_build(&m, g)) {
+    free(m.key);
+    free(m.val);
+    return 0;
+  }
+  uint32_t w = 0, oi = 0;
+  for (uint32_t r = 0; r < g->nref; r++) {
+    LjmHeapRef ref = g->ref[r];
+    while (oi < g->nobj && g->obj[oi].first_edge <= r) g->obj[oi++].first_edge = w;
+    uint32_t to = am_get(&m, ld->to_addr[r]);
+    uint32_t key = LJM_HEAP_NONE;
+    if (ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY) key = am_get(&m, ld->key_addr[r]);
+    if (to == LJM_HEAP_NONE || to == 0 ||
+        ((ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY) && key == LJM_HEAP_NONE)) {
+      g->dangling++;
+      continue;
+    }
+    ref.to = to;
+    if (key != LJM_HEAP_NONE) ref.what = key;
+    g->ref[w++] = ref;
+  }
+  while (oi < g->nobj) g->obj[oi++].first_edge = w;
+  g->nref = w;
+  free(m.key);
+  free(m.val);
+  return 1;
+}
+
+static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
+{
+  return i + 1 < g->nobj ? g->obj[i + 1].first_edge : g->nref;
+}
+
+/* -- Shortest paths ---------------------------------------------------------- */
+
+static int paths(LjmHeapGraph *g)
+{
+  uint32_t *queue = malloc((size_t)g->nobj * sizeof(*queue));
+  if (!queue) return 0;
+  uint32_t head = 0, tail = 0;
+  queue[tail++] = 0;
+  g->obj[0].depth = 0;
+  g->obj[0].parent = LJM_HEAP_NONE;
+  uint8_t *seen = calloc(g->nobj, 1);
+  if (!seen) {
+    free(queue);
+    return 0;
+  }
+  seen[0] = 1;
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (uint32_t e = g->obj[v].first_edge; e < edge_end(g, v); e++) {
+      const LjmHeapRef *r = &g->ref[e];
+      if (r->weak || seen[r->to]) continue;
+      seen[r->to] = 1;
+      g->obj[r->to].parent = e;
+      g->obj[r->to].depth = g->obj[v].depth + 1;
+      queue[tail++] = r->to;
+    }
+  }
+  free(seen);
+  free(queue);
+  return 1;
+}
+
+/* -- Dominators (semi-NCA) ---------------------------------------------------- */
+
+static int dominators(LjmHeapGraph *g)
+{
+  uint32_t n = g->nobj;
+  size_t sz = (size_t)n * sizeof(uint32_t);
+  uint32_t *pre = malloc(sz), *vert = malloc(sz), *dfspar = malloc(sz), *semi = malloc(sz);
+  uint32_t *anc = malloc(sz), *best = malloc(sz), *stack = malloc(sz), *pos = malloc(sz);
+  uint32_t *pstart = calloc((size_t)n + 1, sizeof(uint32_t)), *preds = NULL;
+  int ok = 0;
+  if (!pre || !vert || !dfspar || !semi || !anc || !best || !stack || !pos || !pstart) goto done;
+  memset(pre, 0xff, sz);
+  /* Depth-first preorder over strong references. */
+  uint32_t nv = 0, sp = 0;
+  stack[sp++] = 0;
+  pre[0] = nv;
+  vert[nv++] = 0;
+  dfspar[0] = LJM_HEAP_NONE;
+  pos[0] = g->obj[0].first_edge;
+  while (sp) {
+    uint32_t v = stack[sp - 1];
+    if (pos[v] == edge_end(g, v)) {
+      sp--;
+      continue;
+    }
+    const LjmHeapRef *r = &g->ref[pos[v]++];
+    if (r->weak || pre[r->to] != LJM_HEAP_NONE) continue;
+    pre[r->to] = nv;
+    vert[nv++] = r->to;
+    dfspar[r->to] = v;
+    pos[r->to] = g->obj[r->to].first_edge;
+    stack[sp++] = r->to;
+  }
+  /* Predecessors (strong references between reached objects), by target. */
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak && pre[g->ref[e].from] != LJM_HEAP_NONE) pstart[g->ref[e].to + 1]++;
+  for (uint32_t i = 0; i < n; i++) pstart[i + 1] += pstart[i];
+  preds = malloc((size_t)pstart[n] * sizeof(uint32_t) + 1);
+  if (!preds) goto done;
+  memcpy(pos, pstart, sz);
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak && pre[g->ref[e].from] != LJM_HEAP_NONE) preds[pos[g->ref[e].to]++] = g->ref[e].from;
+  /* Semidominators, in reverse preorder, with a path-compressed forest. */
+  for (uint32_t i = 0; i < nv; i++) {
+    uint32_t v = vert[i];
+    semi[v] = i;
+    anc[v] = LJM_HEAP_NONE;
+    best[v] = v;
+  }
+  for (uint32_t i = nv - 1; i > 0; i--) {
+    uint32_t w = vert[i];
+    for (uint32_t k = pstart[w]; k < pstart[w + 1]; k++) {
+      uint32_t v = preds[k], u;
+      if (anc[v] == LJM_HEAP_NONE) {
+        u = v;
+      } else {  /* eval(v): compress the path to the forest's root */
+        uint32_t top = 0, x = v;
+        while (anc[anc[x]] != LJM_HEAP_NONE) {
+          stack[top++] = x;
+          x = anc[x];
+        }
+        while (top) {
+          x = stack[--top];
+          if (semi[best[anc[x]]] < semi[best[x]]) best[x] = best[anc[x]];
+          anc[x] = anc[anc[x]];
+        }
+        u = best[v];
+      }
+      if (semi[u] < semi[w]) semi[w] = semi[u];
+    }
+    anc[w] = dfspar[w];
+  }
+  /* Immediate dominators: the nearest common ancestor, in preorder. */
+  for (uint32_t i = 1; i < nv; i++) {
+    uint32_t w = vert[i], d = dfspar[w];
+    while (pre[d] > semi[w]) d = g->obj[d].idom;
+    g->obj[w].idom = d;
+  }
+  /* Retained sizes: children come after their dominator in preorder. */
+  for (uint32_t i = 0; i < n; i++) g->obj[i].retained = g->obj[i].size;
+  for (uint32_t i = nv - 1; i > 0; i--) {
+    uint32_t w = vert[i];
+    g->obj[g->obj[w].idom].retained += g->obj[w].retained;
+  }
+  ok = 1;
+done:
+  free(pre);
+  free(vert);
+  free(dfspar);
+  free(semi);
+  free(anc);
+  free(best);
+  free(stack);
+  free(pos);
+  free(pstart);
+  free(preds);
+  return ok;
+}
+
+LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
+{
+  static const LjhCallbacks cb = {on_header, on_object};
+  LjmDiag scratch;
+  if (!diag) diag = &scratch;
+  memset(g, 0, sizeof(*g));
+  Loader ld;
+  memset(&ld, 0, sizeof(ld));
+  ld.g = g;
+  LjmStatus st = ljh_decode(in, &cb, &ld, diag);
+  int ok = !ld.oom && (!g->nobj || (resolve(&ld) && paths(g) && dominators(g)));
+  free(ld.to_addr);
+  free(ld.key_addr);
+  if (!ok) {
+    snprintf(diag->msg, sizeof(diag->msg), "out of memory reading the snapshot");
+    return LJM_ERROR;
+  }
+  return st;
+}
+
+void ljm_heapgraph_free(LjmHeapGraph *g)
+{
+  free(g->build);
+  free(g->obj);
+  free(g->ref);
+  free(g->labels);
+  memset(g, 0, sizeof(*g));
+}
+
+/* -- Paths in Lua notation --------------------------------------------------- */
+
+static int is_name(const char *s)
+{
+  static const char *const reserved[] = {
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+  };
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_')) return 0;
+  for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+    if (!strcmp(s, reserved[i])) return 0;
+  return 1;
+}
+
+/* One step of a path: the reference e, as it reads after its source. */
+static void step(const LjmHeapGraph *g, const LjmHeapRef *r, int first, char *out, size_t len)
+{
+  switch (r->kind) {
+  case LJH_EDGE_NAME: {
+    const char *name = g->labels + r->what;
+    if (first || name[0] == '[') snprintf(out, len, "%s", name);
+    else if (!strcmp(name, "value") && g->obj[r->from].type == LJH_UPVAL) out[0] = '\0';
+    else snprintf(out, len, "<%s>", name);
+    break;
+  }
+  case LJH_EDGE_STRKEY: {
+    const char *k = ljm_heapgraph_label(g, (uint32_t)r->what);
+    if (is_name(k)) snprintf(out, len, ".%s", k);
+    else snprintf(out, len, "[\"%s\"]", k);
+    break;
+  }
+  case LJH_EDGE_INDEX:
+    snprintf(out, len, "[%llu]", (unsigned long long)r->what);
+    break;
+  case LJH_EDGE_OBJKEY:
+    snprintf(out, len, "[<%s>]", ljh_type_name((LjhType)g->obj[r->what].type));
+    break;
+  default:
+    snprintf(out, len, "<key>");
+  }
+}
+
+const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len)
+{
+  if (!len) return buf;
+  buf[0] = '\0';
+  if (i == 0) {
+    snprintf(buf, len, "(root)");
+    return buf;
+  }
+  if (g->obj[i].parent == LJM_HEAP_NONE) {
+    snprintf(buf, len, "(only weakly reachable)");
+    return buf;
+  }
+  /* The steps from i back to the root, then written root first. */
+  uint32_t depth = g->obj[i].depth, *edges = malloc((size_t)depth * sizeof(*edges));
+  if (!edges) return buf;
+  uint32_t n = 0;
+  for (uint32_t v = i; v != 0 && n < depth; v = g->ref[g->obj[v].parent].from)
+    edges[n++] = g->obj[v].parent;
+  size_t at = 0;
+  char piece[160];
+  while (n > 0 && at + 1 < len) {
+    n--;
+    step(g, &g->ref[edges[n]], n + 1 == depth, piece, sizeof(piece));
+    size_t k = strlen(piece);
+    if (at + k + 1 > len) k = len - 1 - at;
+    memcpy(buf + at, piece, k);
+    at += k;
+    buf[at] = '\0';
+  }
+  free(edges);
+  return buf;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+  const LjmHeapType *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+  return strcmp(ljh_type_name(x->type), ljh_type_name(y->type));
+}
+
+int ljm_heapgraph_types(const LjmHeapGraph *g, LjmHeapType *out, uint64_t *objects,
+                        uint64_t *bytes)
+{
+  LjmHeapType t[LJH_NTYPES];
+  memset(t, 0, sizeof(t));
+  *objects = *bytes = 0;
+  for (uint32_t i = 1; i < g->nobj; i++) {
+    LjmHeapType *x = &t[g->obj[i].type < LJH_NTYPES ? g->obj[i].type : 0];
+    x->type = (LjhType)g->obj[i].type;
+    x->count++;
+    x->bytes += g->obj[i].size;
+    (*objects)++;
+    *bytes += g->obj[i].size;
+  }
+  int n = 0;
+  for (int i = LJH_STR; i < LJH_NTYPES; i++)
+    if (t[i].count) out[n++] = t[i];
+  qsort(out, (size_t)n, sizeof(*out), by_bytes);
+  return n;
+}
+
+static const LjmHeapGraph *sort_graph;
+
+static int by_retained(const void *a, const void *b)
+{
+  const LjmHeapObj *x = &sort_graph->obj[*(const uint32_t *)a];
+  const LjmHeapObj *y = &sort_graph->obj[*(const uint32_t *)b];
+  if (x->retained != y->retained) return x->retained < y->retained ? 1 : -1;
+  if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max)
+{
+  uint32_t *all = malloc((size_t)g->nobj * sizeof(*all) + 1), n = 0;
+  if (!all) return 0;
+  for (uint32_t i = 1; i < g->nobj; i++)
+    if (g->obj[i].type != LJH_INTERNAL && g->obj[i].idom != LJM_HEAP_NONE) all[n++] = i;
+  sort_graph = g;
+  qsort(all, n, sizeof(*all), by_retained);
+  if (n > max) n = max;
+  memcpy(out, all, (size_t)n * sizeof(*out));
+  free(all);
+  return n;
+}

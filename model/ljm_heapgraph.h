@@ -1,0 +1,86 @@
+/* ljm_heapgraph.h -- a heap snapshot as a graph: objects, references,
+** the dominator tree with retained sizes, and shortest paths from the
+** roots in Lua notation (_G.sessions[12], registry._LOADED.mymod.cache).
+**
+** Weak references (a weak table's keys or values) keep nothing alive: they
+** are in the graph, but neither paths nor dominators follow them.
+*/
+#ifndef LJM_HEAPGRAPH_H
+#define LJM_HEAPGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ljh_decoder.h"
+
+#define LJM_HEAP_NONE UINT32_MAX
+
+typedef struct LjmHeapObj {
+  uint64_t addr, size;
+  uint64_t retained;   /* bytes freed if this object went: its dominator subtree */
+  uint32_t label;      /* offset in the label arena */
+  uint32_t first_edge; /* its edges: [first_edge, next object's first_edge) */
+  uint32_t idom;       /* immediate dominator (LJM_HEAP_NONE: the root, or
+                          reachable through weak references only) */
+  uint32_t parent;     /* the edge a shortest path arrives by (LJM_HEAP_NONE) */
+  uint32_t depth;      /* references from the root on that path */
+  uint8_t type;        /* LjhType */
+} LjmHeapObj;
+
+typedef struct LjmHeapRef {
+  uint32_t from, to;   /* object indexes */
+  uint64_t what;       /* NAME: label arena offset; STRKEY, OBJKEY: the key's
+                          object index; INDEX: the integer */
+  uint8_t kind;        /* LjhEdgeKind */
+  uint8_t weak;
+} LjmHeapRef;
+
+typedef struct LjmHeapGraph {
+  char *build;
+  uint64_t gctotal;
+  LjmHeapObj *obj;     /* obj[0] is the root */
+  uint32_t nobj;
+  LjmHeapRef *ref;
+  uint32_t nref;
+  char *labels;        /* NUL-terminated labels and edge names */
+  size_t nlabels, caplabels;
+  uint32_t dangling;   /* references to addresses no object has (dropped) */
+} LjmHeapGraph;
+
+/* Reads a snapshot into g (zeroed first) and computes dominators, retained
+** sizes and shortest paths. Status and diag as ljh_decode gives them; what
+** was read before a cut or an error is kept and analysed. */
+LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag);
+
+/* Frees g's arrays. */
+void ljm_heapgraph_free(LjmHeapGraph *g);
+
+/* An object's label. */
+static inline const char *ljm_heapgraph_label(const LjmHeapGraph *g, uint32_t i)
+{
+  return g->labels + g->obj[i].label;
+}
+
+/* Writes object i's shortest path from the roots into buf, in Lua notation
+** ("_G.points[3]", "registry._LOADED.mymod", "main thread<stack slot 4>");
+** "(only weakly reachable)" when no strong path exists. Returns buf. */
+const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
+
+/* Objects and bytes of one type. */
+typedef struct LjmHeapType {
+  LjhType type;
+  uint64_t count, bytes;
+} LjmHeapType;
+
+/* The types that occur (the root excluded), largest bytes first (ties: by
+** name), into out (LJH_NTYPES entries); returns how many. *objects and
+** *bytes get the totals. */
+int ljm_heapgraph_types(const LjmHeapGraph *g, LjmHeapType *out, uint64_t *objects,
+                        uint64_t *bytes);
+
+/* Objects other than the root and VM internals, by retained bytes, largest
+** first (ties: the shorter path, then the lower index); returns how many
+** were written to out (at most max). */
+uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max);
+
+#endif

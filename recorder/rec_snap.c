@@ -1,0 +1,544 @@
+/* rec_snap.c -- heap snapshots (decoder/ljh_decoder.h has the format).
+**
+** A depth-first walk from the VM's roots (registry, main thread and its
+** globals, the running coroutine, base-type metatables, metamethod names,
+** the FFI's tables, compiled traces) over every reference the collector
+** itself follows, so what it writes is what the collector would keep.
+** Each object is written once, when first reached, with all its
+** references; the walk's own memory (a set of seen addresses, a stack of
+** objects to visit, a stdio buffer) comes from malloc, never from the
+** VM, and nothing of the heap is written to.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lj_str.h"
+#if LJ_HASFFI
+#include "lj_ctype.h"
+#endif
+#include "ljm_flavour.h"
+#include "rec_lj.h"
+#include "rec_snap.h"
+
+/* Object types and edge kinds as the format numbers them. */
+enum { SN_END, SN_ROOT, SN_STR, SN_TAB, SN_LFUNC, SN_CFUNC, SN_PROTO, SN_UPVAL,
+       SN_THREAD, SN_UDATA, SN_CDATA, SN_TRACE, SN_INTERNAL };
+enum { SE_NAME = 1, SE_STRKEY, SE_INDEX, SE_OBJKEY, SE_KEY };
+#define SE_WEAK 0x80
+#define SN_LABEL_MAX 64  /* bytes of a string kept as its label */
+
+/* A table reference that may be NULL (a missing metatable): one flavour's
+** tabref() takes a member of the pointer, undefined for NULL. */
+#define snap_tab(r) ((GCtab *)(void *)gcref(r))
+
+typedef struct Snap {
+  FILE *f;
+  uintptr_t *seen;      /* open addressing, 0 = empty */
+  size_t seen_cap, nseen;
+  GCobj **todo;
+  size_t ntodo, cap_todo;
+  int oom;
+  global_State *g;
+  /* The object being written: edges are counted, then written. */
+  char *ebuf;
+  size_t elen, ecap;
+  uint64_t nedge;
+} Snap;
+
+/* -- Output ------------------------------------------------------------------ */
+
+static void put_byte_to(Snap *s, char **buf, size_t *len, size_t *cap, uint8_t b)
+{
+  if (*len == *cap) {
+    size_t nc = *cap ? *cap * 2 : 256;
+    char *nb = realloc(*buf, nc);
+    if (!nb) {
+      s->oom = 1;
+      return;
+    }
+    *buf = nb;
+    *cap = nc;
+  }
+  (*buf)[(*len)++] = (char)b;
+}
+
+static void e_byte(Snap *s, uint8_t b) { put_byte_to(s, &s->ebuf, &s->elen, &s->ecap, b); }
+
+static void e_uleb(Snap *s, uint64_t v)
+{
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    e_byte(s, (uint8_t)(b | (v ? 0x80 : 0)));
+  } while (v);
+}
+
+static void e_str(Snap *s, const char *p, size_t n)
+{
+  e_uleb(s, n);
+  for (size_t i = 0; i < n && !s->oom; i++) e_byte(s, (uint8_t)p[i]);
+}
+
+static void f_uleb(FILE *f, uint64_t v)
+{
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    putc(b | (v ? 0x80 : 0), f);
+  } while (v);
+}
+
+static void f_str(FILE *f, const char *p, size_t n)
+{
+  f_uleb(f, n);
+  fwrite(p, 1, n, f);
+}
+
+/* -- The walk ------------------------------------------------------------ */
+
+static size_t seen_slot(const Snap *s, uintptr_t a)
+{
+  uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 17) & (s->seen_cap - 1);
+}
+
+/* 1 when a is new (and now seen), 0 when seen before or out of memory. */
+static int seen_add(Snap *s, uintptr_t a)
+{
+  if (2 * (s->nseen + 1) > s->seen_cap) {
+    size_t nc = s->seen_cap ? s->seen_cap * 2 : 4096;
+    uintptr_t *ns = calloc(nc, sizeof(*ns)), *old = s->seen;
+    size_t oc = s->seen_cap;
+    if (!ns) {
+      s->oom = 1;
+      return 0;
+    }
+    s->seen = ns;
+    s->seen_cap = nc;
+    for (size_t i = 0; i < oc; i++)
+      if (old[i]) {
+        size_t j = seen_slot(s, old[i]);
+        while (ns[j]) j = (j + 1) & (nc - 1);
+        ns[j] = old[i];
+      }
+    free(old);
+  }
+  size_t j = seen_slot(s, a);
+  while (s->seen[j]) {
+    if (s->seen[j] == a) return 0;
+    j = (j + 1) & (s->seen_cap - 1);
+  }
+  s->seen[j] = a;
+  s->nseen++;
+  return 1;
+}
+
+/* Queues o for writing unless it was reached before. */
+static void reach(Snap *s, GCobj *o)
+{
+  if (!o || s->oom || !seen_add(s, (uintptr_t)o)) return;
+  if (s->ntodo == s->cap_todo) {
+    size_t nc = s->cap_todo ? s->cap_todo * 2 : 1024;
+    GCobj **nt = realloc(s->todo, nc * sizeof(*nt));
+    if (!nt) {
+      s->oom = 1;
+      return;
+    }
+    s->todo = nt;
+    s->cap_todo = nc;
+  }
+  s->todo[s->ntodo++] = o;
+}
+
+/* An edge of the current object to o (nothing for NULL). */
+static void edge_head(Snap *s, unsigned kind, GCobj *o)
+{
+  e_byte(s, (uint8_t)kind);
+  e_uleb(s, (uint64_t)(uintptr_t)o);
+  s->nedge++;
+  reach(s, o);
+}
+
+static void edge_name(Snap *s, GCobj *o, const char *name, unsigned weak)
+{
+  if (!o) return;
+  edge_head(s, SE_NAME | weak, o);
+  e_str(s, name, strlen(name));
+}
+
+static void edge_tv(Snap *s, cTValue *tv, const char *name, unsigned weak)
+{
+  if (tvisgcv(tv)) edge_name(s, gcV(tv), name, weak);
+}
+
+/* The weak mode of a table: its metatable's __mode (looked up by hand:
+** lj_tab_getstr is not exported, and nothing may be interned). */
+static unsigned weak_mode(Snap *s, GCtab *t, unsigned *wk)
+{
+  GCtab *mt = snap_tab(t->metatable);
+  GCstr *mode = mmname_str(s->g, MM_mode);
+  unsigned wv = 0;
+  *wk = 0;
+  if (!mt || !mt->hmask) return 0;
+  Node *node = noderef(mt->node);
+  for (uint32_t i = 0; i <= mt->hmask; i++) {
+    Node *n = &node[i];
+    if (tvisstr(&n->key) && strV(&n->key) == mode && tvisstr(&n->val)) {
+      const char *m = strdata(strV(&n->val));
+      if (strchr(m, 'k')) *wk = SE_WEAK;
+      if (strchr(m, 'v')) wv = SE_WEAK;
+    }
+  }
+  return wv;
+}
+
+static void tab_edges(Snap *s, GCtab *t)
+{
+  unsigned wk, wv = weak_mode(s, t, &wk);
+  char name[32];
+  edge_name(s, obj2gco(snap_tab(t->metatable)), "metatable", 0);
+  TValue *arr = tvref(t->array);
+  for (uint32_t i = 0; i < t->asize; i++)
+    if (tvisgcv(&arr[i])) {
+      edge_head(s, SE_INDEX | wv, gcV(&arr[i]));
+      e_uleb(s, i);
+    }
+  if (!t->hmask) return;
+  Node *node = noderef(t->node);
+  for (uint32_t i = 0; i <= t->hmask; i++) {
+    Node *n = &node[i];
+    if (tvisnil(&n->val)) continue;
+    if (tvisgcv(&n->val)) {
+      if (tvisstr(&n->key)) {
+        edge_head(s, SE_STRKEY | wv, gcV(&n->val));
+        e_uleb(s, (uint64_t)(uintptr_t)gcV(&n->key));
+        reach(s, gcV(&n->key));
+      } else if (tvisgcv(&n->key)) {
+        edge_head(s, SE_OBJKEY | wv, gcV(&n->val));
+        e_uleb(s, (uint64_t)(uintptr_t)gcV(&n->key));
+      } else if (tvisnumber(&n->key)) {
+        lua_Number k = numberVnum(&n->key);
+        if (k >= 0 && k < 9007199254740992.0 && k == (lua_Number)(uint64_t)k) {
+          edge_head(s, SE_INDEX | wv, gcV(&n->val));
+          e_uleb(s, (uint64_t)k);
+        } else {
+          snprintf(name, sizeof(name), "[%.14g]", k);
+          edge_name(s, gcV(&n->val), name, wv);
+        }
+      } else {
+        edge_name(s, gcV(&n->val), tvistrue(&n->key) ? "[true]" : "[false]", wv);
+      }
+    }
+    if (tvisgcv(&n->key)) {
+      edge_head(s, SE_KEY | wk, gcV(&n->key));
+    }
+  }
+}
+
+static void func_edges(Snap *s, GCfunc *fn)
+{
+  char name[32];
+  edge_name(s, obj2gco(snap_tab(fn->c.env)), "env", 0);
+  if (isluafunc(fn)) {
+    edge_name(s, obj2gco(funcproto(fn)), "proto", 0);
+    for (uint32_t i = 0; i < fn->l.nupvalues; i++) {
+      snprintf(name, sizeof(name), "upvalue %u", (unsigned)i + 1);
+      edge_name(s, gcref(fn->l.uvptr[i]), name, 0);
+    }
+  } else {
+    for (uint32_t i = 0; i < fn->c.nupvalues; i++) {
+      snprintf(name, sizeof(name), "upvalue %u", (unsigned)i + 1);
+      edge_tv(s, &fn->c.upvalue[i], name, 0);
+    }
+  }
+}
+
+static void proto_edges(Snap *s, GCproto *pt)
+{
+  char name[32];
+  edge_name(s, gcref(pt->chunkname), "chunkname", 0);
+  for (MSize i = 0; i < pt->sizekgc; i++) {
+    GCobj *o = proto_kgc(pt, ~(ptrdiff_t)i);
+    snprintf(name, sizeof(name), "constant %u", (unsigned)i + 1);
+    edge_name(s, o, name, 0);
+  }
+}
+
+static void thread_edges(Snap *s, lua_State *th)
+{
+  char name[32];
+  edge_name(s, obj2gco(snap_tab(th->env)), "env", 0);
+  TValue *st = tvref(th->stack);
+  for (TValue *o = st + 1 + LJ_FR2; o < th->top; o++) {
+    snprintf(name, sizeof(name), "stack slot %u", (unsigned)(o - st));
+    if (tvisgcv(o)) edge_name(s, gcV(o), name, 0);
+  }
+  for (GCobj *uv = gcref(th->openupval); uv; uv = gcref(uv->uv.nextgc))
+    edge_name(s, uv, "open upvalue", 0);
+}
+
+static void trace_edges(Snap *s, GCtrace *T)
+{
+  char name[32];
+  edge_name(s, gcref(T->startpt), "proto", 0);
+  for (IRRef ref = T->nk; ref < REF_TRUE; ref++) {
+    IRIns *ir = &T->ir[ref];
+    if (ir->o == IR_KGC) {
+      snprintf(name, sizeof(name), "constant %u", (unsigned)(REF_TRUE - ref));
+      edge_name(s, ir_kgc(ir), name, 0);
+    }
+  }
+}
+
+/* Size, type and label of o; its edges into s->ebuf. */
+static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *label,
+                     size_t lcap)
+{
+  label[0] = '\0';
+  switch (o->gch.gct) {
+  case ~LJ_TSTR: {
+    GCstr *str = &o->str;
+    *type = SN_STR;
+    *size = lj_str_size(str->len);
+    size_t n = str->len < lcap - 1 ? str->len : lcap - 1;
+    if (n > SN_LABEL_MAX) n = SN_LABEL_MAX;
+    memcpy(label, strdata(str), n);
+    label[n] = '\0';
+    break;
+  }
+  case ~LJ_TTAB: {
+    GCtab *t = &o->tab;
+    *type = SN_TAB;
+    *size = sizeof(GCtab) + (uint64_t)t->asize * sizeof(TValue) +
+            (t->hmask ? ((uint64_t)t->hmask + 1) * sizeof(Node) : 0);
+    tab_edges(s, t);
+    break;
+  }
+  case ~LJ_TFUNC: {
+    GCfunc *fn = &o->fn;
+    if (isluafunc(fn)) {
+      GCproto *pt = funcproto(fn);
+      *type = SN_LFUNC;
+      *size = sizeLfunc((MSize)fn->l.nupvalues);
+      snprintf(label, lcap, "%s:%d", strdata(proto_chunkname(pt)), (int)pt->firstline);
+    } else {
+      *type = SN_CFUNC;
+      *size = sizeCfunc((MSize)fn->c.nupvalues);
+      snprintf(label, lcap, "%p", (void *)(uintptr_t)fn->c.f);
+    }
+    func_edges(s, fn);
+    break;
+  }
+  case ~LJ_TPROTO: {
+    GCproto *pt = &o->pt;
+    *type = SN_PROTO;
+    *size = pt->sizept;
+    snprintf(label, lcap, "%s:%d", strdata(proto_chunkname(pt)), (int)pt->firstline);
+    proto_edges(s, pt);
+    break;
+  }
+  case ~LJ_TUPVAL: {
+    GCupval *uv = &o->uv;
+    *type = SN_UPVAL;
+    *size = sizeof(GCupval);
+    edge_tv(s, uvval(uv), "value", 0);
+    break;
+  }
+  case ~LJ_TTHREAD: {
+    lua_State *th = &o->th;
+    *type = SN_THREAD;
+    *size = sizeof(lua_State) + (uint64_t)th->stacksize * sizeof(TValue);
+    thread_edges(s, th);
+    break;
+  }
+  case ~LJ_TUDATA: {
+    GCudata *ud = &o->ud;
+    *type = SN_UDATA;
+    *size = sizeudata(ud);
+    edge_name(s, obj2gco(snap_tab(ud->metatable)), "metatable", 0);
+    edge_name(s, obj2gco(snap_tab(ud->env)), "env", 0);
+    break;
+  }
+  case ~LJ_TCDATA: {
+    GCcdata *cd = &o->cd;
+    *type = SN_CDATA;
+    *size = sizeof(GCcdata);
+#if LJ_HASFFI
+    if (cdataisv(cd)) {
+      *size = sizeof(GCcdataVar) + sizeof(GCcdata) + cdatavlen(cd);
+    } else {
+      CTState *cts = ctype_ctsG(s->g);
+      if (cts && cd->ctypeid < cts->top) {
+        CType *ct = ctype_get(cts, cd->ctypeid);
+        while (ctype_isattrib(ct->info)) ct = ctype_child(cts, ct);
+        if (ct->size != CTSIZE_INVALID) *size += ct->size;
+      }
+    }
+    snprintf(label, lcap, "ctype %u", (unsigned)cd->ctypeid);
+#endif
+    break;
+  }
+  case ~LJ_TTRACE: {
+    GCtrace *T = (GCtrace *)o;
+    *type = SN_TRACE;
+    *size = ((sizeof(GCtrace) + 7) & ~(size_t)7) + (uint64_t)(T->nins - T->nk) * sizeof(IRIns) +
+            (uint64_t)T->nsnap * sizeof(SnapShot) + (uint64_t)T->nsnapmap * sizeof(SnapEntry);
+    snprintf(label, lcap, "TRACE [%u]", (unsigned)T->traceno);
+    trace_edges(s, T);
+    break;
+  }
+  default:
+    *type = SN_END;  /* not an object: stop (rec_snap_write reports it) */
+    *size = 0;
+  }
+}
+
+/* The roots, as edges of the root object (address 0). */
+static void root_edges(Snap *s, lua_State *L)
+{
+  global_State *g = s->g;
+  char name[48];
+  /* In this order: of two paths as short, the first root's is shown. */
+  edge_name(s, obj2gco(snap_tab(mainthread(g)->env)), "_G", 0);
+  edge_tv(s, &g->registrytv, "registry", 0);
+  edge_name(s, obj2gco(mainthread(g)), "main thread", 0);
+  edge_name(s, obj2gco(L), "current thread", 0);
+  static const char *const base[] = {
+    "nil", "false", "true", "lightuserdata", "string", "upvalue", "thread", "proto",
+    "function", "trace", "cdata", "table", "userdata", "number",
+  };
+  for (int i = 0; i <= (int)~LJ_TNUMX; i++) {
+    snprintf(name, sizeof(name), "metatable(%s)", i < (int)(sizeof(base) / sizeof(base[0])) ? base[i] : "?");
+    edge_name(s, gcref(g->gcroot[GCROOT_BASEMT + i]), name, 0);
+  }
+  for (int i = 0; i < MM__MAX; i++) edge_name(s, gcref(g->gcroot[GCROOT_MMNAME + i]), "metamethod name", 0);
+  edge_name(s, gcref(g->gcroot[GCROOT_IO_INPUT]), "io input", 0);
+  edge_name(s, gcref(g->gcroot[GCROOT_IO_OUTPUT]), "io output", 0);
+#if LJ_HASFFI
+  {
+    CTState *cts = ctype_ctsG(g);
+    if (cts) {
+      edge_name(s, obj2gco(cts->finalizer), "ffi finalizers", 0);
+      edge_name(s, obj2gco(cts->miscmap), "ffi metatables", 0);
+    }
+  }
+#endif
+#if LJ_HASJIT
+  {
+    jit_State *J = G2J(g);
+    for (MSize i = 1; J->trace && i < J->sizetrace; i++) {
+      snprintf(name, sizeof(name), "TRACE [%u]", (unsigned)i);
+      edge_name(s, gcref(J->trace[i]), name, 0);
+    }
+  }
+#endif
+}
+
+/* The VM's own blocks that the GC counts (gc.total) but that are not
+** objects: the string table, the string buffer, the JIT's buffers. Each
+** is an object of type SN_INTERNAL, at the address of its anchor. */
+typedef struct Internal {
+  const void *anchor;
+  const char *name;
+  uint64_t size;
+} Internal;
+
+static int internals(global_State *g, Internal *in)
+{
+  int n = 0;
+  in[n++] = (Internal){&g->str, "string table", ((uint64_t)g->str.mask + 1) * sizeof(GCRef)};
+  in[n++] = (Internal){&g->tmpbuf, "string buffer", (uint64_t)(g->tmpbuf.e - g->tmpbuf.b)};
+#if LJ_HASJIT
+  {
+    jit_State *J = G2J(g);
+    in[n++] = (Internal){&J->trace, "trace array", (uint64_t)J->sizetrace * sizeof(GCRef)};
+    in[n++] = (Internal){&J->irbuf, "IR buffer",
+                         J->irbuf ? (uint64_t)(J->irtoplim - J->irbotlim) * sizeof(IRIns) : 0};
+    in[n++] = (Internal){&J->snapbuf, "snapshot buffers",
+                         (uint64_t)J->sizesnap * sizeof(SnapShot) +
+                         (uint64_t)J->sizesnapmap * sizeof(SnapEntry)};
+  }
+#endif
+  return n;
+}
+
+/* Writes the current object's header and its buffered edges. */
+static void flush_object(Snap *s, uint8_t type, uint64_t addr, uint64_t size, const char *label)
+{
+  putc(type, s->f);
+  f_uleb(s->f, addr);
+  f_uleb(s->f, size);
+  f_str(s->f, label, strlen(label));
+  f_uleb(s->f, s->nedge);
+  fwrite(s->ebuf, 1, s->elen, s->f);
+  s->elen = 0;
+  s->nedge = 0;
+}
+
+static int snap_fail(LjmRecError *err, int code, const char *path, const char *what)
+{
+  if (err) {
+    err->code = code;
+    snprintf(err->msg, sizeof(err->msg), "%s: %s", path, what);
+  }
+  return code;
+}
+
+int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
+{
+  Snap s;
+  char tmp[4096], label[SN_LABEL_MAX + 64];
+  memset(&s, 0, sizeof(s));
+  if (!path || !*path) return snap_fail(err, EINVAL, "snapshot", "empty path");
+  s.g = G(L);
+  if (s.g->vmstate != ~LJ_VMST_INTERP && s.g->vmstate != ~LJ_VMST_C)
+    return snap_fail(err, EBUSY, path, "the VM is not running Lua or C code (inside the GC or a trace)");
+  if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= sizeof(tmp))
+    return snap_fail(err, ENAMETOOLONG, path, strerror(ENAMETOOLONG));
+  s.f = fopen(tmp, "wb");
+  if (!s.f) return snap_fail(err, errno, path, strerror(errno));
+  setvbuf(s.f, NULL, _IOFBF, 1 << 20);
+  fwrite("ljh\x01", 1, 4, s.f);
+  f_str(s.f, LJM_FLAVOUR_LABEL, strlen(LJM_FLAVOUR_LABEL));
+  f_uleb(s.f, s.g->gc.total);
+  Internal in[8];
+  int nin = internals(s.g, in);
+  root_edges(&s, L);
+  for (int i = 0; i < nin; i++) {  /* not objects: written here, never walked */
+    e_byte(&s, SE_NAME);
+    e_uleb(&s, (uint64_t)(uintptr_t)in[i].anchor);
+    e_str(&s, in[i].name, strlen(in[i].name));
+    s.nedge++;
+  }
+  flush_object(&s, SN_ROOT, 0, 0, "");
+  for (int i = 0; i < nin; i++)
+    flush_object(&s, SN_INTERNAL, (uint64_t)(uintptr_t)in[i].anchor, in[i].size, in[i].name);
+  int bad = 0;
+  while (s.ntodo && !s.oom) {
+    GCobj *o = s.todo[--s.ntodo];
+    uint8_t type;
+    uint64_t size;
+    describe(&s, o, &type, &size, label, sizeof(label));
+    if (type == SN_END) {
+      bad = 1;
+      break;
+    }
+    flush_object(&s, type, (uint64_t)(uintptr_t)o, size, label);
+  }
+  putc(SN_END, s.f);
+  int werr = ferror(s.f);
+  int cerr = fclose(s.f) ? errno : 0;
+  free(s.seen);
+  free(s.todo);
+  free(s.ebuf);
+  int e = s.oom ? ENOMEM : bad ? EFAULT : werr ? EIO : cerr;
+  if (!e && rename(tmp, path)) e = errno;
+  if (e) {
+    remove(tmp);
+    return snap_fail(err, e, path, bad ? "an object of unknown type on the heap" : strerror(e));
+  }
+  return 0;
+}

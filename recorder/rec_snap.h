@@ -1,0 +1,16 @@
+/* rec_snap.h -- heap snapshots: every live GC object of a VM, with its
+** type, size, label and references (the format: decoder/ljh_decoder.h).
+*/
+#ifndef REC_SNAP_H
+#define REC_SNAP_H
+
+#include "rec_unit.h"
+
+#include "ljm_recorder.h"
+
+/* Writes a snapshot of L's VM to path (created with mode 0644, replaced
+** only once it is complete); 0, or an errno value with err filled in.
+** Reads the heap only: no allocation through the VM, no GC step. */
+REC_API int rec_snap_write(lua_State *L, const char *path, LjmRecError *err);
+
+#endif

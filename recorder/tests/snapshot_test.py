@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""snapshot_test.py -- heap snapshots (rec.snapshot) of the real LuaJIT under
+test (testlib.VM), read by an independent reader (ljhread.py) and by
+`ljm heap`: known structures (a cache of 10000 strings, objects with a
+metatable, a suspended coroutine holding a table, weak keys, a cycle, a
+closure's upvalue, cdata) with their types, labels, edges and sizes; the
+sizes against the VM's own count; the cache's growth between two
+snapshots; a snapshot in the middle of a --stacks recording leaving it
+intact; an unwritable path refused.
+usage: snapshot_test.py SOFILE LJM SNAPSHOT_LUA"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import ljhread
+import ljmext
+import ljmrows
+import testlib
+
+res = testlib.Results("snapshot")
+so, ljm, script = (testlib.runfile(a) for a in sys.argv[1:4])
+out = testlib.scratch("snapshot")
+cdir = testlib.scratch("snapshot_cpath")
+os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
+shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
+env = testlib.module_env(so)
+env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+p = subprocess.run([testlib.LUAJIT, script, out], capture_output=True, text=True, env=env,
+                   timeout=300)
+sys.stdout.write(p.stdout)
+sys.stderr.write(p.stderr)
+res.check(p.returncode == 0, "snapshot.lua exit status %d" % p.returncode)
+said = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+for k in ("heap", "grown", "during"):
+    res.check(said.get(k) == "true", "rec.snapshot (%s): %r" % (k, said.get(k)))
+res.check(said.get("bad", "").startswith("nil\t/nonexistent-dir/x.ljh") and
+          said["bad"].endswith("\t2"), "unwritable path: nil, message, ENOENT: %r" % said.get("bad"))
+res.check(not [f for f in os.listdir(out) if ".tmp" in f], "no temporary file left")
+
+build, total, objs = ljhread.read(open(os.path.join(out, "heap.ljh"), "rb").read())
+res.check(testlib.build_is_vm_flavour(build + " "), "build: %r" % build)
+root = objs.get(0)
+res.check(root is not None and root.type == "root", "the root comes first, at address 0")
+dangling = [(o.addr, e) for o in objs.values() for e in o.edges if e[2] not in objs]
+res.check(not dangling, "every edge's target is in the snapshot: %s" % dangling[:3])
+
+
+def named(o, name):
+    """Targets of o's edges under a name or a string key."""
+    got = []
+    for kind, weak, target, what in o.edges:
+        if kind == ljhread.NAME and what == name:
+            got.append(objs[target])
+        elif kind == ljhread.STRKEY and objs[what].label == name:
+            got.append(objs[target])
+    return got
+
+
+G = named(root, "_G")
+res.check(len(G) == 1 and G[0].type == "table", "root -> _G")
+G = G[0]
+cache = named(G, "cache")
+res.check(len(cache) == 1 and cache[0].type == "table", "_G.cache")
+cache = cache[0]
+idx = [objs[t] for k, w, t, i in cache.edges if k == ljhread.INDEX]
+res.check(len(idx) == 10000 and all(o.type == "string" and o.label.startswith("cached string ")
+                                    for o in idx), "cache: 10000 strings by index (%d)" % len(idx))
+res.check(all(o.size >= 16 + len(o.label) for o in idx), "string sizes cover their bytes")
+res.check(cache.size >= 10000 * 8, "the cache table's size holds its array: %d" % cache.size)
+
+points = named(G, "points")[0]
+pts = [objs[t] for k, w, t, i in points.edges if k == ljhread.INDEX]
+mts = {named(o, "metatable")[0].addr for o in pts if named(o, "metatable")}
+res.check(len(pts) == 100 and len(mts) == 1, "100 points, one metatable (%d, %d)" % (len(pts), len(mts)))
+mt = objs[mts.pop()] if mts else None
+res.check(mt is not None and any(o.label == "Point" for o in named(mt, "__name")),
+          "the metatable's __name is Point")
+
+co = named(G, "suspended")
+res.check(len(co) == 1 and co[0].type == "thread", "_G.suspended is a thread")
+held = [objs[t] for k, w, t, what in co[0].edges
+        if k == ljhread.NAME and what.startswith("stack slot") and objs[t].type == "table"]
+res.check(any(any(objs[t].label == "held by a coroutine" for k2, w2, t, i in h.edges)
+              for h in held), "the suspended coroutine's stack holds the table")
+
+weak = named(G, "weak")[0]
+keys = [(w, objs[t]) for k, w, t, what in weak.edges if k == ljhread.KEY]
+res.check(len(keys) == 10 and all(w and o.type == "table" for w, o in keys),
+          "weak table: 10 key edges, all weak (%s)" % [w for w, o in keys])
+cyc = named(G, "cycle")[0]
+other = named(cyc, "other")
+res.check(len(other) == 1 and named(other[0], "other") == [cyc], "a cycle: a.other.other == a")
+tick = named(G, "tick")[0]
+uv = named(tick, "upvalue 1")
+res.check(tick.type == "function" and len(uv) == 1 and uv[0].type == "upvalue" and
+          named(uv[0], "value")[0].type == "table", "closure -> upvalue 1 -> table")
+buf = named(G, "buffer")
+res.check(len(buf) == 1 and buf[0].type == "cdata" and buf[0].size >= 4096,
+          "cdata of 4096 bytes: %s" % [(o.type, o.size) for o in buf])
+
+# Sizes: after a full collection the objects add up to nearly what the VM
+# counted (fixed strings nobody references, such as Lua's reserved words,
+# are not reached).
+count = float(said.get("count", "0"))
+size = sum(o.size for o in objs.values())
+res.check(abs(total - count) <= 4096, "gctotal %d vs collectgarbage(\"count\") %d" % (total, count))
+res.check(0.97 * total <= size <= total, "objects %d bytes of the VM's %d" % (size, total))
+
+# ljm heap agrees with this reader.
+types = {}
+for o in objs.values():
+    if o.type != "root":
+        c = types.setdefault(o.type, [0, 0])
+        c[0] += 1
+        c[1] += o.size
+h = subprocess.run([ljm, "heap", "--json", os.path.join(out, "heap.ljh")], capture_output=True,
+                   text=True)
+j = json.loads(h.stdout) if h.returncode == 0 else {}
+res.check({t["type"]: [t["count"], t["bytes"]] for t in j.get("types", [])} == types and
+          j.get("gc_total") == total and j.get("build") == build,
+          "ljm heap --json: %s" % h.stderr)
+res.check([t["bytes"] for t in j.get("types", [])] == sorted((v[1] for v in types.values()),
+                                                             reverse=True), "largest first")
+
+# Retainers: what each object alone keeps alive (its dominator subtree),
+# by its shortest path from a root.
+h = subprocess.run([ljm, "heap", "--json", "--top", "100000", os.path.join(out, "heap.ljh")],
+                   capture_output=True, text=True)
+ret = {r["path"]: r for r in json.loads(h.stdout)["retainers"]} if h.returncode == 0 else {}
+sizes = [r["retained_bytes"] for r in ret.values()]
+res.check(sizes == sorted(sizes, reverse=True) or len(ret) > 0, "retainers listed")
+want = cache.size + sum(o.size for o in idx)
+res.check(ret.get("_G.cache", {}).get("retained_bytes") == want,
+          "_G.cache retains itself and its 10000 strings: %s vs %d" % (ret.get("_G.cache"), want))
+pt_bytes = points.size + sum(o.size for o in pts)
+res.check(ret.get("_G.points", {}).get("retained_bytes", 0) >= pt_bytes,
+          "_G.points retains its 100 points: %s vs >= %d" % (ret.get("_G.points"), pt_bytes))
+wmt = named(weak, "metatable")[0]
+res.check(ret.get("_G.weak", {}).get("retained_bytes") == weak.size + wmt.size,
+          "_G.weak retains itself and its metatable, not its weak keys: %s vs %d"
+          % (ret.get("_G.weak"), weak.size + wmt.size))
+res.check(ret.get("_G.suspended", {}).get("type") == "thread" and
+          ret["_G.suspended"]["retained_bytes"] > co[0].size, "the coroutine retains its stack's table")
+res.check(ret.get("_G.cycle", {}).get("retained_bytes") == cyc.size + other[0].size
+          if other else False, "the cycle: _G.cycle retains both tables")
+res.check(any(p.startswith("_G.tick<upvalue 1>") for p in ret), "a path through an upvalue: %s"
+          % [p for p in ret if "tick" in p])
+
+# The cache grew by 10000 strings between the snapshots.
+_, _, grown = ljhread.read(open(os.path.join(out, "grown.ljh"), "rb").read())
+ns = lambda os_: sum(1 for o in os_.values() if o.type == "string" and o.label.startswith("cached string "))
+res.check(ns(grown) - ns(objs) == 10000, "grown: +10000 cached strings (%d -> %d)" % (ns(objs), ns(grown)))
+
+# The recording around the third snapshot.
+r, info = ljmrows.decode(ljmext.downgrade(open(os.path.join(out, "during.ljm"), "rb").read()))
+res.check(info["complete"], "the --stacks recording is complete")
+line = "@" + script + ":%d"
+res.check(testlib.count(r, "ALLOCATIONS", line % 55) >= 1000 and
+          testlib.count(r, "ALLOCATIONS", line % 57) >= 1000,
+          "its events before and after the snapshot (%d, %d)"
+          % (testlib.count(r, "ALLOCATIONS", line % 55), testlib.count(r, "ALLOCATIONS", line % 57)))
+rep = subprocess.run([ljm, "report", os.path.join(out, "during.ljm")], capture_output=True, text=True)
+res.check(rep.returncode == 0 and not rep.stderr, "ljm report reads it: %s" % rep.stderr)
+res.finish()

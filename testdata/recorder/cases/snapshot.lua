@@ -1,0 +1,60 @@
+-- snapshot.lua OUTDIR: known structures, then heap snapshots (snapshot_test.py
+-- checks them): OUTDIR/heap.ljh after a full collection, OUTDIR/grown.ljh
+-- after the cache grew, and a snapshot in the middle of a --stacks recording.
+local rec = require "ljm.recorder"
+local ffi = require "ffi"
+local out = arg[1]
+
+cache = {}                                    -- a module cache of 10000 strings
+for i = 1, 10000 do cache[i] = "cached string " .. i end
+
+local Point = {__name = "Point"}              -- objects with a metatable
+Point.__index = Point
+points = {}
+for i = 1, 100 do points[i] = setmetatable({x = i, y = -i}, Point) end
+
+suspended = coroutine.create(function()       -- a suspended coroutine holding a table
+  local held = {"held by a coroutine"}
+  coroutine.yield()
+  return held
+end)
+coroutine.resume(suspended)
+
+weak = setmetatable({}, {__mode = "k"})       -- weak keys: not what keeps them alive
+for i = 1, 10 do weak[points[i]] = true end
+
+cycle = (function()                           -- a cycle (no local left on the stack)
+  local a, b = {}, {}
+  a.other, b.other = b, a
+  return a
+end)()
+
+local function counter()                      -- a closure with an upvalue
+  local n = {count = 0}
+  return function() n.count = n.count + 1; return n.count end
+end
+tick = counter()
+
+buffer = ffi.new("uint8_t[4096]")             -- cdata
+
+collectgarbage()
+collectgarbage()
+print("count", collectgarbage("count") * 1024)
+print("heap", rec.snapshot(out .. "/heap.ljh"))
+
+for i = 10001, 20000 do cache[i] = "cached string " .. i end
+collectgarbage()
+collectgarbage()
+print("grown", rec.snapshot(out .. "/grown.ljh"))
+
+-- In the middle of a recording with stacks: the recording goes on intact
+-- (JIT off: the test counts events by line).
+jit.off()
+assert(rec.start(out .. "/during.ljm", {stacks = true}))
+local keep = {}
+for i = 1, 1000 do keep[i] = {i} end          -- line 55: before the snapshot
+print("during", rec.snapshot(out .. "/during.ljh"))
+for i = 1, 1000 do keep[i] = {i, i} end       -- line 57: after it
+assert(rec.stop())
+
+print("bad", rec.snapshot("/nonexistent-dir/x.ljh"))
