@@ -143,12 +143,19 @@ static int export_once(const LjmExporter *e, const LjmModel *m, LjmExportOptions
 
 /* The same bytes as a heap snapshot: as they are, and behind the magic
 ** (so that the corpus's streams exercise the object grammar too). */
+static void count_path(void *ud, const char *path)
+{
+  CHECK(path != NULL);
+  (*(uint32_t *)ud)++;
+}
+
 static void fuzz_heap(const uint8_t *data, size_t size)
 {
   uint8_t *buf = malloc(size + 4);
   CHECK(buf != NULL);
   memcpy(buf, "ljh\x01", 4);
   memcpy(buf + 4, data, size);
+  LjmHeapGraph graphs[2];
   for (int pass = 0; pass < 2; pass++) {
     LjmInput *in = pass ? ljm_input_mem(buf, size + 4) : ljm_input_mem(data, size);
     LjmHeapGraph g;
@@ -172,11 +179,23 @@ static void fuzz_heap(const uint8_t *data, size_t size)
       CHECK(g.obj[top[i]].retained >= g.obj[top[i]].size);
       ljm_heapgraph_path(&g, top[i], path, sizeof(path));
       if (i) CHECK(g.obj[top[i - 1]].retained >= g.obj[top[i]].retained);
+      uint32_t np = 0;
+      CHECK(ljm_heapgraph_all_paths(&g, top[i], 4, count_path, &np) >= np && np <= 4);
+      CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
     }
     for (uint32_t i = 1; i < g.nobj; i++) CHECK(g.obj[i].idom == LJM_HEAP_NONE || g.obj[i].idom < g.nobj);
-    ljm_heapgraph_free(&g);
+    graphs[pass] = g;
     ljm_input_close(in);
   }
+  /* The growth from one reading to the other, largest first. */
+  LjmHeapGrowth *gr;
+  uint32_t ng;
+  if (ljm_heapgraph_growth(&graphs[0], &graphs[1], 16, &gr, &ng) == 0) {
+    for (uint32_t i = 1; i < ng; i++) CHECK(gr[i - 1].diff >= gr[i].diff);
+    ljm_heapgraph_growth_free(gr, ng);
+  }
+  ljm_heapgraph_free(&graphs[0]);
+  ljm_heapgraph_free(&graphs[1]);
   free(buf);
 }
 

@@ -466,3 +466,205 @@ uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint3
   free(all);
   return n;
 }
+
+/* -- All shortest paths ------------------------------------------------------ */
+
+typedef struct AllPaths {
+  const LjmHeapGraph *g;
+  uint32_t *pstart, *pedge;  /* strong references into each object */
+  uint32_t *stack;           /* edges from the object back towards the root */
+  uint32_t max, found;
+  void (*cb)(void *ud, const char *path);
+  void *ud;
+  char *buf;
+  size_t len;
+} AllPaths;
+
+/* Renders stack[0..n) (object first, root last) root first into buf. */
+static void render(AllPaths *a, uint32_t n)
+{
+  size_t at = 0;
+  char piece[160];
+  a->buf[0] = '\0';
+  for (uint32_t k = n; k-- > 0 && at + 1 < a->len;) {
+    step(a->g, &a->g->ref[a->stack[k]], k + 1 == n, piece, sizeof(piece));
+    size_t m = strlen(piece);
+    if (at + m + 1 > a->len) m = a->len - 1 - at;
+    memcpy(a->buf + at, piece, m);
+    at += m;
+    a->buf[at] = '\0';
+  }
+}
+
+static void walk_back(AllPaths *a, uint32_t v, uint32_t n)
+{
+  if (a->found > a->max) return;
+  if (v == 0) {
+    if (++a->found <= a->max) {
+      render(a, n);
+      a->cb(a->ud, a->buf);
+    }
+    return;
+  }
+  uint32_t d = a->g->obj[v].depth;
+  for (uint32_t k = a->pstart[v]; k < a->pstart[v + 1] && a->found <= a->max; k++) {
+    uint32_t e = a->pedge[k], from = a->g->ref[e].from;
+    if (a->g->obj[from].parent == LJM_HEAP_NONE && from != 0) continue;  /* weakly reached */
+    if (a->g->obj[from].depth + 1 != d) continue;
+    a->stack[n] = e;
+    walk_back(a, from, n + 1);
+  }
+}
+
+uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, uint32_t i, uint32_t max,
+                                 void (*cb)(void *ud, const char *path), void *ud)
+{
+  if (i >= g->nobj || (i != 0 && g->obj[i].parent == LJM_HEAP_NONE)) return 0;
+  AllPaths a;
+  memset(&a, 0, sizeof(a));
+  a.g = g;
+  a.max = max;
+  a.cb = cb;
+  a.ud = ud;
+  a.len = 4096;
+  a.pstart = calloc((size_t)g->nobj + 1, sizeof(uint32_t));
+  a.stack = malloc(((size_t)g->obj[i].depth + 1) * sizeof(uint32_t));
+  a.buf = malloc(a.len);
+  if (!a.pstart || !a.stack || !a.buf) goto done;
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak) a.pstart[g->ref[e].to + 1]++;
+  for (uint32_t v = 0; v < g->nobj; v++) a.pstart[v + 1] += a.pstart[v];
+  a.pedge = malloc((size_t)a.pstart[g->nobj] * sizeof(uint32_t) + 1);
+  uint32_t *pos = malloc(((size_t)g->nobj + 1) * sizeof(uint32_t));
+  if (!a.pedge || !pos) {
+    free(pos);
+    goto done;
+  }
+  memcpy(pos, a.pstart, ((size_t)g->nobj + 1) * sizeof(uint32_t));
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak) a.pedge[pos[g->ref[e].to]++] = e;
+  free(pos);
+  walk_back(&a, i, 0);
+done:
+  free(a.pstart);
+  free(a.pedge);
+  free(a.stack);
+  free(a.buf);
+  return a.found;
+}
+
+/* -- Growth between two snapshots --------------------------------------------- */
+
+/* Whether reference e of a and reference f of b are the same step: the
+** same kind under the same name, key string or index. */
+static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGraph *b,
+                     const LjmHeapRef *f)
+{
+  if (e->kind != f->kind) return 0;
+  switch (e->kind) {
+  case LJH_EDGE_NAME:
+    return !strcmp(a->labels + e->what, b->labels + f->what);
+  case LJH_EDGE_STRKEY:
+    return !strcmp(ljm_heapgraph_label(a, (uint32_t)e->what), ljm_heapgraph_label(b, (uint32_t)f->what));
+  case LJH_EDGE_INDEX:
+    return e->what == f->what;
+  default:
+    return 0;  /* object keys and keys themselves: no name to match by */
+  }
+}
+
+/* The object of b at the shortest path of object i of a, or LJM_HEAP_NONE. */
+static uint32_t follow(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b)
+{
+  uint32_t depth = a->obj[i].depth, n = 0, v = 0;
+  if (a->obj[i].parent == LJM_HEAP_NONE || !b->nobj) return LJM_HEAP_NONE;
+  uint32_t *edges = malloc((size_t)depth * sizeof(*edges) + 1);
+  if (!edges) return LJM_HEAP_NONE;
+  for (uint32_t u = i; u != 0 && n < depth; u = a->ref[a->obj[u].parent].from)
+    edges[n++] = a->obj[u].parent;
+  while (n > 0 && v != LJM_HEAP_NONE) {
+    const LjmHeapRef *e = &a->ref[edges[--n]];
+    uint32_t next = LJM_HEAP_NONE;
+    for (uint32_t k = b->obj[v].first_edge; k < edge_end(b, v); k++)
+      if (!b->ref[k].weak && same_step(a, e, b, &b->ref[k])) {
+        next = b->ref[k].to;
+        break;
+      }
+    v = next;
+  }
+  free(edges);
+  return v;
+}
+
+static int by_growth(const void *a, const void *b)
+{
+  const LjmHeapGrowth *x = a, *y = b;
+  if (x->diff != y->diff) return x->diff < y->diff ? 1 : -1;
+  return strcmp(x->path, y->path);
+}
+
+static int by_growth_path(const void *a, const void *b)
+{
+  return strcmp(((const LjmHeapGrowth *)a)->path, ((const LjmHeapGrowth *)b)->path);
+}
+
+void ljm_heapgraph_growth_free(LjmHeapGrowth *g, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) free(g[i].path);
+  free(g);
+}
+
+/* Appends the top candidates of `from`, each matched in `other` by path. */
+static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, int from_is_new,
+                          uint32_t max, LjmHeapGrowth *gr, uint32_t *k)
+{
+  uint32_t *top = malloc((size_t)max * sizeof(*top) + 1);
+  char buf[1024];
+  if (!top) return -1;
+  uint32_t n = ljm_heapgraph_top_retainers(from, top, max);
+  for (uint32_t i = 0; i < n; i++) {
+    LjmHeapGrowth *x = &gr[*k];
+    uint32_t o = follow(from, top[i], other);
+    uint64_t mine = from->obj[top[i]].retained, theirs = o == LJM_HEAP_NONE ? 0 : other->obj[o].retained;
+    x->path = strdup(ljm_heapgraph_path(from, top[i], buf, sizeof(buf)));
+    if (!x->path) {
+      free(top);
+      return -1;
+    }
+    x->type = (LjhType)from->obj[top[i]].type;
+    x->new_retained = from_is_new ? mine : theirs;
+    x->old_retained = from_is_new ? theirs : mine;
+    x->diff = (int64_t)(x->new_retained - x->old_retained);
+    (*k)++;
+  }
+  free(top);
+  return 0;
+}
+
+int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t candidates,
+                         LjmHeapGrowth **out, uint32_t *n)
+{
+  LjmHeapGrowth *gr = calloc(2 * (size_t)candidates + 1, sizeof(*gr));
+  uint32_t k = 0;
+  *out = NULL;
+  *n = 0;
+  if (!gr || add_candidates(new_, old, 1, candidates, gr, &k) ||
+      add_candidates(old, new_, 0, candidates, gr, &k)) {
+    if (gr) ljm_heapgraph_growth_free(gr, k);
+    return -1;
+  }
+  /* A path among both tops once. */
+  qsort(gr, k, sizeof(*gr), by_growth_path);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    if (w && !strcmp(gr[w - 1].path, gr[i].path)) {
+      free(gr[i].path);
+      continue;
+    }
+    gr[w++] = gr[i];
+  }
+  qsort(gr, w, sizeof(*gr), by_growth);
+  *out = gr;
+  *n = w;
+  return 0;
+}

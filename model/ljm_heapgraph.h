@@ -83,4 +83,27 @@ int ljm_heapgraph_types(const LjmHeapGraph *g, LjmHeapType *out, uint64_t *objec
 ** were written to out (at most max). */
 uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max);
 
+/* Calls cb with each shortest path from the roots to object i (all of
+** them: every strong reference from an object one step nearer the roots
+** starts one), at most max paths; returns how many there are in all,
+** counted up to max + 1 (so more than max says some were left out). */
+uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, uint32_t i, uint32_t max,
+                                 void (*cb)(void *ud, const char *path), void *ud);
+
+/* What grew between two snapshots, by retaining path: the objects that
+** retain the most in either (the top `candidates` of each) matched by their
+** shortest paths. */
+typedef struct LjmHeapGrowth {
+  char *path;
+  LjhType type;
+  uint64_t old_retained, new_retained;  /* 0 where the path is absent */
+  int64_t diff;                         /* new - old */
+} LjmHeapGrowth;
+
+/* Fills *out (malloc'd, largest growth first; ties: by path) and *n;
+** 0, or -1 out of memory. Free with ljm_heapgraph_growth_free. */
+int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t candidates,
+                         LjmHeapGrowth **out, uint32_t *n);
+void ljm_heapgraph_growth_free(LjmHeapGrowth *g, uint32_t n);
+
 #endif

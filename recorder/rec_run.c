@@ -22,7 +22,7 @@
 
 static const char USAGE[] =
     "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--flush-interval S]\n"
-    "                  [--] script.lua [args...]\n"
+    "                  [--snapshot-at-exit FILE] [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
     "every allocation of the run as an ljm memory profile (ljs v3 + ljm v3).\n"
@@ -38,6 +38,9 @@ static const char USAGE[] =
     "  --flush-interval S  write what was recorded at least every S seconds\n"
     "                      (0.001..86400), not only when 8 MiB have gathered,\n"
     "                      so a killed process loses at most S seconds\n"
+    "  --snapshot-at-exit FILE\n"
+    "                      when the script ends (returns, fails or calls\n"
+    "                      os.exit), write a heap snapshot to FILE (ljm heap)\n"
     "  -h, --help          this help\n"
     "\n"
     "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
@@ -150,8 +153,29 @@ typedef struct RunArgs {
   const char *output;    /* profile path */
   LjmRecOptions opt;     /* --stacks, --stack-depth */
   LjmRecorder *rec;      /* the whole-run recording */
+  const char *snapshot;  /* --snapshot-at-exit FILE, or NULL */
   int status;            /* 0 ok, else failed */
 } RunArgs;
+
+/* The heap snapshot at exit: after the script, or from exit() when it
+** calls os.exit() (registered after the recorder's own exit handler, so
+** it runs first, while the stream still records). */
+static struct {
+  lua_State *L;
+  const char *path;
+  int done, failed;
+} exit_snap;
+
+static void snapshot_at_exit(void)
+{
+  LjmRecError err;
+  if (exit_snap.done || !exit_snap.L || !exit_snap.path) return;
+  exit_snap.done = 1;
+  if (ljm_recorder_snapshot(exit_snap.L, exit_snap.path, &err)) {
+    fprintf(stderr, "ljm record: heap snapshot: %s\n", err.msg);
+    exit_snap.failed = 1;
+  }
+}
 
 static int pmain(lua_State *L)
 {
@@ -175,6 +199,11 @@ static int pmain(lua_State *L)
     a->status = 1;
     return 0;
   }
+  if (a->snapshot) {
+    exit_snap.L = L;
+    exit_snap.path = a->snapshot;
+    atexit(snapshot_at_exit);
+  }
   status = handle_luainit(L);
   if (!status) {
     if (!strcmp(fname, "-")) fname = NULL;  /* stdin, as luajit */
@@ -185,6 +214,7 @@ static int pmain(lua_State *L)
     }
     report(L, status);
   }
+  snapshot_at_exit();
   a->status = status;
   return 0;
 }
@@ -229,6 +259,11 @@ int ljm_record_main(int argc, char **argv)
       if (!*v || *end || *v == '-' || d < 1 || d > 65535)
         return usage_error("stack depth must be 1..65535, not", v);
       a.opt.stack_depth = (unsigned)d;
+    } else if (!strcmp(arg, "--snapshot-at-exit")) {
+      if (++i >= argc) return usage_error("option needs a file name:", arg);
+      a.snapshot = argv[i];
+    } else if (!strncmp(arg, "--snapshot-at-exit=", 19)) {
+      a.snapshot = arg + 19;
     } else if (!strcmp(arg, "--flush-interval") || !strncmp(arg, "--flush-interval=", 17)) {
       const char *v = arg[16] == '=' ? arg + 17 : NULL;
       char *end;
@@ -254,6 +289,7 @@ int ljm_record_main(int argc, char **argv)
   a.argv = argv;
   a.script = i;
   if (a.output && !*a.output) return usage_error("empty output file name", NULL);
+  if (a.snapshot && !*a.snapshot) return usage_error("empty snapshot file name", NULL);
   if (!a.output) {
     defout = default_output(argv[a.script]);
     if (!defout) {
@@ -271,11 +307,12 @@ int ljm_record_main(int argc, char **argv)
   }
   status = lua_cpcall(L, pmain, &a);
   report(L, status);
+  exit_snap.L = NULL;
   lua_close(L);  /* ends the stream (final 0x80) like a stop() */
   if (a.rec && ljm_recorder_stop(a.rec, &err)) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
     status = 1;
   }
   free(defout);
-  return (status || a.status) ? 1 : 0;
+  return (status || a.status || exit_snap.failed) ? 1 : 0;
 }

@@ -405,7 +405,7 @@ static void root_edges(Snap *s, lua_State *L)
   edge_name(s, obj2gco(snap_tab(mainthread(g)->env)), "_G", 0);
   edge_tv(s, &g->registrytv, "registry", 0);
   edge_name(s, obj2gco(mainthread(g)), "main thread", 0);
-  edge_name(s, obj2gco(L), "current thread", 0);
+  if (L != mainthread(g)) edge_name(s, obj2gco(L), "current thread", 0);
   static const char *const base[] = {
     "nil", "false", "true", "lightuserdata", "string", "upvalue", "thread", "proto",
     "function", "trace", "cdata", "table", "userdata", "number",

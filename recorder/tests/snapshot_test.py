@@ -153,6 +153,45 @@ _, _, grown = ljhread.read(open(os.path.join(out, "grown.ljh"), "rb").read())
 ns = lambda os_: sum(1 for o in os_.values() if o.type == "string" and o.label.startswith("cached string "))
 res.check(ns(grown) - ns(objs) == 10000, "grown: +10000 cached strings (%d -> %d)" % (ns(objs), ns(grown)))
 
+# ljm heap --base: the growth by type and by retaining path.
+gb = subprocess.run([ljm, "heap", "--json", "--base", os.path.join(out, "heap.ljh"),
+                     os.path.join(out, "grown.ljh")], capture_output=True, text=True)
+gj = json.loads(gb.stdout) if gb.returncode == 0 else {}
+gt = {t["type"]: t for t in gj.get("types", [])}
+res.check(gt.get("string", {}).get("count") == 10000, "--base: +10000 strings: %s" % gt.get("string"))
+_, _, gobjs = ljhread.read(open(os.path.join(out, "grown.ljh"), "rb").read())
+groot = gobjs[0]
+gG = [gobjs[t] for k, w, t, what in groot.edges if k == ljhread.NAME and what == "_G"][0]
+gcache = [gobjs[t] for k, w, t, what in gG.edges
+          if k == ljhread.STRKEY and gobjs[what].label == "cache"][0]
+gwant = gcache.size + sum(gobjs[t].size for k, w, t, i in gcache.edges if k == ljhread.INDEX)
+gr = {r["path"]: r["retained_bytes"] for r in gj.get("retainers", [])}
+res.check(gr.get("_G.cache") == gwant - want,
+          "--base: _G.cache grew by %s, by hand %d" % (gr.get("_G.cache"), gwant - want))
+res.check(gj.get("retainers", [{}])[0].get("retained_bytes", 0) >= gwant - want,
+          "--base: the largest growth first")
+
+# ljm heap --path-to: every shortest path to the objects whose label matches.
+def paths_to(pattern):
+    p = subprocess.run([ljm, "heap", "--json", "--path-to", pattern, os.path.join(out, "heap.ljh")],
+                       capture_output=True, text=True)
+    return json.loads(p.stdout)["matches"] if p.returncode == 0 else None
+
+
+m = paths_to("^cached string 77$")
+res.check(m and len(m) == 1 and m[0]["paths"] == ["_G.cache[77]"], "--path-to a cached string: %s" % m)
+m = paths_to("^held by a coroutine$")
+res.check(m and len(m) == 1 and len(m[0]["paths"]) == 1 and
+          m[0]["paths"][0].startswith("_G.suspended<stack slot ") and m[0]["paths"][0].endswith(">[1]"),
+          "--path-to through a coroutine's stack: %s" % m)
+m = paths_to("^counter state 7$")  # made at run time: no prototype holds it
+res.check(m and m[0]["paths"] == ["_G.tick<upvalue 1>.tag"],
+          "--path-to through an upvalue: %s" % m)
+for bad in (["--path-to", "(", os.path.join(out, "heap.ljh")],
+            ["--path-to", "x", "--base", os.path.join(out, "heap.ljh"), os.path.join(out, "heap.ljh")]):
+    b = subprocess.run([ljm, "heap"] + bad, capture_output=True, text=True)
+    res.check(b.returncode == 2 and b.stderr.count("\n") == 1, "usage error %s: %r" % (bad[:2], b.stderr))
+
 # The recording around the third snapshot.
 r, info = ljmrows.decode(ljmext.downgrade(open(os.path.join(out, "during.ljm"), "rb").read()))
 res.check(info["complete"], "the --stacks recording is complete")
@@ -163,4 +202,25 @@ res.check(testlib.count(r, "ALLOCATIONS", line % 55) >= 1000 and
           % (testlib.count(r, "ALLOCATIONS", line % 55), testlib.count(r, "ALLOCATIONS", line % 57)))
 rep = subprocess.run([ljm, "report", os.path.join(out, "during.ljm")], capture_output=True, text=True)
 res.check(rep.returncode == 0 and not rep.stderr, "ljm report reads it: %s" % rep.stderr)
+
+# ljm record --snapshot-at-exit: after the script, and from os.exit().
+for code, src in ((0, "kept = {}\nfor i = 1, 500 do kept[i] = 'at exit ' .. i end\n"),
+                  (3, "kept = {}\nfor i = 1, 500 do kept[i] = 'at exit ' .. i end\nos.exit(3)\n")):
+    path = os.path.join(out, "exit%d.ljh" % code)
+    r = subprocess.run([ljm, "record", "-o", os.path.join(out, "exit%d.ljm" % code),
+                        "--snapshot-at-exit", path, "-"], input=src, capture_output=True,
+                       text=True, env=testlib.vm_env(), timeout=120)
+    ok = r.returncode == code and os.path.exists(path)
+    if ok:
+        _, _, ex = ljhread.read(open(path, "rb").read())
+        ok = sum(1 for o in ex.values() if o.type == "string" and o.label[8:].isdigit()
+                 and o.label.startswith("at exit ")) == 500
+    res.check(ok, "--snapshot-at-exit, exit %d: %d %s" % (code, r.returncode, r.stderr))
+    res.check(testlib.rows(os.path.join(out, "exit%d.ljm" % code))[1]["complete"],
+              "the whole-run recording is complete too (exit %d)" % code)
+r = subprocess.run([ljm, "record", "--snapshot-at-exit", "/nonexistent-dir/x.ljh", "-o",
+                    os.path.join(out, "x.ljm"), "-"], input="", capture_output=True, text=True,
+                   env=testlib.vm_env(), timeout=120)
+res.check(r.returncode == 1 and r.stderr.count("\n") == 1 and "heap snapshot" in r.stderr,
+          "unwritable snapshot: exit 1, one line: %r" % r.stderr)
 res.finish()

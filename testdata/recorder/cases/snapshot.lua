@@ -30,7 +30,7 @@ cycle = (function()                           -- a cycle (no local left on the s
 end)()
 
 local function counter()                      -- a closure with an upvalue
-  local n = {count = 0}
+  local n = {count = 0, tag = ("counter state %d"):format(7)}
   return function() n.count = n.count + 1; return n.count end
 end
 tick = counter()
