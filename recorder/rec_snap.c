@@ -5,9 +5,11 @@
 ** the FFI's tables, compiled traces) over every reference the collector
 ** itself follows, so what it writes is what the collector would keep.
 ** Each object is written once, when first reached, with all its
-** references; the walk's own memory (a set of seen addresses, a stack of
-** objects to visit, a stdio buffer) comes from malloc, never from the
-** VM, and nothing of the heap is written to.
+** references; the walk's own memory (a bitmap of seen addresses, a stack
+** of objects to visit, a stdio buffer) comes from malloc, never from the
+** VM, and nothing of the heap is written to. The bitmap has a bit per 8
+** bytes of each MiB of address space that holds objects (1/64 of the
+** heap's span), so a snapshot of a large heap needs a small part of it.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -34,9 +36,17 @@ enum { SE_NAME = 1, SE_STRKEY, SE_INDEX, SE_OBJKEY, SE_KEY };
 ** tabref() takes a member of the pointer, undefined for NULL. */
 #define snap_tab(r) ((GCtab *)(void *)gcref(r))
 
+#define SEEN_SHIFT 20                          /* address space per chunk: 1 MiB */
+#define SEEN_WORDS ((1u << SEEN_SHIFT) / 8 / 64)  /* a bit per 8 bytes */
+
+typedef struct SeenChunk {
+  uintptr_t key;        /* address >> SEEN_SHIFT */
+  uint64_t bits[SEEN_WORDS];
+} SeenChunk;
+
 typedef struct Snap {
   FILE *f;
-  uintptr_t *seen;      /* open addressing, 0 = empty */
+  SeenChunk **seen;     /* open addressing by chunk key, NULL = empty */
   size_t seen_cap, nseen;
   GCobj **todo;
   size_t ntodo, cap_todo;
@@ -99,40 +109,58 @@ static void f_str(FILE *f, const char *p, size_t n)
 
 /* -- The walk ------------------------------------------------------------ */
 
-static size_t seen_slot(const Snap *s, uintptr_t a)
+static size_t seen_slot(size_t cap, uintptr_t key)
 {
-  uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull;
-  return (size_t)(h >> 17) & (s->seen_cap - 1);
+  return (size_t)((uint64_t)key * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
+
+/* The chunk of address space holding a, created on first use. */
+static SeenChunk *seen_chunk(Snap *s, uintptr_t a)
+{
+  uintptr_t key = a >> SEEN_SHIFT;
+  if (s->seen_cap) {
+    size_t j = seen_slot(s->seen_cap, key);
+    while (s->seen[j]) {
+      if (s->seen[j]->key == key) return s->seen[j];
+      j = (j + 1) & (s->seen_cap - 1);
+    }
+  }
+  if (2 * (s->nseen + 1) > s->seen_cap) {
+    size_t nc = s->seen_cap ? s->seen_cap * 2 : 64;
+    SeenChunk **ns = calloc(nc, sizeof(*ns));
+    if (!ns) return NULL;
+    for (size_t i = 0; i < s->seen_cap; i++)
+      if (s->seen[i]) {
+        size_t j = seen_slot(nc, s->seen[i]->key);
+        while (ns[j]) j = (j + 1) & (nc - 1);
+        ns[j] = s->seen[i];
+      }
+    free(s->seen);
+    s->seen = ns;
+    s->seen_cap = nc;
+  }
+  SeenChunk *c = calloc(1, sizeof(*c));
+  if (!c) return NULL;
+  c->key = key;
+  size_t j = seen_slot(s->seen_cap, key);
+  while (s->seen[j]) j = (j + 1) & (s->seen_cap - 1);
+  s->seen[j] = c;
+  s->nseen++;
+  return c;
 }
 
 /* 1 when a is new (and now seen), 0 when seen before or out of memory. */
 static int seen_add(Snap *s, uintptr_t a)
 {
-  if (2 * (s->nseen + 1) > s->seen_cap) {
-    size_t nc = s->seen_cap ? s->seen_cap * 2 : 4096;
-    uintptr_t *ns = calloc(nc, sizeof(*ns)), *old = s->seen;
-    size_t oc = s->seen_cap;
-    if (!ns) {
-      s->oom = 1;
-      return 0;
-    }
-    s->seen = ns;
-    s->seen_cap = nc;
-    for (size_t i = 0; i < oc; i++)
-      if (old[i]) {
-        size_t j = seen_slot(s, old[i]);
-        while (ns[j]) j = (j + 1) & (nc - 1);
-        ns[j] = old[i];
-      }
-    free(old);
+  SeenChunk *c = seen_chunk(s, a);
+  if (!c) {
+    s->oom = 1;
+    return 0;
   }
-  size_t j = seen_slot(s, a);
-  while (s->seen[j]) {
-    if (s->seen[j] == a) return 0;
-    j = (j + 1) & (s->seen_cap - 1);
-  }
-  s->seen[j] = a;
-  s->nseen++;
+  size_t bit = (a & ((1u << SEEN_SHIFT) - 1)) >> 3;
+  uint64_t m = (uint64_t)1 << (bit & 63);
+  if (c->bits[bit >> 6] & m) return 0;
+  c->bits[bit >> 6] |= m;
   return 1;
 }
 
@@ -531,6 +559,7 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
   putc(SN_END, s.f);
   int werr = ferror(s.f);
   int cerr = fclose(s.f) ? errno : 0;
+  for (size_t i = 0; i < s.seen_cap; i++) free(s.seen[i]);
   free(s.seen);
   free(s.todo);
   free(s.ebuf);
