@@ -1,0 +1,220 @@
+/* heapgraph_test.c -- the heap graph's dominators, retained sizes and
+** shortest paths against brute force, on random snapshots.
+**
+** Each case writes a random graph as an ljh snapshot (a root, objects with
+** random sizes, random references, some weak), loads it, and checks for
+** every object: its depth equals a plain BFS over strong references; its
+** retained size equals its own size plus the sizes of every object that
+** the root can no longer reach once it is removed (the definition of the
+** dominator subtree); its immediate dominator dominates it. Then a few
+** hand-made graphs whose answers are known. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/ljm_heapgraph.h"
+
+static int failures, checks;
+
+#define CHECK(c, ...)                          \
+  do {                                         \
+    checks++;                                  \
+    if (!(c)) {                                \
+      failures++;                              \
+      printf("FAIL line %d: ", __LINE__);      \
+      printf(__VA_ARGS__);                     \
+      printf("\n");                            \
+    }                                          \
+  } while (0)
+
+typedef struct Buf {
+  unsigned char *p;
+  size_t n, cap;
+} Buf;
+
+static void put(Buf *b, unsigned char c)
+{
+  if (b->n == b->cap) {
+    b->cap = b->cap ? b->cap * 2 : 4096;
+    b->p = realloc(b->p, b->cap);
+    if (!b->p) abort();
+  }
+  b->p[b->n++] = c;
+}
+
+static void uleb(Buf *b, uint64_t v)
+{
+  do {
+    unsigned char c = v & 0x7f;
+    v >>= 7;
+    put(b, c | (v ? 0x80 : 0));
+  } while (v);
+}
+
+static void str(Buf *b, const char *s)
+{
+  uleb(b, strlen(s));
+  while (*s) put(b, (unsigned char)*s++);
+}
+
+#define MAXN 40
+
+typedef struct Graph {
+  int n;                       /* objects 1..n, the root is 0 */
+  uint64_t size[MAXN + 1];
+  int adj[MAXN + 1][MAXN + 1]; /* 1 strong, 2 weak */
+} Graph;
+
+/* Object i lives at address 16 * i (the root at 0). */
+static void write_graph(const Graph *g, Buf *b)
+{
+  b->n = 0;
+  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
+  str(b, "test build");
+  uleb(b, 0);
+  for (int v = 0; v <= g->n; v++) {
+    int ne = 0;
+    for (int w = 1; w <= g->n; w++) ne += g->adj[v][w] != 0;
+    put(b, v == 0 ? LJH_ROOT : LJH_TAB);
+    uleb(b, 16 * (uint64_t)v);
+    uleb(b, v == 0 ? 0 : g->size[v]);
+    str(b, "");
+    uleb(b, (uint64_t)ne);
+    for (int w = 1; w <= g->n; w++)
+      if (g->adj[v][w]) {
+        char name[16];
+        put(b, (unsigned char)(LJH_EDGE_NAME | (g->adj[v][w] == 2 ? LJH_EDGE_WEAK : 0)));
+        uleb(b, 16 * (uint64_t)w);
+        snprintf(name, sizeof(name), "e%d", w);
+        str(b, name);
+      }
+  }
+  put(b, 0);
+}
+
+/* Strong reachability from the root with object `without` removed. */
+static void reach(const Graph *g, int without, int *seen, int *depth)
+{
+  int q[MAXN + 1], h = 0, t = 0;
+  memset(seen, 0, sizeof(int) * (MAXN + 1));
+  if (without == 0) return;
+  seen[0] = 1;
+  if (depth) depth[0] = 0;
+  q[t++] = 0;
+  while (h < t) {
+    int v = q[h++];
+    for (int w = 1; w <= g->n; w++)
+      if (g->adj[v][w] == 1 && w != without && !seen[w]) {
+        seen[w] = 1;
+        if (depth) depth[w] = depth[v] + 1;
+        q[t++] = w;
+      }
+  }
+}
+
+static void count_cb(void *ud, const char *path)
+{
+  (void)path;
+  (*(int *)ud)++;
+}
+
+static void check_graph(const Graph *g, int seed)
+{
+  Buf b = {0};
+  write_graph(g, &b);
+  LjmInput *in = ljm_input_mem(b.p, b.n);
+  LjmHeapGraph hg;
+  LjmDiag d;
+  LjmStatus st = ljm_heapgraph_load(&hg, in, &d);
+  CHECK(st == LJM_OK, "seed %d: load: %s", seed, d.msg);
+  CHECK(hg.nobj == (uint32_t)g->n + 1, "seed %d: %u objects", seed, hg.nobj);
+  int all[MAXN + 1], depth[MAXN + 1], without[MAXN + 1];
+  reach(g, -1, all, depth);
+  for (uint32_t i = 1; i < hg.nobj; i++) {
+    int v = (int)(hg.obj[i].addr / 16);
+    if (!all[v]) {
+      CHECK(hg.obj[i].parent == LJM_HEAP_NONE && hg.obj[i].idom == LJM_HEAP_NONE,
+            "seed %d: object %d only weakly reachable", seed, v);
+      continue;
+    }
+    CHECK(hg.obj[i].depth == (uint32_t)depth[v], "seed %d: object %d depth %u, BFS %d", seed, v,
+          hg.obj[i].depth, depth[v]);
+    reach(g, v, without, NULL);
+    uint64_t want = g->size[v];
+    for (int w = 1; w <= g->n; w++)
+      if (w != v && all[w] && !without[w]) want += g->size[w];
+    CHECK(hg.obj[i].retained == want, "seed %d: object %d retains %llu, brute force %llu", seed, v,
+          (unsigned long long)hg.obj[i].retained, (unsigned long long)want);
+    /* The immediate dominator: removing it cuts v off (unless it is the root). */
+    uint32_t id = hg.obj[i].idom;
+    CHECK(id != LJM_HEAP_NONE, "seed %d: object %d has a dominator", seed, v);
+    if (id != LJM_HEAP_NONE && id != 0) {
+      reach(g, (int)(hg.obj[id].addr / 16), without, NULL);
+      CHECK(!without[v], "seed %d: idom of %d does not dominate it", seed, v);
+    }
+    /* Every shortest path: as many as the BFS levels allow. */
+    uint64_t npaths[MAXN + 1] = {0};
+    npaths[0] = 1;
+    for (int dd = 1; dd <= depth[v]; dd++)
+      for (int w = 1; w <= g->n; w++)
+        if (all[w] && depth[w] == dd)
+          for (int u = 0; u <= g->n; u++)
+            if (g->adj[u][w] == 1 && all[u] && depth[u] == dd - 1) npaths[w] += npaths[u];
+    int got = 0;
+    uint32_t total = ljm_heapgraph_all_paths(&hg, i, 100000, count_cb, &got);
+    CHECK(npaths[v] > 100000 || (total == npaths[v] && (uint64_t)got == npaths[v]),
+          "seed %d: object %d: %u shortest paths (%d shown), counted %llu", seed, v, total, got,
+          (unsigned long long)npaths[v]);
+  }
+  ljm_heapgraph_free(&hg);
+  ljm_input_close(in);
+  free(b.p);
+}
+
+int main(void)
+{
+  /* Random graphs: sparse and dense, with and without weak references. */
+  for (int seed = 1; seed <= 400; seed++) {
+    Graph g;
+    memset(&g, 0, sizeof(g));
+    srand((unsigned)seed);
+    g.n = 1 + rand() % MAXN;
+    int density = 1 + rand() % 4;
+    for (int v = 1; v <= g.n; v++) g.size[v] = 1 + (uint64_t)(rand() % 1000);
+    for (int w = 1; w <= g.n; w++)
+      if (rand() % 3 == 0) g.adj[0][w] = 1;
+    for (int v = 1; v <= g.n; v++)
+      for (int w = 1; w <= g.n; w++)
+        if (v != w && rand() % (g.n + 1) < density) g.adj[v][w] = rand() % 5 ? 1 : 2;
+    check_graph(&g, seed);
+  }
+
+  /* A diamond: root -> a -> {b, c} -> d; a retains all, d has two paths. */
+  {
+    Graph g;
+    memset(&g, 0, sizeof(g));
+    g.n = 4;
+    for (int v = 1; v <= 4; v++) g.size[v] = 10;
+    g.adj[0][1] = g.adj[1][2] = g.adj[1][3] = g.adj[2][4] = g.adj[3][4] = 1;
+    check_graph(&g, 0);
+    Buf b = {0};
+    write_graph(&g, &b);
+    LjmInput *in = ljm_input_mem(b.p, b.n);
+    LjmHeapGraph hg;
+    ljm_heapgraph_load(&hg, in, NULL);
+    int n = 0;
+    uint32_t total = ljm_heapgraph_all_paths(&hg, 4, 10, count_cb, &n);
+    CHECK(total == 2 && n == 2, "diamond: 2 shortest paths to d (%u, %d)", total, n);
+    char path[128];
+    CHECK(!strcmp(ljm_heapgraph_path(&hg, 4, path, sizeof(path)), "e1<e2><e4>"),
+          "diamond: path %s", path);
+    uint32_t top[4];
+    CHECK(ljm_heapgraph_top_retainers(&hg, top, 4) == 4 && top[0] == 1 && hg.obj[1].retained == 40,
+          "diamond: a retains everything first");
+    ljm_heapgraph_free(&hg);
+    ljm_input_close(in);
+    free(b.p);
+  }
+  printf("heapgraph_test: %d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
