@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/output.h"
+#include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "exporters/ljm_exporter.h"
 
 static void usage(FILE *f)
@@ -26,6 +27,8 @@ static void usage(FILE *f)
   }
   fprintf(f, "  %-11s %-34s %s\n", "ljm", ".ljm",
           "the standard stream of an extended one (ljm record --stacks)");
+  fprintf(f, "  %-11s %-34s %s\n", "heapsnapshot", ".heapsnapshot",
+          "a heap snapshot (.ljh) for Chrome DevTools' Memory panel");
   fputs("\noptions:\n"
         "  -f, --format FORMAT  output format (see above)\n"
         "  -o, --output OUT     output file, or '-' for stdout\n"
@@ -66,6 +69,46 @@ static void forward_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
 {
   Run *r = ud;
   r->e->on_event(r->st, m, ev);
+}
+
+/* A heap snapshot (.ljh) as Chrome DevTools' .heapsnapshot. */
+static int heapsnapshot(const char *in_path, const char *out_path)
+{
+  LjmDiag d;
+  LjmHeapGraph g;
+  int rc = 0;
+  LjmInput *in = ljm_input_open(in_path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", in_path, d.msg);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  LjmStatus st = ljm_heapgraph_load(&g, in, &d);
+  ljm_input_close(in);
+  if (st != LJM_OK) {
+    char line[512];
+    ljm_diag_format(&d, in_path, line, sizeof(line));
+    fprintf(stderr, "%s\n", line);
+    rc = LJM_EXIT_BAD_INPUT;
+  }
+  if (!g.build || !g.nobj) {  /* nothing was read: leave no output behind */
+    ljm_heapgraph_free(&g);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  LjmOutput out = { NULL, NULL, NULL };
+  char err[256] = "";
+  if (ljm_output_open(&out, out_path) != 0) {
+    ljm_heapgraph_free(&g);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (ljm_heapsnapshot_write(&g, out.f, err, sizeof(err))) {
+    fprintf(stderr, "ljm convert: %s: %s\n", out_path, err);
+    ljm_output_abort(&out);
+    ljm_heapgraph_free(&g);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (ljm_output_commit(&out)) rc = LJM_EXIT_BAD_INPUT;
+  ljm_heapgraph_free(&g);
+  return rc;
 }
 
 int ljm_cmd_convert(int argc, char **argv)
@@ -136,6 +179,9 @@ int ljm_cmd_convert(int argc, char **argv)
 
   /* The standard stream of an extended one is bytes to bytes: no model. */
   size_t ol = strlen(o.out_path);
+  if (format ? strcmp(format, "heapsnapshot") == 0
+             : ol > 13 && strcmp(o.out_path + ol - 13, ".heapsnapshot") == 0)
+    return heapsnapshot(o.in_path, o.out_path);
   if (format ? strcmp(format, "ljm") == 0 : ol > 4 && strcmp(o.out_path + ol - 4, ".ljm") == 0)
     return ljm_cli_downgrade(o.in_path, o.out_path, strict);
 

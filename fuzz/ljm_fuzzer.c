@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "exporters/ljm_exporter.h"
+#include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "model/ljm_heapgraph.h"
 #include "model/ljm_model_load.h"
 
@@ -184,6 +185,8 @@ static void fuzz_heap(const uint8_t *data, size_t size)
       CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
     }
     for (uint32_t i = 1; i < g.nobj; i++) CHECK(g.obj[i].idom == LJM_HEAP_NONE || g.obj[i].idom < g.nobj);
+    char err[128];
+    CHECK(ljm_heapsnapshot_write(&g, devnull(), err, sizeof(err)) == 0);
     graphs[pass] = g;
     ljm_input_close(in);
   }

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""`ljm convert -o x.heapsnapshot SNAPSHOT.ljh` in Chromium's own DevTools.
+
+A heap snapshot is taken of the system's LuaJIT running the recorder's
+snapshot scenario (testdata/recorder/cases/snapshot.lua: a cache of 10000
+strings, 100 tables with the metatable "Point", a coroutine, cdata, ...),
+converted, and:
+  * the file is JSON shaped as its meta block says: node and edge arrays of
+    whole records, every edge's to_node the first field of a node, the edge
+    counts adding up, every name a strings index, node 0 the synthetic root;
+  * DevTools' Memory panel (devtools://devtools/bundled/devtools_app.html)
+    loads it through "Load profile", lists it under "Heap snapshots", and its
+    Summary shows, per constructor, the object count and shallow size that
+    the independent reader (recorder/tests/ljhread.py) computes from the .ljh:
+    tables by their metatable's __name ("Point" x100) or "table", strings as
+    DevTools' "(string)", functions as its "Function", prototypes and traces
+    as its "(compiled code)", the other Lua types by name.
+The Summary screenshot goes to the test's outputs and /tmp/browser-shots.
+usage: heapsnapshot_test.py --ljm LJM --so RECORDER_SO --script SNAPSHOT_LUA [...]"""
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser_lib as B  # noqa: E402
+
+sys.path.insert(0, os.path.join(B.RUNFILES, "recorder", "tests"))
+import ljhread  # noqa: E402
+import testlib  # noqa: E402
+
+T = B.T
+NODE_FIELDS, EDGE_FIELDS = 7, 3
+
+DEEP = r"""const deep = (root, sel) => {
+  const out = [...root.querySelectorAll(sel)];
+  for (const e of root.querySelectorAll("*")) if (e.shadowRoot) out.push(...deep(e.shadowRoot, sel));
+  return out;
+};
+const center = (e) => { const r = e.getBoundingClientRect();
+  return r.width > 0 ? {x: r.left + r.width / 2, y: r.top + r.height / 2} : null; };"""
+
+BUTTON = r"""(label) => { %s
+  const b = deep(document, "devtools-button, button").find((e) => e.textContent.trim() === label);
+  return b ? center(b) : null; }""" % DEEP
+
+# The loaded snapshot in the sidebar, once parsed: "lua (761 kB)".
+ITEM = r"""(prefix) => { %s
+  const li = deep(document, "li").find((e) => {
+    const t = e.innerText.replace(/\s+/g, " ").trim();
+    return t.startsWith(prefix) && /\([0-9.,]+ [kMG]?B\)$/.test(t); });
+  return li ? center(li) : null; }""" % DEEP
+
+# The next <input type=file> click gets this file, as if the user picked it.
+PICK = r"""([text, name]) => {
+  const click = HTMLInputElement.prototype.click;
+  HTMLInputElement.prototype.click = function () {
+    if (this.type !== "file") return click.call(this);
+    HTMLInputElement.prototype.click = click;
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], name, {type: "application/json"}));
+    this.files = dt.files;
+    this.dispatchEvent(new Event("change", {bubbles: true}));
+  };
+  return true; }"""
+
+ROWS = r"""() => { %s
+  return deep(document, "tr.data-grid-data-grid-node").map((tr) =>
+    [...tr.cells].map((c) => c.innerText.replace(/\s+/g, " ").trim())); }""" % DEEP
+
+
+def poll(br, fn, arg, timeout):
+    """Polls fn(arg) through the agent's eval (DevTools' CSP forbids the
+    page-side wait) until it returns something truthy."""
+    end = time.time() + timeout
+    while True:
+        r = br.eval(fn, arg)
+        if r:
+            return r
+        if time.time() > end:
+            raise RuntimeError("no %r within %ds" % (arg, timeout))
+        time.sleep(0.2)
+
+
+def take_snapshot(so, script, work):
+    cdir = os.path.join(work, "cpath")
+    os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
+    shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
+    env = testlib.module_env(so)
+    env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+    p = subprocess.run(["luajit", script, work], capture_output=True, text=True, env=env, timeout=120)
+    if p.returncode != 0:
+        sys.exit("snapshot.lua: exit %d: %s" % (p.returncode, p.stderr))
+    return os.path.join(work, "heap.ljh")
+
+
+def expected_summary(objs):
+    """Constructor -> [count, shallow bytes], as the exporter names nodes and
+    DevTools groups them (its own names for strings, closures and code)."""
+    def mt_name(o):
+        for kind, weak, t, what in o.edges:
+            if kind == ljhread.NAME and what == "metatable":
+                for k2, w2, t2, key in objs[t].edges:
+                    if k2 == ljhread.STRKEY and objs[key].label == "__name" and objs[t2].type == "string":
+                        return objs[t2].label
+        return None
+
+    out = collections.defaultdict(lambda: [0, 0])
+    for o in objs.values():
+        if o.type == "root":
+            continue
+        if o.type in ("table", "userdata"):
+            name = mt_name(o) or o.type
+        elif o.type == "string":
+            name = "(string)"
+        elif o.type in ("function", "C function"):
+            name = "Function"
+        elif o.type in ("prototype", "trace"):
+            name = "(compiled code)"
+        else:
+            name = o.type
+        out[name][0] += 1
+        out[name][1] += o.size
+    return out
+
+
+def check_shape(doc, objs):
+    meta = doc["snapshot"]["meta"]
+    nodes, edges, strings = doc["nodes"], doc["edges"], doc["strings"]
+    T.check(len(meta["node_fields"]) == NODE_FIELDS and len(meta["edge_fields"]) == EDGE_FIELDS,
+            "meta: field lists")
+    T.check(len(nodes) == NODE_FIELDS * doc["snapshot"]["node_count"] == NODE_FIELDS * len(objs),
+            "nodes: %d fields for %d objects" % (len(nodes), len(objs)))
+    T.check(len(edges) == EDGE_FIELDS * doc["snapshot"]["edge_count"], "edges: whole records")
+    T.check(sum(nodes[i + 4] for i in range(0, len(nodes), NODE_FIELDS)) * EDGE_FIELDS == len(edges),
+            "edge counts add up to the edges")
+    T.check(all(e % NODE_FIELDS == 0 and e < len(nodes) for e in edges[2::EDGE_FIELDS]),
+            "every to_node is a node's first field")
+    types = meta["node_types"][0]
+    T.check(types[nodes[0]] == "synthetic", "node 0 is the synthetic root")
+    T.check(all(0 <= n < len(strings) for n in nodes[1::NODE_FIELDS]), "node names are strings")
+    etypes = meta["edge_types"][0]
+    named = [i for i in range(0, len(edges), EDGE_FIELDS) if etypes[edges[i]] not in ("element", "hidden")]
+    T.check(all(0 <= edges[i + 1] < len(strings) for i in named), "edge names are strings")
+    T.check(len(set(nodes[2::NODE_FIELDS])) == len(objs), "node ids unique")
+
+
+def kb(text):
+    m = re.match(r"^([0-9.,]+) kB", text)
+    return float(m.group(1).replace(",", "")) * 1000 if m else None
+
+
+def main():
+    p = B.argparse.ArgumentParser()
+    p.add_argument("--ljm", required=True)
+    p.add_argument("--so", required=True)
+    p.add_argument("--script", required=True)
+    p.add_argument("--npm-dir", default="/var/cache/ljmkit/npm")
+    p.add_argument("--chromium", default="/usr/bin/chromium")
+    args = p.parse_args()
+    args.ljm = os.path.abspath(args.ljm)
+    work = B.tmpdir("heapsnapshot-")
+    ljh = take_snapshot(os.path.abspath(args.so), os.path.abspath(args.script), work)
+    _, _, objs = ljhread.read(open(ljh, "rb").read())
+    data = B.convert(args.ljm, ljh, os.path.join(work, "lua.heapsnapshot"))
+    doc = json.loads(data)
+    check_shape(doc, objs)
+    want = expected_summary(objs)
+    T.check(want.get("Point", [0])[0] == 100, "the reader finds 100 Point objects: %s" % want.get("Point"))
+
+    br = B.Browser(args)
+    try:
+        br.call("page", width=1400, height=1000)
+        br.call("goto", url="devtools://devtools/bundled/devtools_app.html?panel=heap-profiler")
+        load = poll(br, BUTTON, "Load profile", 20)
+        br.call("log")
+        br.eval(PICK, [data.decode("utf-8"), "lua.heapsnapshot"])
+        br.call("click", x=load["x"], y=load["y"])
+        item = poll(br, ITEM, "lua (", 30)
+        rows = None
+        for _ in range(3):  # a click while DevTools still builds the view may be lost
+            br.call("click", x=item["x"], y=item["y"])
+            try:
+                rows = poll(br, "(n) => { const r = (%s)(); return r.length >= n ? r : null; }" % ROWS,
+                            len(want), 10)
+                break
+            except RuntimeError:
+                pass
+        if rows is None:
+            raise RuntimeError("no Summary rows")
+        br.screenshot("heapsnapshot_devtools_summary.png")
+        shown = {}
+        for r in rows:
+            m = re.match(r"^(.*?)(?:×([0-9,]+))?$", r[0])
+            if m:
+                shown[m.group(1).strip()] = (int((m.group(2) or "1").replace(",", "")), kb(r[2]))
+        for name, (count, size) in sorted(want.items()):
+            got = shown.get(name)
+            # DevTools prints sizes in kB, rounded to 3 significant digits.
+            ok = got and got[0] == count and got[1] is not None and abs(got[1] - size) <= max(50, size * 0.006)
+            T.check(ok, "DevTools Summary %r: shows %r, the snapshot has %d objects of %d bytes"
+                    % (name, got, count, size))
+        errs = [m for m in br.call("log") if m["type"] == "pageerror"]
+        T.check(not errs, "DevTools page errors: %r" % errs[:5])
+    except RuntimeError as e:
+        T.check(False, "DevTools: %s (rows: %r)" % (e, br.eval(ROWS)))
+        br.screenshot("heapsnapshot_devtools_failed.png")
+    finally:
+        br.close()
+    print("heapsnapshot_test: %d checks passed" % T.PASSED)
+    T.finish("heapsnapshot_test", 1)
+
+
+main()
