@@ -14,7 +14,9 @@ converted, and:
     the independent reader (recorder/tests/ljhread.py) computes from the .ljh:
     tables by their metatable's __name ("Point" x100) or "table", strings as
     DevTools' "(string)", functions as its "Function", prototypes and traces
-    as its "(compiled code)", the other Lua types by name.
+    as its "(compiled code)", the other Lua types by name;
+  * its Retainers pane shows a Point object as "[k] in table", that table as
+    "points in table", k being the index under which the snapshot has it.
 The Summary screenshot goes to the test's outputs and /tmp/browser-shots.
 usage: heapsnapshot_test.py --ljm LJM --so RECORDER_SO --script SNAPSHOT_LUA [...]"""
 import collections
@@ -149,6 +151,39 @@ def check_shape(doc, objs):
     T.check(len(set(nodes[2::NODE_FIELDS])) == len(objs), "node ids unique")
 
 
+# The first cell of a row whose name starts with `name`: where to click.
+ROW = r"""(name) => { %s
+  const tr = deep(document, "tr.data-grid-data-grid-node").find((t) =>
+    t.cells[0] && t.cells[0].innerText.replace(/\s+/g, "").startsWith(name));
+  if (!tr) return null;
+  const r = tr.cells[0].getBoundingClientRect();
+  return {x: r.left + 12, y: r.top + r.height / 2, text: tr.cells[0].innerText.replace(/\s+/g, "")}; }""" % DEEP
+
+
+def check_retainers(br, objs):
+    """Expands "Point", selects its first object: the Retainers pane must show
+    it as an element of the table that _G.points is, at the index the
+    snapshot gives (node ids are 2 * index + 1, in the .ljh's order)."""
+    row = poll(br, ROW, "Point×", 10)
+    br.call("click", x=row["x"], y=row["y"])  # the disclosure triangle
+    inst = poll(br, ROW, "Point@", 10)
+    br.call("click", x=inst["x"] + 80, y=inst["y"])
+    want_idx = None
+    obj = list(objs.values())[(int(inst["text"].split("@")[1]) - 1) // 2]
+    points = [o for o in objs.values() if any(t == obj.addr and k == ljhread.INDEX for k, w, t, i in o.edges)]
+    for o in points:
+        for k, w, t, i in o.edges:
+            if t == obj.addr and k == ljhread.INDEX:
+                want_idx = i
+    # DevTools spaces "[7] in table @12" with CSS: the text has no blanks.
+    rows = poll(br, """() => { const r = (%s)().map((c) => c[0].replace(/\\s+/g, ""));
+      return r.some((t) => /^pointsintable@/.test(t)) ? r : null; }""" % ROWS, None, 10)
+    br.screenshot("heapsnapshot_devtools_retainers.png")
+    T.check(want_idx is not None and any(t.startswith("[%d]intable@" % want_idx) for t in rows),
+            "DevTools Retainers of %s: [%s] in table: %r"
+            % (inst["text"], want_idx, [t for t in rows if "intable" in t][:4]))
+
+
 def kb(text):
     m = re.match(r"^([0-9.,]+) kB", text)
     return float(m.group(1).replace(",", "")) * 1000 if m else None
@@ -204,6 +239,7 @@ def main():
             ok = got and got[0] == count and got[1] is not None and abs(got[1] - size) <= max(50, size * 0.006)
             T.check(ok, "DevTools Summary %r: shows %r, the snapshot has %d objects of %d bytes"
                     % (name, got, count, size))
+        check_retainers(br, objs)
         errs = [m for m in br.call("log") if m["type"] == "pageerror"]
         T.check(not errs, "DevTools page errors: %r" % errs[:5])
     except RuntimeError as e:
