@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "model/ljm_heapgraph.h"
 #include "model/ljm_model_load.h"
 
 #define LJM_VERSION "0.1.0"
@@ -21,6 +22,11 @@ int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
 ** tolerated-truncated profile, 1 otherwise. *worth_output tells whether the
 ** model holds anything worth writing out (the event section was reached). */
 int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *worth_output);
+
+/* Reads a heap snapshot into g (freed by the caller either way). A cut or bad
+** snapshot gets its one-line message and *rc = 1; what was read is kept.
+** Returns whether anything worth reporting was read (its header and root). */
+int ljm_cli_load_heap(const char *path, LjmHeapGraph *g, int *rc);
 
 /* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
 int ljm_cli_close_output(FILE *f, const char *name);

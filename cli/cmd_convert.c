@@ -74,23 +74,9 @@ static void forward_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
 /* A heap snapshot (.ljh) as Chrome DevTools' .heapsnapshot. */
 static int heapsnapshot(const char *in_path, const char *out_path)
 {
-  LjmDiag d;
   LjmHeapGraph g;
   int rc = 0;
-  LjmInput *in = ljm_input_open(in_path, &d);
-  if (!in) {
-    fprintf(stderr, "%s: cannot open: %s\n", in_path, d.msg);
-    return LJM_EXIT_BAD_INPUT;
-  }
-  LjmStatus st = ljm_heapgraph_load(&g, in, &d);
-  ljm_input_close(in);
-  if (st != LJM_OK) {
-    char line[512];
-    ljm_diag_format(&d, in_path, line, sizeof(line));
-    fprintf(stderr, "%s\n", line);
-    rc = LJM_EXIT_BAD_INPUT;
-  }
-  if (!g.build || !g.nobj) {  /* nothing was read: leave no output behind */
+  if (!ljm_cli_load_heap(in_path, &g, &rc)) {  /* nothing was read: leave no output behind */
     ljm_heapgraph_free(&g);
     return LJM_EXIT_BAD_INPUT;
   }

@@ -103,29 +103,6 @@ static void print_json(const LjmHeapGraph *g, const Figures *f)
   printf("]}\n");
 }
 
-/* Loads a snapshot; 0 when nothing worth reporting was read. A cut or bad
-** snapshot gets its one-line message and *rc = 1, what was read is kept. */
-static int load(const char *path, LjmHeapGraph *g, int *rc)
-{
-  LjmDiag d;
-  memset(g, 0, sizeof(*g));
-  LjmInput *in = ljm_input_open(path, &d);
-  if (!in) {
-    fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
-    *rc = LJM_EXIT_BAD_INPUT;
-    return 0;
-  }
-  LjmStatus st = ljm_heapgraph_load(g, in, &d);
-  ljm_input_close(in);
-  if (st != LJM_OK) {
-    char line[512];
-    ljm_diag_format(&d, path, line, sizeof(line));
-    fprintf(stderr, "%s%s\n", line, st == LJM_TRUNCATED ? " (reported as far as it goes)" : "");
-    *rc = LJM_EXIT_BAD_INPUT;
-  }
-  return g->build && g->nobj;  /* the header and the root were read */
-}
-
 static void summary(const LjmHeapGraph *g, uint32_t top, int json)
 {
   Figures f;
@@ -168,13 +145,13 @@ static int growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t to
       order[j - 1] = x;
     }
   LjmHeapGrowth *gr;
-  uint32_t ng;
+  uint32_t nall, ng;
   uint32_t cand = top * 20 > 2000 ? top * 20 : 2000;
-  if (ljm_heapgraph_growth(old, new_, cand, &gr, &ng)) {
+  if (ljm_heapgraph_growth(old, new_, cand, &gr, &nall)) {
     fprintf(stderr, "ljm heap: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  if (ng > top) ng = top;
+  ng = nall > top ? top : nall;
   int64_t dobj = (int64_t)(fn.objects - fo.objects), dbytes = (int64_t)(fn.bytes - fo.bytes);
   int64_t dgc = (int64_t)(new_->gctotal - old->gctotal);
   if (json) {
@@ -206,7 +183,7 @@ static int growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t to
       printf("%+14" PRId64 "  %-12s %s (%" PRIu64 " -> %" PRIu64 ")\n", gr[i].diff,
              ljh_type_name(gr[i].type), gr[i].path, gr[i].old_retained, gr[i].new_retained);
   }
-  ljm_heapgraph_growth_free(gr, ng);
+  ljm_heapgraph_growth_free(gr, nall);
   return 0;
 }
 
@@ -306,11 +283,11 @@ int ljm_cmd_heap(int argc, char **argv)
   int rc = LJM_EXIT_OK, r = 0;
   LjmHeapGraph g, old;
   memset(&old, 0, sizeof(old));
-  if (base && !load(base, &old, &rc)) {
+  if (base && !ljm_cli_load_heap(base, &old, &rc)) {
     ljm_heapgraph_free(&old);
     return rc ? rc : LJM_EXIT_BAD_INPUT;
   }
-  if (load(argv[optind], &g, &rc)) {
+  if (ljm_cli_load_heap(argv[optind], &g, &rc)) {
     if (base) r = growth(&old, &g, (uint32_t)top, json);
     else if (pattern) r = path_to(&g, pattern, (uint32_t)top, json);
     else summary(&g, (uint32_t)top, json);

@@ -72,3 +72,24 @@ int ljm_cli_close_output(FILE *f, const char *name)
   }
   return 0;
 }
+
+int ljm_cli_load_heap(const char *path, LjmHeapGraph *g, int *rc)
+{
+  LjmDiag d;
+  memset(g, 0, sizeof(*g));
+  LjmInput *in = ljm_input_open(path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
+    *rc = LJM_EXIT_BAD_INPUT;
+    return 0;
+  }
+  LjmStatus st = ljm_heapgraph_load(g, in, &d);
+  ljm_input_close(in);
+  if (st != LJM_OK) {
+    char line[512];
+    ljm_diag_format(&d, path, line, sizeof(line));
+    fprintf(stderr, "%s%s\n", line, st == LJM_TRUNCATED ? " (reported as far as it goes)" : "");
+    *rc = LJM_EXIT_BAD_INPUT;
+  }
+  return g->build && g->nobj;  /* the header and the root were read */
+}

@@ -36,7 +36,8 @@
 **          taken after a full collection add up to nearly gctotal (the VM's
 **          count of allocated bytes, collectgarbage("count") * 1024).
 **   label: a string's first 64 bytes; "chunk:line" of a function or
-**          prototype; "ctype N" of a cdata; "TRACE [N]"; an internal's name.
+**          prototype; a userdata's metatable __name; "ctype N" of a cdata;
+**          "TRACE [N]"; an internal's name.
 */
 #ifndef LJH_DECODER_H
 #define LJH_DECODER_H

@@ -223,6 +223,22 @@ static unsigned weak_mode(Snap *s, GCtab *t, unsigned *wk)
   return wv;
 }
 
+/* A userdata's label: its metatable's __name (compared by content: no
+** string may be interned), or nothing. */
+static void udata_name(GCtab *mt, char *label, size_t lcap)
+{
+  if (!mt || !mt->hmask) return;
+  Node *node = noderef(mt->node);
+  for (uint32_t i = 0; i <= mt->hmask; i++) {
+    Node *n = &node[i];
+    if (tvisstr(&n->key) && tvisstr(&n->val) && strV(&n->key)->len == 6 &&
+        !memcmp(strdata(strV(&n->key)), "__name", 6)) {
+      snprintf(label, lcap, "%.*s", SN_LABEL_MAX, strdata(strV(&n->val)));
+      return;
+    }
+  }
+}
+
 static void tab_edges(Snap *s, GCtab *t)
 {
   unsigned wk, wv = weak_mode(s, t, &wk);
@@ -386,6 +402,7 @@ static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *lab
     GCudata *ud = &o->ud;
     *type = SN_UDATA;
     *size = sizeudata(ud);
+    udata_name(snap_tab(ud->metatable), label, lcap);
     edge_name(s, obj2gco(snap_tab(ud->metatable)), "metatable", 0);
     edge_name(s, obj2gco(snap_tab(ud->env)), "env", 0);
     break;

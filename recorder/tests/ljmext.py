@@ -229,7 +229,9 @@ def check_time(st, min_marks_per_s=50):
     """Problems with the time marks and RSS samples of a finished stream:
     the first mark before any event, marks dense enough while events come
     (consecutive marks with events between them at most 10 ms + slack
-    apart in 99% of cases), RSS plausible."""
+    apart in 99% of cases: 40 ms, since a test machine running other tests
+    beside this one may leave the process off the CPU for tens of ms; a
+    writer that missed its deadlines would be far beyond), RSS plausible."""
     probs = []
     if not st.marks:
         return ["no time marks"]
@@ -242,7 +244,7 @@ def check_time(st, min_marks_per_s=50):
     if gaps:
         gaps.sort()
         p99 = gaps[int(len(gaps) * 0.99) - 1 if len(gaps) >= 100 else -1]
-        if len(gaps) >= 20 and p99 > 20000:
+        if len(gaps) >= 20 and p99 > 40000:
             probs.append("99th percentile of mark gaps with events %d us" % p99)
     if not st.rss:
         probs.append("no RSS sample")

@@ -5,7 +5,6 @@ on failed start, /dev/full, repeated recordings, os.exit() with a recording
 running.
 usage: module_test.py SOFILE MODULE_API_LUA"""
 import os
-import shutil
 import subprocess
 import sys
 
@@ -15,12 +14,7 @@ res = testlib.Results("module")
 so = testlib.runfile(sys.argv[1])
 script = testlib.runfile(sys.argv[2])
 out = testlib.scratch("module")
-cdir = testlib.scratch("module_cpath")
-os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
-shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
-
-env = testlib.module_env(so)
-env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+env = testlib.module_cpath(so, "module_cpath")
 p = subprocess.run([testlib.LUAJIT, script, out], capture_output=True, text=True,
                    env=env, timeout=300)
 sys.stdout.write(p.stdout)

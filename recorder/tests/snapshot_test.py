@@ -10,7 +10,6 @@ intact; an unwritable path refused.
 usage: snapshot_test.py SOFILE LJM SNAPSHOT_LUA"""
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -22,11 +21,7 @@ import testlib
 res = testlib.Results("snapshot")
 so, ljm, script = (testlib.runfile(a) for a in sys.argv[1:4])
 out = testlib.scratch("snapshot")
-cdir = testlib.scratch("snapshot_cpath")
-os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
-shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
-env = testlib.module_env(so)
-env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+env = testlib.module_cpath(so, "snapshot_cpath")
 p = subprocess.run([testlib.LUAJIT, script, out], capture_output=True, text=True, env=env,
                    timeout=300)
 sys.stdout.write(p.stdout)
@@ -96,6 +91,9 @@ tick = named(G, "tick")[0]
 uv = named(tick, "upvalue 1")
 res.check(tick.type == "function" and len(uv) == 1 and uv[0].type == "upvalue" and
           named(uv[0], "value")[0].type == "table", "closure -> upvalue 1 -> table")
+ses = named(G, "session")
+res.check(len(ses) == 1 and ses[0].type == "userdata" and ses[0].label == "Session",
+          "a userdata labelled by its metatable's __name: %s" % [(o.type, o.label) for o in ses])
 buf = named(G, "buffer")
 res.check(len(buf) == 1 and buf[0].type == "cdata" and buf[0].size >= 4096,
           "cdata of 4096 bytes: %s" % [(o.type, o.size) for o in buf])
@@ -195,11 +193,22 @@ for bad in (["--path-to", "(", os.path.join(out, "heap.ljh")],
 # The recording around the third snapshot.
 r, info = ljmrows.decode(ljmext.downgrade(open(os.path.join(out, "during.ljm"), "rb").read()))
 res.check(info["complete"], "the --stacks recording is complete")
-line = "@" + script + ":%d"
-res.check(testlib.count(r, "ALLOCATIONS", line % 55) >= 1000 and
-          testlib.count(r, "ALLOCATIONS", line % 57) >= 1000,
-          "its events before and after the snapshot (%d, %d)"
-          % (testlib.count(r, "ALLOCATIONS", line % 55), testlib.count(r, "ALLOCATIONS", line % 57)))
+marks = {}
+for n, text in enumerate(open(script), 1):
+    for mark in ("-- before the snapshot", "-- the snapshot: no allocation here", "-- after it"):
+        if mark in text:
+            marks[mark] = "@%s:%d" % (script, n)
+before, at, after = (testlib.count(r, "ALLOCATIONS", marks.get(m)) for m in
+                     ("-- before the snapshot", "-- the snapshot: no allocation here", "-- after it"))
+res.check(before >= 1000 and after >= 1000,
+          "its events before and after the snapshot (%d, %d)" % (before, after))
+# The snapshot itself allocates nothing through the VM and moves no GC step.
+snap_c = sum(sum(cs) for (sec, name), cs in r.items()  # the C function, by any name
+             if "snapshot" in name and not name.startswith("@"))
+res.check(at == 0 and snap_c == 0 and
+          testlib.count(r, "REALLOCATIONS", marks.get("-- the snapshot: no allocation here")) == 0,
+          "no VM allocation on the snapshot's line or in its C function (%d, %d)" % (at, snap_c))
+res.check(said.get("gc unchanged") == "true", "collectgarbage('count') unchanged by the snapshot")
 rep = subprocess.run([ljm, "report", os.path.join(out, "during.ljm")], capture_output=True, text=True)
 res.check(rep.returncode == 0 and not rep.stderr, "ljm report reads it: %s" % rep.stderr)
 

@@ -192,11 +192,7 @@ res.check(ch.get(("@fork.lua:19", pm), 0) == 1000, "fork: the parent records on 
 res.check(not any("@fork.lua:14" in k for k in ch), "fork: nothing of the child in the parent's stream")
 
 # -- The Lua module --------------------------------------------------------
-cdir = testlib.scratch("stacks_cpath")
-os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
-shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
-env = testlib.module_env(so)
-env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+env = testlib.module_cpath(so, "stacks_cpath")
 p = subprocess.run([testlib.LUAJIT, "module_stacks.lua", work], capture_output=True, text=True, env=env,
                    cwd=work, timeout=120)
 sys.stderr.write(p.stderr)

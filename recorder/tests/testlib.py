@@ -1,5 +1,6 @@
 """testlib.py -- shared helpers of the recorder's test drivers."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -84,6 +85,17 @@ def module_env(sofile):
                             capture_output=True, text=True).stdout.strip()
         env["LD_PRELOAD"] = rt
         env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0"
+    return env
+
+
+def module_cpath(sofile, name):
+    """The environment for the VM under test to `require "ljm.recorder"`:
+    the module copied to a scratch ljm/recorder.so on LUA_CPATH."""
+    cdir = scratch(name)
+    os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
+    shutil.copy(sofile, os.path.join(cdir, "ljm", "recorder.so"))
+    env = module_env(sofile)
+    env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
     return env
 
 

@@ -23,13 +23,12 @@ import collections
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_lib as B  # noqa: E402
+import devtools_lib as D  # noqa: E402
 
 sys.path.insert(0, os.path.join(B.RUNFILES, "recorder", "tests"))
 import ljhread  # noqa: E402
@@ -38,17 +37,8 @@ import testlib  # noqa: E402
 T = B.T
 NODE_FIELDS, EDGE_FIELDS = 7, 3
 
-DEEP = r"""const deep = (root, sel) => {
-  const out = [...root.querySelectorAll(sel)];
-  for (const e of root.querySelectorAll("*")) if (e.shadowRoot) out.push(...deep(e.shadowRoot, sel));
-  return out;
-};
-const center = (e) => { const r = e.getBoundingClientRect();
-  return r.width > 0 ? {x: r.left + r.width / 2, y: r.top + r.height / 2} : null; };"""
-
-BUTTON = r"""(label) => { %s
-  const b = deep(document, "devtools-button, button").find((e) => e.textContent.trim() === label);
-  return b ? center(b) : null; }""" % DEEP
+DEEP = D.DEEP
+poll = D.poll
 
 # The loaded snapshot in the sidebar, once parsed: "lua (761 kB)".
 ITEM = r"""(prefix) => { %s
@@ -57,43 +47,13 @@ ITEM = r"""(prefix) => { %s
     return t.startsWith(prefix) && /\([0-9.,]+ [kMG]?B\)$/.test(t); });
   return li ? center(li) : null; }""" % DEEP
 
-# The next <input type=file> click gets this file, as if the user picked it.
-PICK = r"""([text, name]) => {
-  const click = HTMLInputElement.prototype.click;
-  HTMLInputElement.prototype.click = function () {
-    if (this.type !== "file") return click.call(this);
-    HTMLInputElement.prototype.click = click;
-    const dt = new DataTransfer();
-    dt.items.add(new File([text], name, {type: "application/json"}));
-    this.files = dt.files;
-    this.dispatchEvent(new Event("change", {bubbles: true}));
-  };
-  return true; }"""
-
 ROWS = r"""() => { %s
   return deep(document, "tr.data-grid-data-grid-node").map((tr) =>
     [...tr.cells].map((c) => c.innerText.replace(/\s+/g, " ").trim())); }""" % DEEP
 
 
-def poll(br, fn, arg, timeout):
-    """Polls fn(arg) through the agent's eval (DevTools' CSP forbids the
-    page-side wait) until it returns something truthy."""
-    end = time.time() + timeout
-    while True:
-        r = br.eval(fn, arg)
-        if r:
-            return r
-        if time.time() > end:
-            raise RuntimeError("no %r within %ds" % (arg, timeout))
-        time.sleep(0.2)
-
-
 def take_snapshot(so, script, work):
-    cdir = os.path.join(work, "cpath")
-    os.makedirs(os.path.join(cdir, "ljm"), exist_ok=True)
-    shutil.copy(so, os.path.join(cdir, "ljm", "recorder.so"))
-    env = testlib.module_env(so)
-    env["LUA_CPATH"] = os.path.join(cdir, "?.so") + ";;"
+    env = testlib.module_cpath(so, "heapsnapshot_cpath")
     p = subprocess.run(["luajit", script, work], capture_output=True, text=True, env=env, timeout=120)
     if p.returncode != 0:
         sys.exit("snapshot.lua: exit %d: %s" % (p.returncode, p.stderr))
@@ -209,12 +169,7 @@ def main():
 
     br = B.Browser(args)
     try:
-        br.call("page", width=1400, height=1000)
-        br.call("goto", url="devtools://devtools/bundled/devtools_app.html?panel=heap-profiler")
-        load = poll(br, BUTTON, "Load profile", 20)
-        br.call("log")
-        br.eval(PICK, [data.decode("utf-8"), "lua.heapsnapshot"])
-        br.call("click", x=load["x"], y=load["y"])
+        D.load_profile(br, data, "lua.heapsnapshot")
         item = poll(br, ITEM, "lua (", 30)
         rows = None
         for _ in range(3):  # a click while DevTools still builds the view may be lost

@@ -39,6 +39,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_lib as B  # noqa: E402
+import devtools_lib as D  # noqa: E402
 
 T = B.T
 PROFILES = [("ext", "stacked.ljm"), ("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("v3", "test.ljm")]
@@ -51,37 +52,13 @@ ROWS = r"""() => [...document.querySelectorAll("tr")]
 
 SANDWICH_ROW = re.compile(r"^(.*) \(([<>]?[0-9.]+)%\)$")
 
-# -- DevTools (its panels live in shadow roots) ---------------------------------
+# -- DevTools (devtools_lib.py: shadow roots, CSP, file pickers) ---------------
 
-DEEP = r"""const deep = (root, sel) => {
-  const out = [...root.querySelectorAll(sel)];
-  for (const e of root.querySelectorAll("*")) if (e.shadowRoot) out.push(...deep(e.shadowRoot, sel));
-  return out;
-};
-const center = (e) => { const r = e.getBoundingClientRect();
-  return r.width > 0 ? {x: r.left + r.width / 2, y: r.top + r.height / 2} : null; };"""
-
-DT_BUTTON = r"""(label) => { %s
-  const b = deep(document, "devtools-button, button").find((e) => e.textContent.trim() === label);
-  return b ? center(b) : null; }""" % DEEP
+DEEP = D.DEEP
 
 DT_ITEM = r"""(title) => { %s
   const li = deep(document, "li").find((e) => e.innerText.replace(/\s+/g, " ").trim() === title);
   return li ? center(li) : null; }""" % DEEP
-
-# The file picker answered in the page: the next <input type=file> click gets
-# the given file and a change event, as if the user had picked it.
-DT_PICK = r"""([text, name]) => {
-  const click = HTMLInputElement.prototype.click;
-  HTMLInputElement.prototype.click = function () {
-    if (this.type !== "file") return click.call(this);
-    HTMLInputElement.prototype.click = click;
-    const dt = new DataTransfer();
-    dt.items.add(new File([text], name, {type: "application/json"}));
-    this.files = dt.files;
-    this.dispatchEvent(new Event("change", {bubbles: true}));
-  };
-  return true; }"""
 
 DT_ROWS = r"""() => { %s
   return deep(document, "table.data tr.data-grid-data-grid-node").map((tr) => {
@@ -374,18 +351,7 @@ def check_heap_in_speedscope(br, base, name, doc, shots):
     T.check(not errs, "%s: console or page errors: %r" % (name, errs[:5]))
 
 
-def poll(br, fn, arg, timeout):
-    """br.wait_for without the page's eval: DevTools' Content Security
-    Policy forbids it, so the predicate runs through "eval" until it
-    returns something truthy. RuntimeError after timeout seconds."""
-    end = time.time() + timeout
-    while True:
-        r = br.eval(fn, arg)
-        if r:
-            return r
-        if time.time() > end:
-            raise RuntimeError("no %r within %ds" % (arg, timeout))
-        time.sleep(0.2)
+poll = D.poll
 
 
 def bytes_label(label):
@@ -395,16 +361,11 @@ def bytes_label(label):
 
 def check_heap_in_devtools(br, name, data, doc, shots):
     """The Memory panel of Chromium's own DevTools loads the file."""
-    br.call("page", width=1400, height=1000)
-    br.call("goto", url="devtools://devtools/bundled/devtools_app.html?panel=heap-profiler")
     try:
-        load = poll(br, DT_BUTTON, "Load profile", 20)
+        D.load_profile(br, data, name)
     except RuntimeError as e:
         T.check(False, "%s: DevTools shows no Memory panel with 'Load profile': %s" % (name, e))
         return
-    br.call("log")
-    br.eval(DT_PICK, [data.decode("utf-8"), name])
-    br.call("click", x=load["x"], y=load["y"])
     title = "%s (Loaded)" % os.path.splitext(name)[0]
     try:
         item = poll(br, DT_ITEM, title, 20)

@@ -36,6 +36,8 @@ end
 tick = counter()
 
 buffer = ffi.new("uint8_t[4096]")             -- cdata
+session = newproxy(true)                      -- a userdata named by its metatable
+getmetatable(session).__name = "Session"
 
 collectgarbage()
 collectgarbage()
@@ -52,9 +54,14 @@ print("grown", rec.snapshot(out .. "/grown.ljh"))
 jit.off()
 assert(rec.start(out .. "/during.ljm", {stacks = true}))
 local keep = {}
-for i = 1, 1000 do keep[i] = {i} end          -- line 55: before the snapshot
-print("during", rec.snapshot(out .. "/during.ljh"))
-for i = 1, 1000 do keep[i] = {i, i} end       -- line 57: after it
+for i = 1, 1000 do keep[i] = {i} end          -- before the snapshot
+local dpath = out .. "/during.ljh"
+local c0 = collectgarbage("count")
+local snapped = rec.snapshot(dpath)           -- the snapshot: no allocation here
+local c1 = collectgarbage("count")
+for i = 1, 1000 do keep[i] = {i, i} end       -- after it
 assert(rec.stop())
+print("during", snapped)
+print("gc unchanged", c0 == c1)
 
 print("bad", rec.snapshot("/nonexistent-dir/x.ljh"))
