@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "lj_str.h"
+#if LJ_HASBUFFER
+#include "lj_buf.h"
+#endif
 #if LJ_HASFFI
 #include "lj_ctype.h"
 #endif
@@ -403,6 +406,16 @@ static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *lab
     *type = SN_UDATA;
     *size = sizeudata(ud);
     udata_name(snap_tab(ud->metatable), label, lcap);
+#if LJ_HASBUFFER
+    if (ud->udtype == UDTYPE_BUFFER) {  /* string.buffer: its own memory, dictionaries */
+      SBufExt *sbx = (SBufExt *)uddata(ud);
+      if (sbufiscow(sbx)) edge_name(s, gcref(sbx->cowref), "copy-on-write", 0);
+      else if (!sbufiscoworborrow(sbx)) *size += sbufsz(sbx);
+      edge_name(s, obj2gco(snap_tab(sbx->dict_str)), "dict_str", 0);
+      edge_name(s, obj2gco(snap_tab(sbx->dict_mt)), "dict_mt", 0);
+      if (!label[0]) snprintf(label, lcap, "string.buffer");
+    }
+#endif
     edge_name(s, obj2gco(snap_tab(ud->metatable)), "metatable", 0);
     edge_name(s, obj2gco(snap_tab(ud->env)), "env", 0);
     break;

@@ -94,6 +94,10 @@ res.check(tick.type == "function" and len(uv) == 1 and uv[0].type == "upvalue" a
 ses = named(G, "session")
 res.check(len(ses) == 1 and ses[0].type == "userdata" and ses[0].label == "Session",
           "a userdata labelled by its metatable's __name: %s" % [(o.type, o.label) for o in ses])
+sb = named(G, "sbuf")
+res.check(len(sb) == 1 and sb[0].type == "userdata" and sb[0].label == "string.buffer" and
+          sb[0].size >= 100000, "a string.buffer with its 100000 bytes: %s"
+          % [(o.type, o.label, o.size) for o in sb])
 buf = named(G, "buffer")
 res.check(len(buf) == 1 and buf[0].type == "cdata" and buf[0].size >= 4096,
           "cdata of 4096 bytes: %s" % [(o.type, o.size) for o in buf])

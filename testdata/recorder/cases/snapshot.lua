@@ -38,6 +38,8 @@ tick = counter()
 buffer = ffi.new("uint8_t[4096]")             -- cdata
 session = newproxy(true)                      -- a userdata named by its metatable
 getmetatable(session).__name = "Session"
+sbuf = require("string.buffer").new()         -- a string buffer and its own memory
+sbuf:put(string.rep("b", 100000))
 
 collectgarbage()
 collectgarbage()
