@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "exporters/common/json_str.h"
 #include "model/ljm_heapgraph.h"
 
 #define PATH_MAX_LEN 1024
@@ -38,14 +39,8 @@ static const char usage[] =
 
 static void json_str(FILE *f, const char *s)
 {
-  putc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20 || c >= 0x7f) fprintf(f, "\\u%04x", c);
-    else putc(c, f);
-  }
-  putc('"', f);
+  static LjmBuf out, tmp;  /* scratch for the whole run */
+  ljm_json_fputs(f, &out, &tmp, s);
 }
 
 typedef struct Figures {
@@ -210,6 +205,12 @@ static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, int
   if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--path-to wants a POSIX extended regular expression, not '%s'",
                                pattern);
+  LjmHeapPreds preds;
+  if (ljm_heapgraph_preds(g, &preds)) {
+    regfree(&re);
+    fprintf(stderr, "ljm heap: out of memory\n");
+    return LJM_EXIT_BAD_INPUT;
+  }
   uint32_t shown = 0, matched = 0;
   if (json) printf("{\"matches\": [");
   for (uint32_t i = 1; i < g->nobj; i++) {
@@ -229,7 +230,7 @@ static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, int
       printf("%s %s (%" PRIu64 " bytes, retains %" PRIu64 "):\n", ljh_type_name((LjhType)o->type),
              ljm_heapgraph_label(g, i), o->size, o->retained);
     }
-    uint32_t n = ljm_heapgraph_all_paths(g, i, PATHS_MAX, print_path, &p);
+    uint32_t n = ljm_heapgraph_all_paths(g, &preds, i, PATHS_MAX, print_path, &p);
     if (json) {
       printf("], \"more_paths\": %s}", n > PATHS_MAX ? "true" : "false");
     } else {
@@ -240,6 +241,7 @@ static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, int
   if (json) printf("], \"matched\": %" PRIu32 "}\n", matched);
   else if (matched > shown) printf("(%" PRIu32 " more objects match; --top N shows more)\n", matched - shown);
   else if (!matched) printf("no object's label matches '%s'\n", pattern);
+  ljm_heapgraph_preds_free(&preds);
   regfree(&re);
   return 0;
 }

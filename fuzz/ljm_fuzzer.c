@@ -175,15 +175,18 @@ static void fuzz_heap(const uint8_t *data, size_t size)
     uint32_t top[8];
     char path[256];
     uint32_t nt = ljm_heapgraph_top_retainers(&g, top, 8);
+    LjmHeapPreds preds;
+    CHECK(ljm_heapgraph_preds(&g, &preds) == 0);
     for (uint32_t i = 0; i < nt; i++) {
       CHECK(top[i] < g.nobj);
       CHECK(g.obj[top[i]].retained >= g.obj[top[i]].size);
       ljm_heapgraph_path(&g, top[i], path, sizeof(path));
       if (i) CHECK(g.obj[top[i - 1]].retained >= g.obj[top[i]].retained);
       uint32_t np = 0;
-      CHECK(ljm_heapgraph_all_paths(&g, top[i], 4, count_path, &np) >= np && np <= 4);
+      CHECK(ljm_heapgraph_all_paths(&g, &preds, top[i], 4, count_path, &np) >= np && np <= 4);
       CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
     }
+    ljm_heapgraph_preds_free(&preds);
     for (uint32_t i = 1; i < g.nobj; i++) CHECK(g.obj[i].idom == LJM_HEAP_NONE || g.obj[i].idom < g.nobj);
     char err[128];
     CHECK(ljm_heapsnapshot_write(&g, devnull(), err, sizeof(err)) == 0);

@@ -11,8 +11,7 @@
 
 typedef struct Loader {
   LjmHeapGraph *g;
-  uint64_t *to_addr;   /* per reference, until resolved */
-  uint64_t *key_addr;  /* per reference: STRKEY/OBJKEY key address */
+  uint64_t *to_addr;   /* per reference: its target's address, until resolved */
   uint32_t capobj, capref;
   int oom;
 } Loader;
@@ -51,6 +50,20 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elt)
   return 1;
 }
 
+/* Room for need references and their target addresses. */
+static int grow_refs(Loader *ld, uint32_t need)
+{
+  uint32_t cap = ld->capref;
+  if (!grow((void **)&ld->g->ref, &cap, need, sizeof(*ld->g->ref))) return 0;
+  if (cap != ld->capref) {
+    uint64_t *t = realloc(ld->to_addr, (size_t)cap * sizeof(*t));
+    if (!t) return 0;
+    ld->to_addr = t;
+    ld->capref = cap;
+  }
+  return 1;
+}
+
 static void on_header(void *ud, const char *build, size_t len, uint64_t gctotal)
 {
   Loader *ld = ud;
@@ -65,15 +78,11 @@ static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, cons
   Loader *ld = ud;
   LjmHeapGraph *g = ld->g;
   if (ld->oom) return;
-  uint32_t capref = ld->capref, capref2 = ld->capref, capref3 = ld->capref;
   if (n > UINT32_MAX - g->nref || !grow((void **)&g->obj, &ld->capobj, g->nobj + 1, sizeof(*g->obj)) ||
-      !grow((void **)&g->ref, &capref, g->nref + (uint32_t)n, sizeof(*g->ref)) ||
-      !grow((void **)&ld->to_addr, &capref2, g->nref + (uint32_t)n, sizeof(uint64_t)) ||
-      !grow((void **)&ld->key_addr, &capref3, g->nref + (uint32_t)n, sizeof(uint64_t))) {
+      !grow_refs(ld, g->nref + (uint32_t)n)) {
     ld->oom = 1;
     return;
   }
-  ld->capref = capref;
   LjmHeapObj *o = &g->obj[g->nobj];
   memset(o, 0, sizeof(*o));
   o->addr = addr;
@@ -87,9 +96,8 @@ static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, cons
     r->from = g->nobj;
     r->kind = edges[i].kind;
     r->weak = edges[i].weak;
-    r->what = edges[i].key;
+    r->what = edges[i].key;  /* STRKEY, OBJKEY: an address until resolved */
     ld->to_addr[g->nref] = edges[i].target;
-    ld->key_addr[g->nref] = edges[i].key;
     if (edges[i].kind == LJH_EDGE_NAME) r->what = label_add(ld, edges[i].name, edges[i].len);
     g->nref++;
   }
@@ -154,15 +162,14 @@ static int resolve(Loader *ld)
     LjmHeapRef ref = g->ref[r];
     while (oi < g->nobj && g->obj[oi].first_edge <= r) g->obj[oi++].first_edge = w;
     uint32_t to = am_get(&m, ld->to_addr[r]);
-    uint32_t key = LJM_HEAP_NONE;
-    if (ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY) key = am_get(&m, ld->key_addr[r]);
-    if (to == LJM_HEAP_NONE || to == 0 ||
-        ((ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY) && key == LJM_HEAP_NONE)) {
+    int keyed = ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY;
+    uint32_t key = keyed ? am_get(&m, ref.what) : 0;
+    if (to == LJM_HEAP_NONE || to == 0 || key == LJM_HEAP_NONE) {
       g->dangling++;
       continue;
     }
     ref.to = to;
-    if (key != LJM_HEAP_NONE) ref.what = key;
+    if (keyed) ref.what = key;
     g->ref[w++] = ref;
   }
   while (oi < g->nobj) g->obj[oi++].first_edge = w;
@@ -209,6 +216,37 @@ static int paths(LjmHeapGraph *g)
   return 1;
 }
 
+/* -- Predecessors -------------------------------------------------------------- */
+
+int ljm_heapgraph_preds(const LjmHeapGraph *g, LjmHeapPreds *p)
+{
+  p->start = calloc((size_t)g->nobj + 1, sizeof(uint32_t));
+  p->edge = NULL;
+  uint32_t *pos = malloc(((size_t)g->nobj + 1) * sizeof(uint32_t));
+  if (!p->start || !pos) goto fail;
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak) p->start[g->ref[e].to + 1]++;
+  for (uint32_t v = 0; v < g->nobj; v++) p->start[v + 1] += p->start[v];
+  p->edge = malloc((size_t)p->start[g->nobj] * sizeof(uint32_t) + 1);
+  if (!p->edge) goto fail;
+  memcpy(pos, p->start, ((size_t)g->nobj + 1) * sizeof(uint32_t));
+  for (uint32_t e = 0; e < g->nref; e++)
+    if (!g->ref[e].weak) p->edge[pos[g->ref[e].to]++] = e;
+  free(pos);
+  return 0;
+fail:
+  free(pos);
+  ljm_heapgraph_preds_free(p);
+  return -1;
+}
+
+void ljm_heapgraph_preds_free(LjmHeapPreds *p)
+{
+  free(p->start);
+  free(p->edge);
+  p->start = p->edge = NULL;
+}
+
 /* -- Dominators (semi-NCA) ---------------------------------------------------- */
 
 static int dominators(LjmHeapGraph *g)
@@ -217,9 +255,11 @@ static int dominators(LjmHeapGraph *g)
   size_t sz = (size_t)n * sizeof(uint32_t);
   uint32_t *pre = malloc(sz), *vert = malloc(sz), *dfspar = malloc(sz), *semi = malloc(sz);
   uint32_t *anc = malloc(sz), *best = malloc(sz), *stack = malloc(sz), *pos = malloc(sz);
-  uint32_t *pstart = calloc((size_t)n + 1, sizeof(uint32_t)), *preds = NULL;
+  LjmHeapPreds p = {NULL, NULL};
   int ok = 0;
-  if (!pre || !vert || !dfspar || !semi || !anc || !best || !stack || !pos || !pstart) goto done;
+  if (!pre || !vert || !dfspar || !semi || !anc || !best || !stack || !pos ||
+      ljm_heapgraph_preds(g, &p))
+    goto done;
   memset(pre, 0xff, sz);
   /* Depth-first preorder over strong references. */
   uint32_t nv = 0, sp = 0;
@@ -242,15 +282,6 @@ static int dominators(LjmHeapGraph *g)
     pos[r->to] = g->obj[r->to].first_edge;
     stack[sp++] = r->to;
   }
-  /* Predecessors (strong references between reached objects), by target. */
-  for (uint32_t e = 0; e < g->nref; e++)
-    if (!g->ref[e].weak && pre[g->ref[e].from] != LJM_HEAP_NONE) pstart[g->ref[e].to + 1]++;
-  for (uint32_t i = 0; i < n; i++) pstart[i + 1] += pstart[i];
-  preds = malloc((size_t)pstart[n] * sizeof(uint32_t) + 1);
-  if (!preds) goto done;
-  memcpy(pos, pstart, sz);
-  for (uint32_t e = 0; e < g->nref; e++)
-    if (!g->ref[e].weak && pre[g->ref[e].from] != LJM_HEAP_NONE) preds[pos[g->ref[e].to]++] = g->ref[e].from;
   /* Semidominators, in reverse preorder, with a path-compressed forest. */
   for (uint32_t i = 0; i < nv; i++) {
     uint32_t v = vert[i];
@@ -260,8 +291,9 @@ static int dominators(LjmHeapGraph *g)
   }
   for (uint32_t i = nv - 1; i > 0; i--) {
     uint32_t w = vert[i];
-    for (uint32_t k = pstart[w]; k < pstart[w + 1]; k++) {
-      uint32_t v = preds[k], u;
+    for (uint32_t k = p.start[w]; k < p.start[w + 1]; k++) {
+      uint32_t v = g->ref[p.edge[k]].from, u;
+      if (pre[v] == LJM_HEAP_NONE) continue;  /* its source is not reached either */
       if (anc[v] == LJM_HEAP_NONE) {
         u = v;
       } else {  /* eval(v): compress the path to the forest's root */
@@ -303,8 +335,7 @@ done:
   free(best);
   free(stack);
   free(pos);
-  free(pstart);
-  free(preds);
+  ljm_heapgraph_preds_free(&p);
   return ok;
 }
 
@@ -320,7 +351,6 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   LjmStatus st = ljh_decode(in, &cb, &ld, diag);
   int ok = !ld.oom && (!g->nobj || (resolve(&ld) && paths(g) && dominators(g)));
   free(ld.to_addr);
-  free(ld.key_addr);
   if (!ok) {
     snprintf(diag->msg, sizeof(diag->msg), "out of memory reading the snapshot");
     return LJM_ERROR;
@@ -381,6 +411,34 @@ static void step(const LjmHeapGraph *g, const LjmHeapRef *r, int first, char *ou
   }
 }
 
+/* The references of object i's shortest path into edges, object first;
+** returns how many (its depth). */
+static uint32_t chain(const LjmHeapGraph *g, uint32_t i, uint32_t *edges)
+{
+  uint32_t n = 0, depth = g->obj[i].depth;
+  for (uint32_t v = i; v != 0 && n < depth; v = g->ref[g->obj[v].parent].from)
+    edges[n++] = g->obj[v].parent;
+  return n;
+}
+
+/* Writes the path edges[0..n) (object first, root last) into buf, root
+** first, in Lua notation. */
+static void render(const LjmHeapGraph *g, const uint32_t *edges, uint32_t n, char *buf,
+                   size_t len)
+{
+  size_t at = 0;
+  char piece[160];
+  buf[0] = '\0';
+  for (uint32_t k = n; k-- > 0 && at + 1 < len;) {
+    step(g, &g->ref[edges[k]], k + 1 == n, piece, sizeof(piece));
+    size_t m = strlen(piece);
+    if (at + m + 1 > len) m = len - 1 - at;
+    memcpy(buf + at, piece, m);
+    at += m;
+    buf[at] = '\0';
+  }
+}
+
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len)
 {
   if (!len) return buf;
@@ -393,23 +451,9 @@ const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, siz
     snprintf(buf, len, "(only weakly reachable)");
     return buf;
   }
-  /* The steps from i back to the root, then written root first. */
-  uint32_t depth = g->obj[i].depth, *edges = malloc((size_t)depth * sizeof(*edges));
+  uint32_t *edges = malloc((size_t)g->obj[i].depth * sizeof(*edges) + 1);
   if (!edges) return buf;
-  uint32_t n = 0;
-  for (uint32_t v = i; v != 0 && n < depth; v = g->ref[g->obj[v].parent].from)
-    edges[n++] = g->obj[v].parent;
-  size_t at = 0;
-  char piece[160];
-  while (n > 0 && at + 1 < len) {
-    n--;
-    step(g, &g->ref[edges[n]], n + 1 == depth, piece, sizeof(piece));
-    size_t k = strlen(piece);
-    if (at + k + 1 > len) k = len - 1 - at;
-    memcpy(buf + at, piece, k);
-    at += k;
-    buf[at] = '\0';
-  }
+  render(g, edges, chain(g, i, edges), buf, len);
   free(edges);
   return buf;
 }
@@ -471,44 +515,27 @@ uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint3
 
 typedef struct AllPaths {
   const LjmHeapGraph *g;
-  uint32_t *pstart, *pedge;  /* strong references into each object */
+  const LjmHeapPreds *p;
   uint32_t *stack;           /* edges from the object back towards the root */
   uint32_t max, found;
   void (*cb)(void *ud, const char *path);
   void *ud;
-  char *buf;
-  size_t len;
+  char buf[4096];
 } AllPaths;
-
-/* Renders stack[0..n) (object first, root last) root first into buf. */
-static void render(AllPaths *a, uint32_t n)
-{
-  size_t at = 0;
-  char piece[160];
-  a->buf[0] = '\0';
-  for (uint32_t k = n; k-- > 0 && at + 1 < a->len;) {
-    step(a->g, &a->g->ref[a->stack[k]], k + 1 == n, piece, sizeof(piece));
-    size_t m = strlen(piece);
-    if (at + m + 1 > a->len) m = a->len - 1 - at;
-    memcpy(a->buf + at, piece, m);
-    at += m;
-    a->buf[at] = '\0';
-  }
-}
 
 static void walk_back(AllPaths *a, uint32_t v, uint32_t n)
 {
   if (a->found > a->max) return;
   if (v == 0) {
     if (++a->found <= a->max) {
-      render(a, n);
+      render(a->g, a->stack, n, a->buf, sizeof(a->buf));
       a->cb(a->ud, a->buf);
     }
     return;
   }
   uint32_t d = a->g->obj[v].depth;
-  for (uint32_t k = a->pstart[v]; k < a->pstart[v + 1] && a->found <= a->max; k++) {
-    uint32_t e = a->pedge[k], from = a->g->ref[e].from;
+  for (uint32_t k = a->p->start[v]; k < a->p->start[v + 1] && a->found <= a->max; k++) {
+    uint32_t e = a->p->edge[k], from = a->g->ref[e].from;
     if (a->g->obj[from].parent == LJM_HEAP_NONE && from != 0) continue;  /* weakly reached */
     if (a->g->obj[from].depth + 1 != d) continue;
     a->stack[n] = e;
@@ -516,41 +543,27 @@ static void walk_back(AllPaths *a, uint32_t v, uint32_t n)
   }
 }
 
-uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, uint32_t i, uint32_t max,
-                                 void (*cb)(void *ud, const char *path), void *ud)
+uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
+                                 uint32_t max, void (*cb)(void *ud, const char *path), void *ud)
 {
   if (i >= g->nobj || (i != 0 && g->obj[i].parent == LJM_HEAP_NONE)) return 0;
-  AllPaths a;
-  memset(&a, 0, sizeof(a));
-  a.g = g;
-  a.max = max;
-  a.cb = cb;
-  a.ud = ud;
-  a.len = 4096;
-  a.pstart = calloc((size_t)g->nobj + 1, sizeof(uint32_t));
-  a.stack = malloc(((size_t)g->obj[i].depth + 1) * sizeof(uint32_t));
-  a.buf = malloc(a.len);
-  if (!a.pstart || !a.stack || !a.buf) goto done;
-  for (uint32_t e = 0; e < g->nref; e++)
-    if (!g->ref[e].weak) a.pstart[g->ref[e].to + 1]++;
-  for (uint32_t v = 0; v < g->nobj; v++) a.pstart[v + 1] += a.pstart[v];
-  a.pedge = malloc((size_t)a.pstart[g->nobj] * sizeof(uint32_t) + 1);
-  uint32_t *pos = malloc(((size_t)g->nobj + 1) * sizeof(uint32_t));
-  if (!a.pedge || !pos) {
-    free(pos);
-    goto done;
+  AllPaths *a = malloc(sizeof(*a));
+  uint32_t found = 0;
+  if (!a) return 0;
+  a->g = g;
+  a->p = p;
+  a->max = max;
+  a->found = 0;
+  a->cb = cb;
+  a->ud = ud;
+  a->stack = malloc(((size_t)g->obj[i].depth + 1) * sizeof(uint32_t));
+  if (a->stack) {
+    walk_back(a, i, 0);
+    found = a->found;
   }
-  memcpy(pos, a.pstart, ((size_t)g->nobj + 1) * sizeof(uint32_t));
-  for (uint32_t e = 0; e < g->nref; e++)
-    if (!g->ref[e].weak) a.pedge[pos[g->ref[e].to]++] = e;
-  free(pos);
-  walk_back(&a, i, 0);
-done:
-  free(a.pstart);
-  free(a.pedge);
-  free(a.stack);
-  free(a.buf);
-  return a.found;
+  free(a->stack);
+  free(a);
+  return found;
 }
 
 /* -- Growth between two snapshots --------------------------------------------- */
@@ -576,12 +589,11 @@ static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGr
 /* The object of b at the shortest path of object i of a, or LJM_HEAP_NONE. */
 static uint32_t follow(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b)
 {
-  uint32_t depth = a->obj[i].depth, n = 0, v = 0;
+  uint32_t v = 0;
   if (a->obj[i].parent == LJM_HEAP_NONE || !b->nobj) return LJM_HEAP_NONE;
-  uint32_t *edges = malloc((size_t)depth * sizeof(*edges) + 1);
+  uint32_t *edges = malloc((size_t)a->obj[i].depth * sizeof(*edges) + 1);
   if (!edges) return LJM_HEAP_NONE;
-  for (uint32_t u = i; u != 0 && n < depth; u = a->ref[a->obj[u].parent].from)
-    edges[n++] = a->obj[u].parent;
+  uint32_t n = chain(a, i, edges);
   while (n > 0 && v != LJM_HEAP_NONE) {
     const LjmHeapRef *e = &a->ref[edges[--n]];
     uint32_t next = LJM_HEAP_NONE;

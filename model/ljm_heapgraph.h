@@ -83,12 +83,25 @@ int ljm_heapgraph_types(const LjmHeapGraph *g, LjmHeapType *out, uint64_t *objec
 ** were written to out (at most max). */
 uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max);
 
+/* The strong references into each object: edge[start[v] .. start[v + 1])
+** are the indexes (into g->ref) of those into object v. Built once, for
+** walking paths backwards (ljm_heapgraph_all_paths) and for dominators. */
+typedef struct LjmHeapPreds {
+  uint32_t *start, *edge;
+} LjmHeapPreds;
+
+/* Builds p for g; 0, or -1 out of memory. */
+int ljm_heapgraph_preds(const LjmHeapGraph *g, LjmHeapPreds *p);
+/* Frees what ljm_heapgraph_preds allocated. */
+void ljm_heapgraph_preds_free(LjmHeapPreds *p);
+
 /* Calls cb with each shortest path from the roots to object i (all of
 ** them: every strong reference from an object one step nearer the roots
 ** starts one), at most max paths; returns how many there are in all,
-** counted up to max + 1 (so more than max says some were left out). */
-uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, uint32_t i, uint32_t max,
-                                 void (*cb)(void *ud, const char *path), void *ud);
+** counted up to max + 1 (so more than max says some were left out).
+** p: g's predecessors (ljm_heapgraph_preds). */
+uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
+                                 uint32_t max, void (*cb)(void *ud, const char *path), void *ud);
 
 /* What grew between two snapshots, by retaining path: the objects that
 ** retain the most in either (the top `candidates` of each) matched by their

@@ -25,6 +25,7 @@
 #include "lj_ctype.h"
 #endif
 #include "ljm_flavour.h"
+#include "rec_buf.h"
 #include "rec_lj.h"
 #include "rec_snap.h"
 
@@ -63,45 +64,43 @@ typedef struct Snap {
 
 /* -- Output ------------------------------------------------------------------ */
 
-static void put_byte_to(Snap *s, char **buf, size_t *len, size_t *cap, uint8_t b)
+/* Appends p[0..n) to the current object's edges. */
+static void e_put(Snap *s, const void *p, size_t n)
 {
-  if (*len == *cap) {
-    size_t nc = *cap ? *cap * 2 : 256;
-    char *nb = realloc(*buf, nc);
+  if (s->elen + n > s->ecap) {
+    size_t nc = s->ecap ? s->ecap : 256;
+    while (nc < s->elen + n) nc *= 2;
+    char *nb = realloc(s->ebuf, nc);
     if (!nb) {
       s->oom = 1;
       return;
     }
-    *buf = nb;
-    *cap = nc;
+    s->ebuf = nb;
+    s->ecap = nc;
   }
-  (*buf)[(*len)++] = (char)b;
+  memcpy(s->ebuf + s->elen, p, n);
+  s->elen += n;
 }
 
-static void e_byte(Snap *s, uint8_t b) { put_byte_to(s, &s->ebuf, &s->elen, &s->ecap, b); }
+static void e_byte(Snap *s, uint8_t b) { e_put(s, &b, 1); }
 
+/* ULEB128 numbers as the event stream writes them (rec_buf.h). */
 static void e_uleb(Snap *s, uint64_t v)
 {
-  do {
-    uint8_t b = v & 0x7f;
-    v >>= 7;
-    e_byte(s, (uint8_t)(b | (v ? 0x80 : 0)));
-  } while (v);
+  uint8_t tmp[16];
+  e_put(s, tmp, (size_t)(rec_uleb_put(tmp, v) - tmp));
 }
 
 static void e_str(Snap *s, const char *p, size_t n)
 {
   e_uleb(s, n);
-  for (size_t i = 0; i < n && !s->oom; i++) e_byte(s, (uint8_t)p[i]);
+  e_put(s, p, n);
 }
 
 static void f_uleb(FILE *f, uint64_t v)
 {
-  do {
-    uint8_t b = v & 0x7f;
-    v >>= 7;
-    putc(b | (v ? 0x80 : 0), f);
-  } while (v);
+  uint8_t tmp[16];
+  fwrite(tmp, 1, (size_t)(rec_uleb_put(tmp, v) - tmp), f);
 }
 
 static void f_str(FILE *f, const char *p, size_t n)
@@ -205,46 +204,41 @@ static void edge_tv(Snap *s, cTValue *tv, const char *name, unsigned weak)
   if (tvisgcv(tv)) edge_name(s, gcV(tv), name, weak);
 }
 
-/* The weak mode of a table: its metatable's __mode (looked up by hand:
-** lj_tab_getstr is not exported, and nothing may be interned). */
-static unsigned weak_mode(Snap *s, GCtab *t, unsigned *wk)
+/* The string a metatable holds under a string key, or NULL (looked up by
+** hand, the key compared by content: lj_tab_getstr is not exported, and
+** nothing may be interned). */
+static GCstr *meta_str(GCtab *mt, const char *key)
 {
-  GCtab *mt = snap_tab(t->metatable);
-  GCstr *mode = mmname_str(s->g, MM_mode);
-  unsigned wv = 0;
-  *wk = 0;
-  if (!mt || !mt->hmask) return 0;
+  size_t len = strlen(key);
+  if (!mt || !mt->hmask) return NULL;
   Node *node = noderef(mt->node);
   for (uint32_t i = 0; i <= mt->hmask; i++) {
     Node *n = &node[i];
-    if (tvisstr(&n->key) && strV(&n->key) == mode && tvisstr(&n->val)) {
-      const char *m = strdata(strV(&n->val));
-      if (strchr(m, 'k')) *wk = SE_WEAK;
-      if (strchr(m, 'v')) wv = SE_WEAK;
-    }
+    if (tvisstr(&n->key) && tvisstr(&n->val) && strV(&n->key)->len == len &&
+        !memcmp(strdata(strV(&n->key)), key, len))
+      return strV(&n->val);
   }
-  return wv;
+  return NULL;
 }
 
-/* A userdata's label: its metatable's __name (compared by content: no
-** string may be interned), or nothing. */
+/* The weak mode of a table: its metatable's __mode. */
+static unsigned weak_mode(GCtab *t, unsigned *wk)
+{
+  GCstr *mode = meta_str(snap_tab(t->metatable), "__mode");
+  *wk = mode && strchr(strdata(mode), 'k') ? SE_WEAK : 0;
+  return mode && strchr(strdata(mode), 'v') ? SE_WEAK : 0;
+}
+
+/* A userdata's label: its metatable's __name, or nothing. */
 static void udata_name(GCtab *mt, char *label, size_t lcap)
 {
-  if (!mt || !mt->hmask) return;
-  Node *node = noderef(mt->node);
-  for (uint32_t i = 0; i <= mt->hmask; i++) {
-    Node *n = &node[i];
-    if (tvisstr(&n->key) && tvisstr(&n->val) && strV(&n->key)->len == 6 &&
-        !memcmp(strdata(strV(&n->key)), "__name", 6)) {
-      snprintf(label, lcap, "%.*s", SN_LABEL_MAX, strdata(strV(&n->val)));
-      return;
-    }
-  }
+  GCstr *name = meta_str(mt, "__name");
+  if (name) snprintf(label, lcap, "%.*s", SN_LABEL_MAX, strdata(name));
 }
 
 static void tab_edges(Snap *s, GCtab *t)
 {
-  unsigned wk, wv = weak_mode(s, t, &wk);
+  unsigned wk, wv = weak_mode(t, &wk);
   char name[32];
   edge_name(s, obj2gco(snap_tab(t->metatable)), "metatable", 0);
   TValue *arr = tvref(t->array);

@@ -1,12 +1,14 @@
 /* json_str.c -- names as JSON strings (json_str.h). */
 #include "exporters/common/json_str.h"
 
-#include "exporters/common/frames.h"
+#include <string.h>
 
-void ljm_json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
+#include "exporters/common/frames.h"
+#include "exporters/common/utf8.h"
+
+/* Appends the cleaned text in tmp as a JSON string. */
+static void put_escaped(LjmBuf *b, const LjmBuf *tmp)
 {
-  ljm_buf_reset(tmp);
-  ljm_frame_clean(tmp, s, len, 0);
   const char *p = tmp->p ? tmp->p : "";
   size_t run = 0, n = tmp->len;
   ljm_buf_putc(b, '"');
@@ -24,4 +26,20 @@ void ljm_json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
   }
   ljm_buf_put(b, p + run, n - run);
   ljm_buf_putc(b, '"');
+}
+
+void ljm_json_name(LjmBuf *b, LjmBuf *tmp, const char *s, size_t len)
+{
+  ljm_buf_reset(tmp);
+  ljm_frame_clean(tmp, s, len, 0);
+  put_escaped(b, tmp);
+}
+
+void ljm_json_fputs(FILE *f, LjmBuf *out, LjmBuf *tmp, const char *s)
+{
+  ljm_buf_reset(tmp);
+  ljm_buf_reset(out);
+  ljm_text_clean(tmp, s, strlen(s), 0, LJM_CLEAN_NO_CAP);
+  put_escaped(out, tmp);
+  fwrite(out->p, 1, out->len, f);
 }

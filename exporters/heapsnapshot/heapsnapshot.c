@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/common/json_str.h"
 #include "model/ljm_heapgraph.h"
 
 #define NODE_FIELDS 7
@@ -185,17 +186,6 @@ static void edge_kind(const LjmHeapGraph *g, const LjmHeapRef *r, Strings *t, in
   if (r->weak) *type = ET_WEAK;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-  putc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20 || *p >= 0x7f) fprintf(f, "\\u%04x", *p);  /* bytes as Latin-1 */
-    else putc(*p, f);
-  }
-  putc('"', f);
-}
-
 int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t errlen)
 {
   Strings t;
@@ -238,10 +228,13 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
   }
   fprintf(f, "],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],\"locations\":[],"
              "\n\"strings\":[");
+  LjmBuf out = {0}, tmp = {0};
   for (uint32_t i = 0; i < t.n; i++) {
     if (i) fputs(",\n", f);
-    json_string(f, t.s[i]);
+    ljm_json_fputs(f, &out, &tmp, t.s[i]);
   }
+  ljm_buf_free(&out);
+  ljm_buf_free(&tmp);
   fprintf(f, "]}\n");
   int oom = t.oom;
   for (uint32_t i = 0; i < t.nowned; i++) free(t.owned[i]);

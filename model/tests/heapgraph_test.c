@@ -129,6 +129,8 @@ static void check_graph(const Graph *g, int seed)
   CHECK(st == LJM_OK, "seed %d: load: %s", seed, d.msg);
   CHECK(hg.nobj == (uint32_t)g->n + 1, "seed %d: %u objects", seed, hg.nobj);
   int all[MAXN + 1], depth[MAXN + 1], without[MAXN + 1];
+  LjmHeapPreds preds;
+  CHECK(ljm_heapgraph_preds(&hg, &preds) == 0, "seed %d: predecessors", seed);
   reach(g, -1, all, depth);
   for (uint32_t i = 1; i < hg.nobj; i++) {
     int v = (int)(hg.obj[i].addr / 16);
@@ -161,11 +163,12 @@ static void check_graph(const Graph *g, int seed)
           for (int u = 0; u <= g->n; u++)
             if (g->adj[u][w] == 1 && all[u] && depth[u] == dd - 1) npaths[w] += npaths[u];
     int got = 0;
-    uint32_t total = ljm_heapgraph_all_paths(&hg, i, 100000, count_cb, &got);
+    uint32_t total = ljm_heapgraph_all_paths(&hg, &preds, i, 100000, count_cb, &got);
     CHECK(npaths[v] > 100000 || (total == npaths[v] && (uint64_t)got == npaths[v]),
           "seed %d: object %d: %u shortest paths (%d shown), counted %llu", seed, v, total, got,
           (unsigned long long)npaths[v]);
   }
+  ljm_heapgraph_preds_free(&preds);
   ljm_heapgraph_free(&hg);
   ljm_input_close(in);
   free(b.p);
@@ -203,7 +206,10 @@ int main(void)
     LjmHeapGraph hg;
     ljm_heapgraph_load(&hg, in, NULL);
     int n = 0;
-    uint32_t total = ljm_heapgraph_all_paths(&hg, 4, 10, count_cb, &n);
+    LjmHeapPreds preds;
+    CHECK(ljm_heapgraph_preds(&hg, &preds) == 0, "diamond: predecessors");
+    uint32_t total = ljm_heapgraph_all_paths(&hg, &preds, 4, 10, count_cb, &n);
+    ljm_heapgraph_preds_free(&preds);
     CHECK(total == 2 && n == 2, "diamond: 2 shortest paths to d (%u, %d)", total, n);
     char path[128];
     CHECK(!strcmp(ljm_heapgraph_path(&hg, 4, path, sizeof(path)), "e1<e2><e4>"),
