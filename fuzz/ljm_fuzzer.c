@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "exporters/ljm_exporter.h"
+#include "exporters/heapreport/ljm_heapreport.h"
 #include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "model/ljm_heapgraph.h"
 #include "model/ljm_model_load.h"
@@ -150,6 +151,12 @@ static void count_path(void *ud, const char *path)
   (*(uint32_t *)ud)++;
 }
 
+static int match_every(void *ud, const char *label)
+{
+  (void)ud;
+  return label != NULL;
+}
+
 static void fuzz_heap(const uint8_t *data, size_t size)
 {
   uint8_t *buf = malloc(size + 4);
@@ -190,6 +197,11 @@ static void fuzz_heap(const uint8_t *data, size_t size)
     for (uint32_t i = 1; i < g.nobj; i++) CHECK(g.obj[i].idom == LJM_HEAP_NONE || g.obj[i].idom < g.nobj);
     char err[128];
     CHECK(ljm_heapsnapshot_write(&g, devnull(), err, sizeof(err)) == 0);
+    for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
+      CHECK(ljm_heapreport_summary(&g, 8, json, devnull(), err, sizeof(err)) == 0);
+      CHECK(ljm_heapreport_paths(&g, match_every, NULL, ".", 4, json, devnull(), err,
+                                 sizeof(err)) == 0);
+    }
     graphs[pass] = g;
     ljm_input_close(in);
   }
@@ -200,6 +212,9 @@ static void fuzz_heap(const uint8_t *data, size_t size)
     for (uint32_t i = 1; i < ng; i++) CHECK(gr[i - 1].diff >= gr[i].diff);
     ljm_heapgraph_growth_free(gr, ng);
   }
+  char err[128];
+  for (int json = 0; json < 2; json++)
+    CHECK(ljm_heapreport_growth(&graphs[0], &graphs[1], 8, json, devnull(), err, sizeof(err)) == 0);
   ljm_heapgraph_free(&graphs[0]);
   ljm_heapgraph_free(&graphs[1]);
   free(buf);
