@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljm_decode_int.h"
 #include "ljm_decoder.h"
 #include "ljm_input.h"
 #include "ljm_uleb.h"
@@ -30,7 +29,6 @@ typedef struct Dec {
   size_t strlen, strcap;
   const LjmCallbacks *cb;
   void *ud;
-  LjmPollFn poll;         /* instead of cb->stopped, when set */
   int ljs_ver, ljm_ver;
   LjmRawEvent *batch;     /* pending events for on_events */
   size_t nbatch;
@@ -356,7 +354,10 @@ static Rd dec_ext(Dec *d, uint8_t h)
                        (unsigned long long)d->time, (unsigned long long)a);
     if (a == LJM_NO_TIME) return dec_error(d, d->item, "time mark out of range");
     d->time = a;
-    if (d->cb->on_time) d->cb->on_time(d->ud, a);
+    if (d->cb->on_time) {
+      dec_flush(d);  /* no call overtakes the events before it */
+      d->cb->on_time(d->ud, a);
+    }
     return RD_OK;
   default:  /* 0x23: RSS sample */
     d->what = "an RSS sample";
@@ -375,9 +376,92 @@ static int is_ext(const Dec *d, uint8_t h)
   return 0;
 }
 
+/* One number of an event the fast path reads: 1 to 9 bytes; 0 leaves the
+** event to the checked path (10-byte values, and errors). */
+static inline __attribute__((always_inline)) int fast_uleb(const uint8_t **pp, uint64_t *v)
+{
+  const uint8_t *p = *pp;
+  uint64_t x = p[0] & 0x7f;
+  if (!(p[0] & 0x80)) {
+    *v = x;
+    *pp = p + 1;
+    return 1;
+  }
+  for (int i = 1; i < LJM_ULEB_MAX - 1; i++) {
+    x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      *v = x;
+      *pp = p + i + 1;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The fast path of dec_events: while a whole event surely fits in the
+** buffer (EVENT_MAX bytes), decodes allocation events straight into the
+** batch with a local cursor, no refill checks and no per-field error paths.
+** Stops before anything else (extension items, symbol events, the end
+** marker, bad headers, long numbers), which the checked path then reads;
+** so errors are found and worded there, and both paths give the same
+** events. */
+static void dec_events_fast(Dec *d)
+{
+  const uint8_t *p = d->p;
+  unsigned max = d->ljm_ver == 1 ? 0x0f : 0x13;
+  size_t n = d->nbatch;
+  LjmRawEvent *out = d->batch;
+  uint64_t base = d->base - (uint64_t)(uintptr_t)d->buf;  /* offset of a pointer */
+  while ((size_t)(d->end - p) >= EVENT_MAX && n < BATCH) {
+    unsigned h = p[0], kind = h & 3, src = h & 0x1c;
+    if (h > max || !kind || !src) break;
+    const uint8_t *q = p + 1;
+    LjmRawEvent *ev = &out[n];
+    uint64_t a = 0, b = 0, t = 0, oa = 0, os = 0, na = 0, ns = 0, mcode = 0;
+    int ok = 1;
+    switch (src) {
+    case LJM_SRC_LUA: ok = fast_uleb(&q, &a) && fast_uleb(&q, &b); break;
+    case LJM_SRC_C: ok = fast_uleb(&q, &a); break;
+    case LJM_SRC_TRACE:
+      ok = fast_uleb(&q, &t) && (d->ljm_ver != 2 || fast_uleb(&q, &mcode));
+      break;
+    default: break;
+    }
+    if (ok && kind != LJM_RAW_ALLOC) ok = fast_uleb(&q, &oa) && fast_uleb(&q, &os);
+    if (ok && kind != LJM_RAW_FREE) ok = fast_uleb(&q, &na) && fast_uleb(&q, &ns);
+    if (!ok) break;
+    ev->kind = (LjmRawKind)kind;
+    ev->loc.source = (LjmSource)src;
+    ev->loc.addr = a;
+    ev->loc.line = b;
+    ev->loc.traceno = t;
+    ev->oaddr = oa;
+    ev->osize = os;
+    ev->naddr = na;
+    ev->nsize = ns;
+    ev->offset = base + (uint64_t)(uintptr_t)p;
+    ev->stack = d->stack;
+    ev->time = d->time;
+    n++;
+    p = q;
+  }
+  if (n > d->nbatch) d->item = out[n - 1].offset;  /* where a stop poll reports */
+  d->nbatch = n;
+  d->p = p;
+}
+
 static Rd dec_events(Dec *d)
 {
   for (;;) {
+    if (d->batch) {
+      dec_events_fast(d);
+      if (d->nbatch == BATCH) {
+        dec_flush(d);
+        if (d->cb->stopped && d->cb->stopped(d->ud))
+          return dec_error(d, d->item, "decoding stopped by the consumer");
+        continue;
+      }
+    }
     d->item = dec_off(d);
     d->what = "an event";
     TRY(dec_fill(d, EVENT_MAX));
@@ -443,8 +527,7 @@ static Rd dec_events(Dec *d)
     } else if (d->cb->on_event) {
       d->cb->on_event(d->ud, ev);
     }
-    if (d->poll ? d->poll(d->ud, d->item, dec_off(d))
-                : d->cb->stopped && d->cb->stopped(d->ud))
+    if (d->cb->stopped && d->cb->stopped(d->ud))
       return dec_error(d, d->item, "decoding stopped by the consumer");
   }
 }
@@ -462,12 +545,6 @@ static uint64_t dec_count_rest(Dec *d)
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing)
 {
-  return ljm_decode_polled(in, cb, ud, NULL, diag, bytes, trailing);
-}
-
-LjmStatus ljm_decode_polled(LjmInput *in, const LjmCallbacks *cb, void *ud, LjmPollFn poll,
-                            LjmDiag *diag, uint64_t *bytes, uint64_t *trailing)
-{
   static const LjmCallbacks none;
   LjmDiag scratch;
   Dec d;
@@ -475,7 +552,6 @@ LjmStatus ljm_decode_polled(LjmInput *in, const LjmCallbacks *cb, void *ud, LjmP
   d.in = in;
   d.cb = cb ? cb : &none;
   d.ud = ud;
-  d.poll = poll;
   d.diag = diag ? diag : &scratch;
   memset(d.diag, 0, sizeof(*d.diag));
   d.buf = malloc(BUF_SIZE);

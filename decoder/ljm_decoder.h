@@ -126,9 +126,9 @@ typedef struct LjmCallbacks {
   void (*on_trace)(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
                    int in_events);
   void (*on_event)(void *ud, const LjmRawEvent *ev);
-  /* Optional: events in batches instead of one by one (order kept; symbol
-  ** entries never overtake the events before them). Lets a consumer
-  ** prefetch what the next events will touch. */
+  /* Optional: events in batches instead of one by one (order kept: no
+  ** other call overtakes the events before it). Lets a consumer prefetch
+  ** what the next events will touch. */
   void (*on_events)(void *ud, const LjmRawEvent *evs, size_t n);
   /* Optional: polled after events are handed over; nonzero stops decoding
   ** with LJM_ERROR (the consumer refused an event and says why itself). */
@@ -173,12 +173,6 @@ void ljm_input_close(LjmInput *in);
 ** 'trailing' (may be NULL) the bytes seen after the epilogue. */
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
-
-/* ljm_decode with the decoding in a second thread: the callbacks still run
-** in the calling thread, the same calls in the same order, and the result
-** is the same (a stop included). Falls back to ljm_decode if no thread. */
-LjmStatus ljm_decode_threaded(LjmInput *in, const LjmCallbacks *cb, void *ud,
-                              LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
 
 /* Output of ljm_downgrade: takes all of p[0..n), returns 0 or an errno. */
 typedef int (*LjmWriteFn)(void *ud, const void *p, size_t n);

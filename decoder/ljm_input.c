@@ -5,7 +5,6 @@
 ** then decompressed from those bytes on. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,7 @@ struct LjmInput {
   size_t zlen, zpos;
   int zeof;              /* zstd: no more compressed bytes */
   uint64_t nread;        /* bytes read (after decompression) */
-  _Atomic uint64_t pos;  /* position after the last read, for another thread */
+  uint64_t pos;          /* position after the last read */
   int64_t size;          /* file size, -1 when unknown */
 };
 
@@ -131,12 +130,8 @@ static uint64_t position_now(const LjmInput *in)
   return o > 0 ? (uint64_t)o : in->nread;
 }
 
-/* Kept after each read, so a progress display may ask while a parse thread
-** reads (ljm_decode_threaded). */
-uint64_t ljm_input_position(const LjmInput *in)
-{
-  return atomic_load_explicit(&in->pos, memory_order_relaxed);
-}
+/* Kept after each read: gzoffset() is not free, and progress asks often. */
+uint64_t ljm_input_position(const LjmInput *in) { return in->pos; }
 
 static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                             uint64_t offset);
@@ -145,7 +140,7 @@ ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                          uint64_t offset)
 {
   ptrdiff_t n = input_read(in, buf, len, diag, offset);
-  if (n >= 0) atomic_store_explicit(&in->pos, position_now(in), memory_order_relaxed);
+  if (n >= 0) in->pos = position_now(in);
   return n;
 }
 

@@ -184,7 +184,7 @@ static int find(LjmSegment *g, uint64_t key, LjmBucket **b, unsigned *j)
 int ljm_addrmap_grow(LjmSegment *g)
 {
   if (g->nb > UINT32_MAX / 8) return -1;
-  uint32_t nb = g->nb + g->nb / 4 + 1;
+  uint32_t nb = g->nb + g->nb / 2 + 1;
   LjmSegment n = { alloc_buckets(nb), nb, g->count, NULL, 0, 0 };
   if (!n.b) return -1;
   int bad = 0;

@@ -1,10 +1,8 @@
 /* ljm_model.c -- decoder callbacks into the model: locations, sites, the
 ** live-heap replay and its peak, and the public accessors. */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "model/ljm_model_int.h"
 
@@ -488,25 +486,6 @@ static void finish_figures(LjmModel *m)
   }
 }
 
-/* The stream is decoded in a second thread while this one builds the model,
-** when a second CPU is free to run it: with every CPU busy the two threads
-** wait on each other (on 2 CPUs beside a busy process, 1.3x the time of one
-** thread). Free: no more runnable tasks than CPUs, counting this one
-** (/proc/loadavg's fourth field, the count now). */
-static int decode_in_thread(void)
-{
-  cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) < 2) return 0;
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (!f) return 1;
-  double l1, l5, l15;
-  int running = 0, total = 0;
-  int n = fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total);
-  fclose(f);
-  return n != 5 || running < online;
-}
-
 LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *diag)
 {
   LjmDiag scratch;
@@ -514,8 +493,7 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
   free((char *)m->info.path);
   m->info.path = strdup(path ? path : "");
   m->info.duration = LJM_NO_TIME_US;
-  LjmStatus st = (decode_in_thread() ? ljm_decode_threaded : ljm_decode)(
-      in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
+  LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
   m->info.gzip = ljm_input_is_gzip(in);
   m->info.zstd = ljm_input_is_zstd(in);
   if (m->bad && !m->oom) {  /* the event refused is where decoding stopped */

@@ -1,11 +1,14 @@
-/* thread_test.c -- ljm_decode_threaded against ljm_decode on every stream it
-** is given (files, or directories of .ljm files): whole, cut at many points,
-** with bytes overwritten, and with consumers that refuse an event part way.
-** Each run hashes every callback and its arguments in order; both ways must
-** give the same hash, status, diag, bytes and trailing bytes, and nothing may
-** be called after a refusal.
+/* batch_test.c -- the decoder's fast path for batched events (on_events)
+** against its checked path (on_event alone) on every stream it is given
+** (files, or directories of .ljm files): whole, cut at many points, with
+** bytes overwritten, and on built streams whose numbers take 1 to 10 bytes
+** (non-minimal ULEB128 too) around the buffer's end. Each run hashes every
+** event and every other call in order (not the stop polls and progress
+** calls, which batching moves); both ways must give the same hash, status,
+** diag, bytes and trailing bytes. A batched consumer that refuses stops
+** decoding with nothing called after it, at the last event it was given.
 **
-**   thread_test PATH...
+**   batch_test PATH...
 */
 #include <dirent.h>
 #include <stdint.h>
@@ -16,11 +19,13 @@
 
 #include "decoder/ljm_decoder.h"
 #include "decoder/tests/check.h"
+#include "decoder/tests/stream_builder.h"
 
 /* What a consumer saw: a running hash of every call, and counts. */
 typedef struct Seen {
   uint64_t hash, calls, events;
   uint64_t refuse_at;   /* stopped() says yes once this many events were seen */
+  uint64_t last_offset; /* of the last event handed over in a batch */
   int refused, late;    /* late: calls after the refusal */
 } Seen;
 
@@ -86,6 +91,7 @@ static void mix_event(Seen *s, const LjmRawEvent *e)
   s->events++;
 }
 
+/* Events count as calls of their own, batched or not. */
 static void on_event(void *ud, const LjmRawEvent *ev)
 {
   call(ud, 5);
@@ -94,23 +100,25 @@ static void on_event(void *ud, const LjmRawEvent *ev)
 
 static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
 {
-  call(ud, 6);
-  mix(ud, n);
-  for (size_t i = 0; i < n; i++) mix_event(ud, &evs[i]);
+  Seen *s = ud;
+  if (s->refused) s->late++;
+  for (size_t i = 0; i < n; i++) on_event(ud, &evs[i]);
+  s->last_offset = n ? evs[n - 1].offset : s->last_offset;
 }
 
+/* Polls and progress are not hashed: batching changes when they come. */
 static int stopped(void *ud)
 {
   Seen *s = ud;
-  call(s, 7);
+  if (s->refused) s->late++;
   if (s->events >= s->refuse_at) s->refused = 1;
   return s->refused;
 }
 
 static void on_progress(void *ud, uint64_t offset)
 {
-  call(ud, 8);
-  mix(ud, offset);
+  (void)ud;
+  (void)offset;
 }
 
 static void on_flags(void *ud, unsigned flags)
@@ -143,19 +151,12 @@ static void on_time(void *ud, uint64_t usec)
   mix(ud, usec);
 }
 
-/* The consumers: which callbacks they set. */
-enum { ALL, ONE_BY_ONE, NO_STOP, POLL_ONLY, NONE, NMODES };
-
-static void callbacks(int mode, LjmCallbacks *cb)
+/* A consumer of every call, batched or one by one. */
+static void callbacks(int batched, LjmCallbacks *cb)
 {
-  memset(cb, 0, sizeof(*cb));
-  if (mode == NONE) return;
-  cb->stopped = stopped;
-  if (mode == POLL_ONLY) return;
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
                         stopped, on_progress, on_flags, on_stack_node, on_rss, on_time };
-  if (mode == ONE_BY_ONE) cb->on_events = NULL;
-  if (mode == NO_STOP) cb->stopped = NULL;
+  if (!batched) cb->on_events = NULL;
 }
 
 typedef struct Run {
@@ -165,70 +166,70 @@ typedef struct Run {
   Seen seen;
 } Run;
 
-static void run(int threaded, const uint8_t *p, size_t n, int mode, uint64_t refuse_at,
-                Run *r)
+static void run(int batched, const uint8_t *p, size_t n, uint64_t refuse_at, Run *r)
 {
   LjmCallbacks cb;
-  callbacks(mode, &cb);
-  memset(r, threaded ? 0x55 : 0xaa, sizeof(*r));  /* all of it must be written alike */
+  callbacks(batched, &cb);
+  memset(r, batched ? 0x55 : 0xaa, sizeof(*r));  /* all of it must be written alike */
   memset(&r->seen, 0, sizeof(r->seen));
   r->seen.refuse_at = refuse_at;
   r->bytes = r->trailing = 777;
   LjmInput *in = ljm_input_mem(p, n);
-  LjmStatus (*dec)(LjmInput *, const LjmCallbacks *, void *, LjmDiag *, uint64_t *,
-                   uint64_t *) = threaded ? ljm_decode_threaded : ljm_decode;
-  r->st = dec(in, mode == NONE ? NULL : &cb, &r->seen, &r->diag, &r->bytes, &r->trailing);
+  r->st = ljm_decode(in, &cb, &r->seen, &r->diag, &r->bytes, &r->trailing);
   ljm_input_close(in);
 }
 
-static int compared, refusals;
+static int compared, refusals, fast_events;
 
 /* Both ways on one input; returns the number of events delivered. */
-static uint64_t both(const char *name, const char *what, const uint8_t *p, size_t n, int mode,
-                     uint64_t refuse_at)
+static uint64_t both(const char *name, const char *what, const uint8_t *p, size_t n)
 {
   Run a, b;
-  run(0, p, n, mode, refuse_at, &a);
-  run(1, p, n, mode, refuse_at, &b);
+  run(0, p, n, UINT64_MAX, &a);
+  run(1, p, n, UINT64_MAX, &b);
   int same = a.st == b.st && memcmp(&a.diag, &b.diag, sizeof(a.diag)) == 0 &&
              a.bytes == b.bytes && a.trailing == b.trailing && a.seen.hash == b.seen.hash &&
              a.seen.calls == b.seen.calls && a.seen.events == b.seen.events;
   CHECK(same);
-  CHECK(b.seen.late == 0 && a.seen.late == 0);
   if (!same)
-    fprintf(stderr, "%s (%s, mode %d, refuse at %llu): status %d/%d, byte %llu/%llu '%s'/'%s', "
-            "bytes %llu/%llu, trailing %llu/%llu, calls %llu/%llu, events %llu/%llu\n",
-            name, what, mode, (unsigned long long)refuse_at, a.st, b.st,
-            (unsigned long long)a.diag.offset, (unsigned long long)b.diag.offset, a.diag.msg,
-            b.diag.msg, (unsigned long long)a.bytes, (unsigned long long)b.bytes,
+    fprintf(stderr, "%s (%s): status %d/%d, byte %llu/%llu '%s'/'%s', bytes %llu/%llu, "
+            "trailing %llu/%llu, calls %llu/%llu, events %llu/%llu\n",
+            name, what, a.st, b.st, (unsigned long long)a.diag.offset,
+            (unsigned long long)b.diag.offset, a.diag.msg, b.diag.msg,
+            (unsigned long long)a.bytes, (unsigned long long)b.bytes,
             (unsigned long long)a.trailing, (unsigned long long)b.trailing,
             (unsigned long long)a.seen.calls, (unsigned long long)b.seen.calls,
             (unsigned long long)a.seen.events, (unsigned long long)b.seen.events);
   compared++;
-  refusals += a.seen.refused;
+  fast_events += (int)b.seen.events;
   return a.seen.events;
+}
+
+/* A batched consumer refusing after 'at' events: decoding stops with the
+** stop message at the last event it was handed, and nothing comes after. */
+static void refusing(const char *name, const uint8_t *p, size_t n, uint64_t at)
+{
+  Run r;
+  run(1, p, n, at, &r);
+  CHECK(r.seen.late == 0);
+  if (!r.seen.refused) return;
+  refusals++;
+  CHECK(r.st == LJM_ERROR && r.diag.offset == r.seen.last_offset &&
+        strcmp(r.diag.msg, "decoding stopped by the consumer") == 0);
+  if (r.st != LJM_ERROR || r.diag.offset != r.seen.last_offset)
+    fprintf(stderr, "%s (refusing at %llu): status %d, byte %llu '%s', last event at %llu\n",
+            name, (unsigned long long)at, r.st, (unsigned long long)r.diag.offset, r.diag.msg,
+            (unsigned long long)r.seen.last_offset);
 }
 
 static void one_stream(const char *name, uint8_t *p, size_t n)
 {
-  uint64_t events = 0;
-  for (int mode = 0; mode < NMODES; mode++) {
-    uint64_t e = both(name, "whole", p, n, mode, UINT64_MAX);
-    if (mode == ALL) events = e;
-  }
-  /* Consumers that refuse an event: at once, around a batch of 64 and a
-  ** slot of 1024, late. */
-  uint64_t at[] = { 0, 1, 63, 64, 65, 1023, 1024, 1025, 4095, 4097, events / 2, events - 1, events };
-  for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
-    both(name, "refusing", p, n, ALL, at[i]);
-    if (at[i] < 200) both(name, "refusing", p, n, ONE_BY_ONE, at[i]);
-  }
+  uint64_t events = both(name, "whole", p, n);
+  uint64_t at[] = { 0, 1, 63, 64, 65, 1000, events / 2, events - 1, events };
+  for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) refusing(name, p, n, at[i]);
   /* Cut: at every byte of a small stream, at a few dozen points of a big one. */
   size_t step = n <= 2048 ? 1 : n / 40;
-  for (size_t cut = 0; cut < n; cut += step) {
-    both(name, "cut", p, cut, ALL, UINT64_MAX);
-    if (n <= 2048 || cut < 64) both(name, "cut", p, cut, ONE_BY_ONE, 5);
-  }
+  for (size_t cut = 0; cut < n; cut += step) both(name, "cut", p, cut);
   /* Bytes overwritten: bad headers, huge numbers, a premature end marker. */
   static const uint8_t junk[] = { 0x14, 0xff, 0x80, 0x20, 0x00 };
   size_t spots = n < 16 ? n : 16;
@@ -237,9 +238,52 @@ static void one_stream(const char *name, uint8_t *p, size_t n)
     uint8_t keep = p[at_byte];
     for (size_t j = 0; j < sizeof(junk); j++) {
       p[at_byte] = junk[j];
-      both(name, "overwritten", p, n, ALL, UINT64_MAX);
+      both(name, "overwritten", p, n);
     }
     p[at_byte] = keep;
+  }
+}
+
+/* A number in exactly 'len' bytes (non-minimal when the value is small). */
+static void uleb_len(Sbuf *b, uint64_t v, int len)
+{
+  for (int i = 0; i < len; i++) {
+    uint8_t c = v & 0x7f;
+    v >>= 7;
+    sb_byte(b, (uint8_t)(c | (i + 1 < len ? 0x80 : 0)));
+  }
+}
+
+/* Events of every kind and source whose numbers take 1 to 10 bytes, in
+** each stream version: the fast path must hand the long ones, and events
+** near the buffer's end, to the checked path and agree with it. */
+static void built_streams(void)
+{
+  for (int ver = 1; ver <= 3; ver++) {
+    Sbuf b = { 0 };
+    sb_prologue(&b, "ljs", ver);
+    sb_byte(&b, 0x80);
+    sb_prologue(&b, "ljm", ver);
+    uint32_t seed = 12345;
+    for (int i = 0; i < 3000; i++) {
+      seed = seed * 1103515245u + 12345u;
+      static const uint8_t srcs[] = { 0x04, 0x08, 0x0C, 0x10 };
+      uint8_t src = srcs[(seed >> 8) % (ver == 1 ? 3 : 4)];
+      uint8_t kind = (uint8_t)(1 + (seed >> 12) % 3);
+      int len = 1 + (int)((seed >> 16) % 10);  /* the length of one of its numbers */
+      int which = (int)((seed >> 20) % 6);
+      int k = 0;
+      sb_byte(&b, (uint8_t)(src | kind));
+      int nums = (src == 0x08 ? 2 : src == 0x04 ? 0 : (src == 0x10 && ver == 2) ? 2 : 1) +
+                 (kind == 3 ? 4 : 2);
+      for (int j = 0; j < nums; j++, k++)
+        uleb_len(&b, (uint64_t)(seed >> (j * 3)) & 0xffff, k == which ? len : 1 + (j & 1));
+    }
+    sb_byte(&b, 0x80);
+    char name[32];
+    snprintf(name, sizeof(name), "built v%d", ver);
+    one_stream(name, b.p, b.n);
+    free(b.p);
   }
 }
 
@@ -264,27 +308,6 @@ static void one_file(const char *path)
   free(p);
 }
 
-/* The same through a file input, which the parse thread reads. */
-static void through_file(const char *path)
-{
-  Run a, b;
-  for (int threaded = 0; threaded < 2; threaded++) {
-    Run *r = threaded ? &b : &a;
-    LjmCallbacks cb;
-    callbacks(ALL, &cb);
-    memset(r, 0, sizeof(*r));
-    r->seen.refuse_at = UINT64_MAX;
-    LjmInput *in = ljm_input_open(path, &r->diag);
-    CHECK(in != NULL);
-    if (!in) return;
-    r->st = (threaded ? ljm_decode_threaded : ljm_decode)(in, &cb, &r->seen, &r->diag,
-                                                          &r->bytes, &r->trailing);
-    if (r->st == LJM_OK) CHECK(ljm_input_position(in) == (uint64_t)ljm_input_size(in));
-    ljm_input_close(in);
-  }
-  CHECK(a.st == b.st && a.bytes == b.bytes && a.seen.hash == b.seen.hash);
-}
-
 static int is_ljm(const char *name)
 {
   size_t n = strlen(name);
@@ -299,7 +322,6 @@ int main(int argc, char **argv)
     CHECK(stat(argv[i], &st) == 0);
     if (!S_ISDIR(st.st_mode)) {
       one_file(argv[i]);
-      through_file(argv[i]);
       files++;
       continue;
     }
@@ -310,13 +332,14 @@ int main(int argc, char **argv)
       char path[4096];
       snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
       one_file(path);
-      through_file(path);
       files++;
     }
     if (d) closedir(d);
   }
+  built_streams();
   CHECK(files > 0);
   CHECK(refusals > 0);
-  printf("%d files, %d comparisons, %d with a refusal\n", files, compared, refusals);
-  return check_done("thread_test");
+  printf("%d files and 3 built streams, %d comparisons (%d events), %d refusals\n", files,
+         compared, fast_events, refusals);
+  return check_done("batch_test");
 }
