@@ -399,10 +399,11 @@ static inline __attribute__((always_inline)) int fast_uleb(const uint8_t **pp, u
 }
 
 /* The fast path of dec_events: while a whole event surely fits in the
-** buffer (EVENT_MAX bytes), decodes allocation events straight into the
-** batch with a local cursor, no refill checks and no per-field error paths.
-** Stops before anything else (extension items, symbol events, the end
-** marker, bad headers, long numbers), which the checked path then reads;
+** buffer (EVENT_MAX bytes), decodes allocation events (and the stack
+** selections between them) straight into the batch with a local cursor, no
+** refill checks and no per-field error paths. Stops before anything else
+** (other extension items, symbol events, the end marker, bad headers, long
+** numbers, undefined nodes), which the checked path then reads;
 ** so errors are found and worded there, and both paths give the same
 ** events. */
 static void dec_events_fast(Dec *d)
@@ -414,8 +415,15 @@ static void dec_events_fast(Dec *d)
   uint64_t base = d->base - (uint64_t)(uintptr_t)d->buf;  /* offset of a pointer */
   while ((size_t)(d->end - p) >= EVENT_MAX && n < BATCH) {
     unsigned h = p[0], kind = h & 3, src = h & 0x1c;
-    if (h > max || !kind || !src) break;
     const uint8_t *q = p + 1;
+    if (h == 0x21 && (d->flags & LJM_EXT_STACKS)) {  /* stack of the events that follow */
+      uint64_t id;
+      if (!fast_uleb(&q, &id) || id > d->nodes) break;
+      d->stack = (uint32_t)id;
+      p = q;
+      continue;
+    }
+    if (h > max || !kind || !src) break;
     LjmRawEvent *ev = &out[n];
     uint64_t a = 0, b = 0, t = 0, oa = 0, os = 0, na = 0, ns = 0, mcode = 0;
     int ok = 1;

@@ -2,7 +2,8 @@
 ** against its checked path (on_event alone) on every stream it is given
 ** (files, or directories of .ljm files): whole, cut at many points, with
 ** bytes overwritten, and on built streams whose numbers take 1 to 10 bytes
-** (non-minimal ULEB128 too) around the buffer's end. Each run hashes every
+** (non-minimal ULEB128 too) around the buffer's end, one with stack
+** selections between its events. Each run hashes every
 ** event and every other call in order (not the stop polls and progress
 ** calls, which batching moves); both ways must give the same hash, status,
 ** diag, bytes and trailing bytes. A batched consumer that refuses stops
@@ -287,6 +288,41 @@ static void built_streams(void)
   }
 }
 
+/* An extended stream (stacks): nodes, selections of them in numbers of 1 to
+** 10 bytes between events, and last a selection of a node never defined
+** (an error the checked path words). */
+static void built_ext_stream(void)
+{
+  Sbuf b = { 0 };
+  sb_prologue(&b, "ljs", 3);
+  sb_byte(&b, 0x80);
+  sb_bytes(&b, "ljm\x03\x01\0\0", 7);
+  uint32_t seed = 777, nodes = 0;
+  for (int i = 0; i < 3000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    if (nodes < 50 && (seed >> 8) % 7 == 0) {  /* a node: parent, C frame */
+      sb_byte(&b, 0x20);
+      sb_uleb(&b, nodes ? (seed >> 12) % nodes : 0);
+      sb_byte(&b, 0x02);
+      sb_uleb(&b, 0x1000 + nodes);
+      nodes++;
+    }
+    sb_byte(&b, 0x21);
+    uleb_len(&b, nodes ? (seed >> 16) % (nodes + 1) : 0, 1 + (int)((seed >> 20) % 10));
+    sb_byte(&b, 0x09);  /* Lua alloc */
+    sb_uleb(&b, 0x100);
+    sb_uleb(&b, i % 40);
+    sb_uleb(&b, 0x10000 + 16 * (uint64_t)i);
+    sb_uleb(&b, 32);
+  }
+  sb_byte(&b, 0x21);
+  sb_uleb(&b, nodes + 1);
+  for (int i = 0; i < 80; i++) sb_byte(&b, 0x05);  /* room for the fast path to look */
+  sb_byte(&b, 0x80);
+  one_stream("built extended", b.p, b.n);
+  free(b.p);
+}
+
 static void one_file(const char *path)
 {
   FILE *f = fopen(path, "rb");
@@ -337,9 +373,10 @@ int main(int argc, char **argv)
     if (d) closedir(d);
   }
   built_streams();
+  built_ext_stream();
   CHECK(files > 0);
   CHECK(refusals > 0);
-  printf("%d files and 3 built streams, %d comparisons (%d events), %d refusals\n", files,
+  printf("%d files and 4 built streams, %d comparisons (%d events), %d refusals\n", files,
          compared, fast_events, refusals);
   return check_done("batch_test");
 }
