@@ -25,7 +25,9 @@ For every testdata .ljm file and the hostile-names stream of export_testlib:
   * --value picks activeProfileIndex and changes nothing else; the suffix
     .speedscope.json selects the format; `-o -` writes the same bytes.
 The same on random streams (a fixed seed): blocks freed, moved and
-overwritten on few addresses, stacks and time marks with gaps.
+overwritten on few addresses, stacks and time marks with gaps. And on a
+built stream of several slices (4096 events each), the exact samples of
+every figure: per slice, each stack once in the order it first allocates.
 """
 import json
 import os
@@ -371,6 +373,82 @@ def random_stream(rng, ext):
     return s.data()
 
 
+SLICE_EVENTS = 4096  # speedscope.c: events per slice of the stream
+
+
+def sliced_stream():
+    """A standard stream of 12,048 events, so several slices: three sites
+    told apart by their sizes (A 16, B 32, C 48 bytes), A and B alternating,
+    a stretch of C, A and B again, then the B blocks of the first slice
+    freed. Returns the stream and its allocations as (event index, site)."""
+    s = T.Stream()
+    s.proto(0x1000, b"@a.lua", 1)
+    s.proto(0x2000, b"@b.lua", 1)
+    s.cfunc(0x9000, b"cf")
+    where = {"A": ("lua", (0x1000, 3)), "B": ("lua", (0x2000, 7)), "C": ("c", 0x9000)}
+    size = {"A": 16, "B": 32, "C": 48}
+    allocs = []
+    for i in range(10000):
+        site = ("A" if i % 2 == 0 else "B") if i < 6000 else "C" if i < 7000 else \
+            ("A" if i % 3 else "B")
+        s.alloc(where[site][0], where[site][1], 0x100000 + 64 * i, size[site])
+        allocs.append((i, site))
+    freed = [i for i, site in allocs if site == "B" and i < SLICE_EVENTS]
+    for i in freed:
+        s.free("int", None, 0x100000 + 64 * i, 32)
+    return s.data(), allocs, set(freed), size
+
+
+def expected_samples(allocs, keep):
+    """Slice by slice, each site once in the order it first allocates there,
+    with the count of its allocations that 'keep' accepts; sites without any
+    left out; the same site side by side is one sample."""
+    out = []
+    for start in range(0, 10000, SLICE_EVENTS):
+        counts = {}
+        for i, site in allocs[start:start + SLICE_EVENTS]:
+            counts[site] = counts.get(site, 0) + (1 if keep(i) else 0)
+        for site, n in counts.items():
+            if not n:
+                continue
+            if out and out[-1][0] == site:
+                out[-1] = (site, out[-1][1] + n)
+            else:
+                out.append((site, n))
+    return out
+
+
+def check_slices(d):
+    data, allocs, freed, size = sliced_stream()
+    path = os.path.join(d, "sliced.ljm")
+    with open(path, "wb") as f:
+        f.write(data)
+    out = T.convert_ok(path, os.path.join(d, "sliced.speedscope.json"), "speedscope")
+    doc = parse("sliced", out) if out is not None else None
+    if not T.check(doc is not None and check_schema("sliced", doc), "sliced: no usable file"):
+        return
+    by_size = {v: k for k, v in size.items()}
+    prof = {p["name"].split(":")[0]: p for p in doc["profiles"]}
+
+    def got(count_fig, bytes_fig):
+        c, b = prof[count_fig], prof[bytes_fig]
+        if not T.check(len(c["weights"]) == len(b["weights"]),
+                       "sliced: %s and %s differ in samples" % (count_fig, bytes_fig)):
+            return None
+        return [(by_size.get(bw // cw, "?"), cw) for cw, bw in zip(c["weights"], b["weights"])]
+
+    want = expected_samples(allocs, lambda i: True)
+    have = got("alloc_count", "alloc_bytes")
+    T.check(have == want, "sliced: allocations\n  got  %r\n  want %r" % (have, want))
+    want = expected_samples(allocs, lambda i: i not in freed)
+    have = got("inuse_count", "inuse_bytes")
+    T.check(have == want, "sliced: live at the end\n  got  %r\n  want %r" % (have, want))
+    # The peak is just before the frees: every block is live then.
+    peak = prof["peak_bytes"]["weights"]
+    want = [n * size[site] for site, n in expected_samples(allocs, lambda i: True)]
+    T.check(peak == want, "sliced: live at the peak\n  got  %r\n  want %r" % (peak, want))
+
+
 def reader_figures(path):
     r = subprocess.run([sys.executable, TOTALS_PY, path], capture_output=True, text=True)
     return json.loads(r.stdout)
@@ -413,7 +491,8 @@ def main():
         stdout = T.convert_ok(prof, "-", "speedscope")
         T.check(stdout == data, "%s: -o - differs from the file" % tag)
         ran += 1
-    T.finish("speedscope_test", ran)
+    check_slices(d)
+    T.finish("speedscope_test", ran + 1)
 
 
 main()
