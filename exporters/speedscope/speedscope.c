@@ -51,6 +51,7 @@
 #include "exporters/common/state.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
+#include "model/ljm_addrmap.h"
 
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define SS_SLICE_EVENTS 4096u   /* events of the stream per slice */
@@ -69,11 +70,6 @@ typedef struct SsRun {
   uint64_t snap_for;
 } SsRun;
 
-typedef struct SsLive {
-  uint64_t addr, size;
-  size_t run;              /* SIZE_MAX: empty slot */
-} SsLive;
-
 /* The shared frame table and the frame path of every node used. */
 typedef struct SsFrameTab {
   LjmUniq frames;        /* serialized frames */
@@ -91,15 +87,26 @@ typedef struct SsSliceEnt {
   size_t run;
 } SsSliceEnt;
 
+#define SS_PENDING 16  /* operations on the live blocks whose buckets are being fetched */
+
+typedef struct SsPending {
+  uint64_t addr, key, v;  /* v: the event of a release, the size of a new block */
+  uint32_t run;           /* a new block's run; SS_RELEASE: a release */
+} SsPending;
+
+#define SS_RELEASE UINT32_MAX
+#define SS_MAX_RUNS (1u << 31)  /* a run is a block's owner in the map */
+
 typedef struct SsState {
   LjmExportBase base;
+  SsPending pend[SS_PENDING];    /* a ring: pend_head is the oldest */
+  unsigned pend_head, npend;
   SsRun *runs;
   size_t nruns, caprun;
   SsSliceEnt *slice;
   uint32_t capslice, nslice, gen;  /* capslice: a power of two */
   uint64_t slice_no, slice_time;   /* the current slice */
-  SsLive *live;
-  size_t nlive, caplive;   /* caplive: 0 or a power of two */
+  LjmAddrmap live;         /* live blocks: address -> size, run */
   uint64_t live_bytes, max_bytes, peak_at;  /* peak_at: SS_NONE until one */
   int oom;
 } SsState;
@@ -107,90 +114,27 @@ typedef struct SsState {
 static void *ss_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
 {
   SsState *st = ljm_export_state_new(sizeof(SsState), o, out, err, errlen);
-  if (st) st->peak_at = SS_NONE;
+  if (!st) return NULL;
+  if (ljm_addrmap_init(&st->live) != 0) {
+    free(st);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  st->peak_at = SS_NONE;
   return st;
 }
 
-static inline uint64_t ljm_mix64(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
-
-static size_t live_hash(uint64_t addr, size_t cap)
-{
-  return (size_t)(ljm_mix64(addr)) & (cap - 1);
-}
-
-static int live_grow(SsState *st)
-{
-  size_t cap = st->caplive ? st->caplive * 2 : 1024;
-  SsLive *t = malloc(cap * sizeof(*t));
-  if (!t) return -1;
-  for (size_t i = 0; i < cap; i++) t[i].run = SIZE_MAX;
-  for (size_t i = 0; i < st->caplive; i++) {
-    if (st->live[i].run == SIZE_MAX) continue;
-    size_t j = live_hash(st->live[i].addr, cap);
-    while (t[j].run != SIZE_MAX) j = (j + 1) & (cap - 1);
-    t[j] = st->live[i];
-  }
-  free(st->live);
-  st->live = t;
-  st->caplive = cap;
-  return 0;
-}
-
-/* Removes the block at addr; returns 1 with its size and run when live. */
-static int live_take(SsState *st, uint64_t addr, uint64_t *size, size_t *run)
-{
-  if (!st->caplive) return 0;
-  size_t mask = st->caplive - 1, i = live_hash(addr, st->caplive);
-  while (st->live[i].run != SIZE_MAX && st->live[i].addr != addr) i = (i + 1) & mask;
-  if (st->live[i].run == SIZE_MAX) return 0;
-  *size = st->live[i].size;
-  *run = st->live[i].run;
-  /* Backward-shift deletion keeps every probe chain unbroken. */
-  for (size_t j = i;;) {
-    st->live[i].run = SIZE_MAX;
-    for (;;) {
-      j = (j + 1) & mask;
-      if (st->live[j].run == SIZE_MAX) {
-        st->nlive--;
-        return 1;
-      }
-      size_t h = live_hash(st->live[j].addr, st->caplive);
-      /* Entry j may move to i when its home is not in (i, j]. */
-      if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) break;
-    }
-    st->live[i] = st->live[j];
-    i = j;
-  }
-}
-
-static int live_put(SsState *st, uint64_t addr, uint64_t size, size_t run)
-{
-  if ((st->nlive + 1) * 4 > st->caplive * 3 && live_grow(st) != 0) return -1;
-  size_t i = live_hash(addr, st->caplive);
-  while (st->live[i].run != SIZE_MAX) i = (i + 1) & (st->caplive - 1);
-  st->live[i].addr = addr;
-  st->live[i].size = size;
-  st->live[i].run = run;
-  st->nlive++;
-  return 0;
-}
-
 /* Before the live figure of r changes at event idx: keep its value at the
-** current peak when this is its first change since that peak. */
+** current peak when this is its first change since that peak. Changes after
+** the peak may come in any order (releases are settled late): the first one
+** keeps the value, and the stamp is the latest. */
 static void run_touch(const SsState *st, SsRun *r, uint64_t idx)
 {
   if (st->peak_at != SS_NONE && r->stamp <= st->peak_at && r->snap_for != st->peak_at) {
     r->snap = r->inuse_bytes;
     r->snap_for = st->peak_at;
   }
-  r->stamp = idx;
+  if (idx > r->stamp) r->stamp = idx;
 }
 
 /* Its live bytes when the live total peaked. */
@@ -201,17 +145,43 @@ static uint64_t run_peak(const SsState *st, const SsRun *r)
   return r->snap_for == st->peak_at ? r->snap : 0;
 }
 
-/* A block given back (or overwritten): out of its run's live figures. */
-static void release(SsState *st, uint64_t addr, uint64_t idx)
+/* One operation on the live blocks, settled late (see table_op). */
+static void settle(SsState *st, const SsPending *q)
 {
-  uint64_t size;
-  size_t run;
-  if (!live_take(st, addr, &size, &run)) return;
-  SsRun *r = &st->runs[run];
-  run_touch(st, r, idx);
-  r->inuse_bytes -= size;
+  LjmBlock b;
+  if (q->run != SS_RELEASE) {  /* a new block of run q->run, q->v bytes */
+    if (ljm_addrmap_put_key(&st->live, q->addr, q->key, q->v, q->run, &b) < 0) st->oom = 1;
+    return;
+  }
+  /* A block given back (or overwritten) at event q->v. */
+  if (!ljm_addrmap_take_key(&st->live, q->addr, q->key, &b)) return;
+  SsRun *r = &st->runs[b.site];
+  run_touch(st, r, q->v);
+  r->inuse_bytes -= b.size;
   r->inuse_count--;
-  st->live_bytes -= size;
+}
+
+static void settle_all(SsState *st)
+{
+  for (; st->npend; st->npend--, st->pend_head = (st->pend_head + 1) % SS_PENDING)
+    settle(st, &st->pend[st->pend_head]);
+}
+
+/* Queues an operation on the live blocks, in event order: each lands on
+** random cache lines, so its buckets are fetched now and the operation is
+** done SS_PENDING operations later (or when the peak moves, or at the
+** end). The live total and the runs' figures change at once, with the
+** model's sizes; only a release's run waits for its lookup. */
+static void table_op(SsState *st, uint64_t addr, uint64_t v, uint32_t run)
+{
+  if (st->npend == SS_PENDING) {
+    settle(st, &st->pend[st->pend_head]);
+    st->pend_head = (st->pend_head + 1) % SS_PENDING;
+    st->npend--;
+  }
+  uint64_t key = ljm_addrmap_key(addr);
+  ljm_addrmap_prefetch(&st->live, key);
+  st->pend[(st->pend_head + st->npend++) % SS_PENDING] = (SsPending){ addr, key, v, run };
 }
 
 static size_t slice_hash(uint32_t node, uint32_t cap)
@@ -266,6 +236,7 @@ static SsRun *run_for(SsState *st, uint32_t node, uint64_t time, uint64_t idx)
   }
   SsSliceEnt *e = st->capslice ? slice_find(st, node) : NULL;
   if (e && e->gen == st->gen) return &st->runs[e->run];
+  if (st->nruns == SS_MAX_RUNS) return NULL;
   if (st->nruns == st->caprun) {
     size_t cap = st->caprun ? st->caprun * 2 : 256;
     SsRun *r = realloc(st->runs, cap * sizeof(*r));
@@ -290,11 +261,15 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
   if (st->oom) return;
   /* The model keeps the same live blocks: look only for those it found
   ** (a lookup that misses walks a whole probe chain). */
-  if ((ev->kind == LJM_EV_FREE || ev->kind == LJM_EV_REALLOC) && ev->old_site != LJM_NO_SITE)
-    release(st, ev->old_addr, ev->index);
+  if ((ev->kind == LJM_EV_FREE || ev->kind == LJM_EV_REALLOC) && ev->old_site != LJM_NO_SITE) {
+    st->live_bytes -= ev->old_size;
+    table_op(st, ev->old_addr, ev->index, SS_RELEASE);
+  }
   if (ev->kind == LJM_EV_ALLOC || ev->kind == LJM_EV_REALLOC) {
-    if (ev->dropped_site != LJM_NO_SITE)
-      release(st, ev->new_addr, ev->index);  /* a block the stream overwrote */
+    if (ev->dropped_site != LJM_NO_SITE) {  /* a block the stream overwrote */
+      st->live_bytes -= ev->dropped_size;
+      table_op(st, ev->new_addr, ev->index, SS_RELEASE);
+    }
     SsRun *r = run_for(st, ev->node, ev->time == LJM_NO_TIME_US ? 0 : ev->time, ev->index);
     if (!r) {
       st->oom = 1;
@@ -306,12 +281,10 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
     r->inuse_count++;
     r->inuse_bytes += ev->new_size;
     st->live_bytes += ev->new_size;
-    if (live_put(st, ev->new_addr, ev->new_size, (size_t)(r - st->runs)) != 0) {
-      st->oom = 1;
-      return;
-    }
+    table_op(st, ev->new_addr, ev->new_size, (uint32_t)(r - st->runs));
   }
   if (st->live_bytes > st->max_bytes) {
+    settle_all(st);  /* with the peak they came before */
     st->max_bytes = st->live_bytes;
     st->peak_at = ev->index;
   }
@@ -629,9 +602,10 @@ done:
 static int ss_finish(void *p, const LjmModel *m, char *err, size_t errlen)
 {
   SsState *st = p;
+  if (!st->oom) settle_all(st);
   int rc = ss_write(st, m, err, errlen);
   free(st->runs);
-  free(st->live);
+  ljm_addrmap_free(&st->live);
   free(st->slice);
   free(st);
   return rc;
