@@ -150,7 +150,9 @@ struct LjmModel {
   LjmNode *nodes;  NodeX *nodex;  uint32_t nnodes, capnodes;
   uint32_t *stream_node;  uint32_t nstream, capstream;  /* stream id - 1 -> node */
   uint32_t *site_node;  uint32_t capsite_node;  /* site -> its own node, or NONE */
-  Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;  uint32_t last_ctx;
+  Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
+#define CTX_CACHE 64
+  uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
   LjmRssSample *rss;  uint32_t nrss, caprss;
   /* source files, for function names (ljm_sources.c) */
   int use_sources;

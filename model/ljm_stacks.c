@@ -91,9 +91,10 @@ uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
 {
   if (node == NONE) return NONE;
-  if (m->last_ctx < m->nctxs && m->ctxs[m->last_ctx].site == site &&
-      m->ctxs[m->last_ctx].node == node)
-    return m->last_ctx;
+  /* Events take turns between a few stacks: a small direct-mapped cache. */
+  uint32_t ci = (site * 0x9E3779B1u + node * 0x85EBCA6Bu) >> 26;
+  uint32_t hit = m->ctx_cache[ci];
+  if (hit < m->nctxs && m->ctxs[hit].site == site && m->ctxs[hit].node == node) return hit;
   uint64_t key = (uint64_t)site << 32 | node;
   uint32_t c = ljm_hmap_get(&m->ctx_by_key, key);
   if (c == NONE) {
@@ -109,7 +110,7 @@ uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
       return NONE;
     }
   }
-  return m->last_ctx = c;
+  return m->ctx_cache[ci] = c;
 }
 
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes)
