@@ -182,7 +182,13 @@ st = ljmext.parse(open(os.path.join(work, "exit3.ljm"), "rb").read())
 res.check(p.returncode == 3, "os.exit(3) with --stacks: exit status 3 (%d)" % p.returncode)
 valid(st, "os.exit")
 res.check(st.chains(A).get(("@exit3.lua:3", pm), 0) >= 1000, "os.exit: the events before it")
-p = run([tool, "--stacks", "-o", "fork.ljm", "fork.lua"])
+# No leak check here under ASan: LeakSanitizer's check at the child's exit
+# waits for allocator locks that the parent's other threads (writer, ticker)
+# may have held at fork() and never releases them (clang 14 runtime; seen
+# hanging 2 times in 120 runs on a loaded machine, gdb: __lsan::LockAllocator).
+fork_env = testlib.vm_env()
+fork_env["ASAN_OPTIONS"] = ":".join(filter(None, [fork_env.get("ASAN_OPTIONS"), "detect_leaks=0"]))
+p = run([tool, "--stacks", "-o", "fork.ljm", "fork.lua"], env=fork_env)
 res.check(p.returncode == 0 and "parent done\t0" in p.stdout,
           "fork: parent and child finish (%d %r %r)" % (p.returncode, p.stdout, p.stderr))
 st = ljmext.parse(open(os.path.join(work, "fork.ljm"), "rb").read())
