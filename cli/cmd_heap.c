@@ -48,7 +48,7 @@ static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, int
                                pattern);
   int r = ljm_heapreport_paths(g, label_matches, &re, pattern, top, json, stdout, err, errlen);
   regfree(&re);
-  return r ? -1 : 0;
+  return r;
 }
 
 int ljm_cmd_heap(int argc, char **argv)

@@ -52,6 +52,7 @@
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
 #include "model/ljm_addrmap.h"
+#include "model/ljm_hmap.h"
 
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define SS_SLICE_EVENTS 4096u   /* events of the stream per slice */
@@ -80,13 +81,6 @@ typedef struct SsFrameTab {
   size_t nnodes;
 } SsFrameTab;
 
-/* The runs of the current slice by node: open addressing, an entry is
-** live when its gen is the slice's. */
-typedef struct SsSliceEnt {
-  uint32_t node, gen;
-  size_t run;
-} SsSliceEnt;
-
 #define SS_PENDING 16  /* operations on the live blocks whose buckets are being fetched */
 
 typedef struct SsPending {
@@ -103,9 +97,9 @@ typedef struct SsState {
   unsigned pend_head, npend;
   SsRun *runs;
   size_t nruns, caprun;
-  SsSliceEnt *slice;
-  uint32_t capslice, nslice, gen;  /* capslice: a power of two */
-  uint64_t slice_no, slice_time;   /* the current slice */
+  LjmHmap slice_runs;              /* (slice << 32 | node) -> its run */
+  uint32_t slice;                  /* the current slice's number, from 1 */
+  uint64_t slice_no, slice_time;   /* what makes it: event index / SS_SLICE_EVENTS, time */
   LjmAddrmap live;         /* live blocks: address -> size, run */
   uint64_t live_bytes, max_bytes, peak_at;  /* peak_at: SS_NONE until one */
   int oom;
@@ -115,7 +109,8 @@ static void *ss_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
 {
   SsState *st = ljm_export_state_new(sizeof(SsState), o, out, err, errlen);
   if (!st) return NULL;
-  if (ljm_addrmap_init(&st->live) != 0) {
+  if (ljm_addrmap_init(&st->live) != 0 || ljm_hmap_init(&st->slice_runs) != 0) {
+    ljm_addrmap_free(&st->live);
     free(st);
     snprintf(err, errlen, "out of memory");
     return NULL;
@@ -184,58 +179,23 @@ static void table_op(SsState *st, uint64_t addr, uint64_t v, uint32_t run)
   st->pend[(st->pend_head + st->npend++) % SS_PENDING] = (SsPending){ addr, key, v, run };
 }
 
-static size_t slice_hash(uint32_t node, uint32_t cap)
-{
-  return (size_t)((node * 0x9E3779B1u) >> 7) & (cap - 1);
-}
-
-/* The entry of node in the current slice, or the free one where it goes. */
-static SsSliceEnt *slice_find(SsState *st, uint32_t node)
-{
-  size_t i = slice_hash(node, st->capslice);
-  while (st->slice[i].gen == st->gen && st->slice[i].node != node)
-    i = (i + 1) & (st->capslice - 1);
-  return &st->slice[i];
-}
-
-/* Files run 'run' under node in the current slice; 0 or -1. */
-static int slice_put(SsState *st, uint32_t node, size_t run)
-{
-  if ((st->nslice + 1) * 2 > st->capslice) {
-    uint32_t cap = st->capslice ? st->capslice * 2 : 64, old = st->capslice;
-    SsSliceEnt *o = st->slice, *n = calloc(cap, sizeof(*n));
-    if (!n || cap < old) {
-      free(n);
-      return -1;
-    }
-    st->slice = n;
-    st->capslice = cap;
-    for (uint32_t i = 0; i < old; i++)
-      if (o[i].gen == st->gen) *slice_find(st, o[i].node) = o[i];
-    free(o);
-  }
-  SsSliceEnt *e = slice_find(st, node);
-  if (e->gen != st->gen) st->nslice++;
-  *e = (SsSliceEnt){ node, st->gen, run };
-  return 0;
-}
-
 /* The run an allocation of node at time joins: the node's run in this
 ** slice, or a new one. (Runs of one stack side by side are one sample.) */
 static SsRun *run_for(SsState *st, uint32_t node, uint64_t time, uint64_t idx)
 {
   uint64_t no = idx / SS_SLICE_EVENTS;
-  if (!st->gen || no != st->slice_no || time != st->slice_time) {  /* a new slice */
+  if (!st->slice || no != st->slice_no || time != st->slice_time) {  /* a new slice */
     st->slice_no = no;
     st->slice_time = time;
-    st->nslice = 0;
-    if (++st->gen == 0) {  /* wrapped: forget every entry */
-      if (st->slice) memset(st->slice, 0, st->capslice * sizeof(*st->slice));
-      st->gen = 1;
+    if (++st->slice == 0) {  /* numbers wrapped: forget the old slices' entries */
+      ljm_hmap_free(&st->slice_runs);
+      if (ljm_hmap_init(&st->slice_runs) != 0) return NULL;
+      st->slice = 1;
     }
   }
-  SsSliceEnt *e = st->capslice ? slice_find(st, node) : NULL;
-  if (e && e->gen == st->gen) return &st->runs[e->run];
+  uint64_t key = (uint64_t)st->slice << 32 | node;
+  uint32_t known = ljm_hmap_get(&st->slice_runs, key);
+  if (known != LJM_HMAP_NONE) return &st->runs[known];
   if (st->nruns == SS_MAX_RUNS) return NULL;
   if (st->nruns == st->caprun) {
     size_t cap = st->caprun ? st->caprun * 2 : 256;
@@ -244,7 +204,7 @@ static SsRun *run_for(SsState *st, uint32_t node, uint64_t time, uint64_t idx)
     st->runs = r;
     st->caprun = cap;
   }
-  if (slice_put(st, node, st->nruns) != 0) return NULL;
+  if (ljm_hmap_put(&st->slice_runs, key, (uint32_t)st->nruns) != 0) return NULL;
   SsRun *r = &st->runs[st->nruns++];
   memset(r, 0, sizeof(*r));
   r->node = node;
@@ -259,8 +219,7 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
   SsState *st = p;
   (void)m;
   if (st->oom) return;
-  /* The model keeps the same live blocks: look only for those it found
-  ** (a lookup that misses walks a whole probe chain). */
+  /* The model keeps the same live blocks: look up only those it found. */
   if ((ev->kind == LJM_EV_FREE || ev->kind == LJM_EV_REALLOC) && ev->old_site != LJM_NO_SITE) {
     st->live_bytes -= ev->old_size;
     table_op(st, ev->old_addr, ev->index, SS_RELEASE);
@@ -606,7 +565,7 @@ static int ss_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   int rc = ss_write(st, m, err, errlen);
   free(st->runs);
   ljm_addrmap_free(&st->live);
-  free(st->slice);
+  ljm_hmap_free(&st->slice_runs);
   free(st);
   return rc;
 }
