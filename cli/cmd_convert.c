@@ -65,12 +65,6 @@ typedef struct Run {
   void *st;
 } Run;
 
-static void forward_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
-{
-  Run *r = ud;
-  r->e->on_event(r->st, m, ev);
-}
-
 /* A heap snapshot (.ljh) as Chrome DevTools' .heapsnapshot. */
 static int heapsnapshot(const char *in_path, const char *out_path)
 {
@@ -204,8 +198,9 @@ int ljm_cmd_convert(int argc, char **argv)
       return LJM_EXIT_BAD_INPUT;
     }
     if (!(run.st = run.e->begin(&o, out.f, err, sizeof(err)))) goto export_failed;
-    LjmListener l = { forward_event };
-    ljm_model_set_listener(m, &l, &run);
+    ljm_model_set_slices(m, run.e->slice_events);
+    LjmListener l = { run.e->on_event };  /* the exporter's own: no hop per event */
+    ljm_model_set_listener(m, &l, run.st);
   }
   rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
   if (!worth) {  /* nothing was read: leave no output behind */

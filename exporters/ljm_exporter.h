@@ -48,6 +48,8 @@ typedef struct LjmExporter {
   const char *const *suffixes;      /* output names that select it, NULL-ended */
   int binary;                       /* 1: refuses to write to a terminal */
   int streaming;                    /* 1: begin before decoding, gets on_event */
+  uint32_t slice_events;            /* streaming: slices it needs from the model
+                                       (ljm_model_set_slices), 0: none */
   /* Starts an export to 'out'. Returns state (non-NULL) or NULL with a
   ** one-line reason in err. */
   void *(*begin)(const LjmExportOptions *o, FILE *out, char *err, size_t errlen);

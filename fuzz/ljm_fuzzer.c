@@ -238,6 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
     o.out_path = strcmp((*e)->name, "heaptrack") != 0 ? "out"
                  : ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
+    if ((*e)->slice_events) ljm_model_set_slices(m, (*e)->slice_events);
     s.e[s.n] = *e;
     s.st[s.n] = (*e)->begin(&o, devnull(), err, sizeof(err));
     CHECK(s.st[s.n] != NULL);

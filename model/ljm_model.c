@@ -175,12 +175,22 @@ static inline void node_touch(LjmModel *m, uint32_t n)
 ** stack). */
 static inline uint32_t owner_site(const LjmModel *m, uint32_t owner)
 {
-  return m->stacks ? m->ctxs[owner].site : owner;
+  return m->ctx_owners ? m->ctxs[owner].site : owner;
 }
 
 static inline uint32_t owner_node(const LjmModel *m, uint32_t owner)
 {
-  return m->stacks ? m->ctxs[owner].node : owner;  /* node i is site i */
+  return m->ctx_owners ? m->ctxs[owner].node : owner;  /* node i is site i */
+}
+
+/* Starts a new slice where event 'index' at time 'time' leaves the last. */
+static inline void slice_at(LjmModel *m, uint64_t index, uint64_t time)
+{
+  uint64_t no = index / m->slice_events;
+  if (m->slice && no == m->slice_no && time == m->slice_time) return;
+  m->slice++;
+  m->slice_no = no;
+  m->slice_time = time;
 }
 
 static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t owner,
@@ -268,6 +278,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   LjmFigures *f = &m->sites[si].fig;
   uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
   LjmFigures *nf = NULL;
+  if (m->slice_events) slice_at(m, m->totals.events, ev->time);
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
     owner = ljm_stacks_ctx(m, si, node);
@@ -278,6 +289,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
       nd->last_time = ev->time;
     }
+  } else if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si)) == NONE) {
+    return;
   }
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;
@@ -324,27 +337,29 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     m->epoch++;
   }
   if (m->listener) {
-    LjmLiveEvent le;
-    memset(&le, 0, sizeof(le));
-    le.kind = (LjmEventKind)ev->kind;
-    le.index = index;
-    le.offset = ev->offset;
-    le.site = si;
-    le.old_site = had_old ? owner_site(m, old.site) : LJM_NO_SITE;
-    le.dropped_site = had_dropped ? owner_site(m, dropped.site) : LJM_NO_SITE;
-    le.node = node;
-    le.old_node = had_old ? owner_node(m, old.site) : LJM_NO_NODE;
-    le.dropped_node = had_dropped ? owner_node(m, dropped.site) : LJM_NO_NODE;
-    le.time = ev->time == LJM_NO_TIME ? LJM_NO_TIME_US : ev->time;
-    if (ev->kind != LJM_RAW_ALLOC) {
-      le.old_addr = ev->oaddr;
-      le.old_size = had_old ? old.size : ev->osize;
-    }
-    if (ev->kind != LJM_RAW_FREE) {
-      le.new_addr = ev->naddr;
-      le.new_size = ev->nsize;
-    }
-    if (had_dropped) le.dropped_size = dropped.size;
+    /* Every field set once, no memset first: this runs for every event. */
+    int freed = ev->kind != LJM_RAW_ALLOC, made = ev->kind != LJM_RAW_FREE;
+    LjmLiveEvent le = {
+      .kind = (LjmEventKind)ev->kind,
+      .index = index,
+      .offset = ev->offset,
+      .site = si,
+      .old_site = had_old ? owner_site(m, old.site) : LJM_NO_SITE,
+      .old_addr = freed ? ev->oaddr : 0,
+      .old_size = !freed ? 0 : had_old ? old.size : ev->osize,
+      .new_addr = made ? ev->naddr : 0,
+      .new_size = made ? ev->nsize : 0,
+      .dropped_site = had_dropped ? owner_site(m, dropped.site) : LJM_NO_SITE,
+      .dropped_size = had_dropped ? dropped.size : 0,
+      .node = node,
+      .old_node = had_old ? owner_node(m, old.site) : LJM_NO_NODE,
+      .dropped_node = had_dropped ? owner_node(m, dropped.site) : LJM_NO_NODE,
+      .time = ev->time == LJM_NO_TIME ? LJM_NO_TIME_US : ev->time,
+      .owner = made ? owner : LJM_NO_OWNER,
+      .old_owner = had_old ? old.site : LJM_NO_OWNER,
+      .dropped_owner = had_dropped ? dropped.site : LJM_NO_OWNER,
+      .slice = m->slice,
+    };
     m->listener->on_event(m->listener_ud, m, &le);
   }
 }
@@ -423,6 +438,7 @@ static void on_flags(void *ud, unsigned flags)
   LjmModel *m = ud;
   m->info.ext_flags = flags;
   m->stacks = (flags & LJM_EXT_STACKS) != 0;
+  m->ctx_owners = m->stacks || m->slice_events;
 }
 
 static void on_stack_node(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f)
@@ -534,6 +550,12 @@ const LjmSite *ljm_model_site(const LjmModel *m, uint32_t id) { return &m->sites
 const LjmTotals *ljm_model_totals(const LjmModel *m) { return &m->totals; }
 
 const LjmStreamInfo *ljm_model_stream(const LjmModel *m) { return &m->info; }
+
+void ljm_model_set_slices(LjmModel *m, uint32_t events)
+{
+  m->slice_events = events;
+  m->ctx_owners = m->stacks || events;
+}
 
 void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud)
 {

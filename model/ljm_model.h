@@ -204,7 +204,16 @@ typedef struct LjmLiveEvent {
   uint32_t old_node;     /* stack that (re)allocated the freed block, or LJM_NO_NODE */
   uint32_t dropped_node; /* stack of the dropped block, or LJM_NO_NODE */
   uint64_t time;         /* usec (extended streams), else LJM_NO_TIME_US */
+  /* Owners: what the model charges a live block to, numbered densely
+  ** from 0: the site in a standard stream, a (site, node) pair in an
+  ** extended one, and with slices (ljm_model_set_slices) a (site, node,
+  ** slice) triple. LJM_NO_OWNER where the matching site is LJM_NO_SITE. */
+  uint32_t owner;        /* of the new block (ALLOC/REALLOC) */
+  uint32_t old_owner, dropped_owner;
+  uint64_t slice;        /* this event's slice (from 1), 0 without slices */
 } LjmLiveEvent;
+
+#define LJM_NO_OWNER UINT32_MAX
 
 typedef struct LjmListener {
   void (*on_event)(void *ud, const LjmModel *m, const LjmLiveEvent *ev);
@@ -212,6 +221,13 @@ typedef struct LjmListener {
 
 /* Registers a listener (at most one; NULL removes it). Call before decoding. */
 void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud);
+/* Cuts the stream into slices for a listener that places blocks in time:
+** a slice is the events of one time mark within one stretch of 'events'
+** events (index / events), numbered from 1. Blocks allocated in different
+** slices get different owners, so a listener can tell which slice a freed
+** block came from by its owner alone. 0 (the default): no slices. Call
+** before decoding. */
+void ljm_model_set_slices(LjmModel *m, uint32_t events);
 
 /* -- Reference report data (Tarantool memprof semantics) ---------------- */
 

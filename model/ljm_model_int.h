@@ -86,9 +86,11 @@ static inline void peak_finish(const PeakSnap *s, uint64_t epoch, LjmFigures *f)
 
 typedef PeakSnap NodeX;  /* a node's bookkeeping: its peak snapshot */
 
-/* Owner of a live block in an extended stream: the site and the stack. */
+/* Owner of a live block in an extended stream or with slices: the site,
+** the stack (the site's own node in a standard stream) and the slice. */
 typedef struct Ctx {
   uint32_t site, node;
+  uint64_t slice;
 } Ctx;
 
 /* Source text of a chunk (ljm_sources.c); text NULL: not readable. */
@@ -146,7 +148,10 @@ struct LjmModel {
   LjmHeapLine *heap;  size_t nheap;
   uint32_t id_internal, id_trace, id_cfunc;  /* interned constants */
   /* call stacks (ljm_stacks.c); in a standard stream node i is site i */
-  int stacks;             /* the stream has stacks: blocks are owned by ctxs */
+  int stacks;             /* the stream has stacks */
+  int ctx_owners;         /* stacks or slices: blocks are owned by ctxs */
+  uint32_t slice_events;  /* ljm_model_set_slices; 0: none */
+  uint64_t slice, slice_no, slice_time;  /* the current slice and what makes it */
   LjmNode *nodes;  NodeX *nodex;  uint32_t nnodes, capnodes;
   uint32_t *stream_node;  uint32_t nstream, capstream;  /* stream id - 1 -> node */
   uint32_t *site_node;  uint32_t capsite_node;  /* site -> its own node, or NONE */
@@ -186,7 +191,7 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
 uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site);
 /* The node a site is on its own (standard streams: node id == site id). */
 uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
-/* Interned owner (site, node) of a block in an extended stream. */
+/* Interned owner (site, node, current slice) of a block (m->ctx_owners). */
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node);
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
 /* Node figures once decoding is over (peaks and totals). */

@@ -94,17 +94,20 @@ uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
   /* Events take turns between a few stacks: a small direct-mapped cache. */
   uint32_t ci = (site * 0x9E3779B1u + node * 0x85EBCA6Bu) >> 26;
   uint32_t hit = m->ctx_cache[ci];
-  if (hit < m->nctxs && m->ctxs[hit].site == site && m->ctxs[hit].node == node) return hit;
+  if (hit < m->nctxs && m->ctxs[hit].site == site && m->ctxs[hit].node == node &&
+      m->ctxs[hit].slice == m->slice)
+    return hit;
+  /* The map holds each pair's latest ctx: older slices take no new blocks. */
   uint64_t key = (uint64_t)site << 32 | node;
   uint32_t c = ljm_hmap_get(&m->ctx_by_key, key);
-  if (c == NONE) {
+  if (c == NONE || m->ctxs[c].slice != m->slice) {
     if (m->nctxs == m->capctxs) {
       Ctx *p = ljm_model_grow(m, m->ctxs, &m->capctxs, sizeof(*p));
       if (!p) return NONE;
       m->ctxs = p;
     }
     c = m->nctxs++;
-    m->ctxs[c] = (Ctx){ site, node };
+    m->ctxs[c] = (Ctx){ site, node, m->slice };
     if (ljm_hmap_put(&m->ctx_by_key, key, c) != 0) {
       m->oom = 1;
       return NONE;

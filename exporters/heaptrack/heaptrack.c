@@ -315,6 +315,7 @@ static void header(Ht *h, const LjmModel *m)
   if (h->header_done) return;
   h->header_done = 1;
   h->timed = (ljm_model_stream(m)->ext_flags & 2) != 0;
+  h->stacks = (ljm_model_stream(m)->ext_flags & 1) != 0;
   /* 'X' is the rest of the line, not a sized string. */
   LjmBuf x = {0};
   ljm_buf_puts(&x, "X ");
@@ -340,7 +341,7 @@ static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
 {
   Ht *h = st;
   if (h->oom || h->ev.oom) return;
-  header(h, m);
+  if (__builtin_expect(!h->header_done, 0)) header(h, m);
   uint64_t ms = !h->timed ? ev->index / EVENTS_PER_MS
                 : ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000;
   if (h->have_c && ms < h->last_ms) ms = h->last_ms;  /* never back */
@@ -349,7 +350,6 @@ static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
     h->last_ms = ms;
     h->have_c = 1;
   }
-  h->stacks = (ljm_model_stream(m)->ext_flags & 1) != 0;
   if (ev->kind != LJM_EV_ALLOC && ev->old_node != LJM_NO_NODE)
     event(h, m, '-', ev->old_node, ev->old_size);
   if (ev->kind != LJM_EV_FREE) {

@@ -117,7 +117,9 @@ static uint64_t index_known(HtEvents *e, uint64_t size, uint32_t trace)
 
 /* -- Lines ---------------------------------------------------------------- */
 
-static void put(HtEvents *e, char mode, uint64_t idx)
+/* Returns the text's new length: read back from memory right after this
+** store, it would stall (a wider load cannot take a narrower store's value). */
+static size_t put(HtEvents *e, char mode, uint64_t idx)
 {
   HtText *t = e->text;
   char *p = ht_text_room(t, 20), *s = p;
@@ -125,7 +127,7 @@ static void put(HtEvents *e, char mode, uint64_t idx)
   *p++ = ' ';
   p = ht_put_hex(p, idx);
   *p++ = '\n';
-  t->len += (size_t)(p - s);
+  return t->len += (size_t)(p - s);
 }
 
 /* Writes the held-back '- 0' here. */
@@ -177,11 +179,11 @@ void ht_events_plus(HtEvents *e, uint64_t size, uint32_t trace)
     if (e->oom) return;
     if (!i1) cache_put(e, trace, size, idx);
   }
-  put(e, '+', idx);
+  size_t end = put(e, '+', idx);
   e->live += size;
   /* Spots before a '+' that raises the peak cannot be used any more. */
   e->spot_before = e->live > e->max ? (HtSpot){ 0, 0, 0 } : e->spot;
-  e->spot = (HtSpot){ e->text->len, e->text->flushes, idx != 0 };
+  e->spot = (HtSpot){ end, e->text->flushes, idx != 0 };
   if (e->live > e->max) e->max = e->live;
   e->prev_mode = '+';
   e->prev_idx = idx;

@@ -35,11 +35,22 @@ static inline char *ht_text_room(HtText *t, size_t n)
   return t->buf + t->len;
 }
 
-/* Writes v in lowercase hex at p; returns the end. */
+/* Writes v in lowercase hex at p; returns the end. Most numbers of a
+** file are small indices: those take one or two table loads. */
 static inline char *ht_put_hex(char *p, uint64_t v)
 {
-  int n = (67 - __builtin_clzll(v | 1)) >> 2;  /* digits */
-  for (int i = n - 1; i >= 0; i--, v >>= 4) p[i] = "0123456789abcdef"[v & 15];
+  static const char digits[] = "0123456789abcdef";
+  if (v < 16) {
+    *p = digits[v];
+    return p + 1;
+  }
+  if (v < 256) {
+    p[0] = digits[v >> 4];
+    p[1] = digits[v & 15];
+    return p + 2;
+  }
+  int n = (67 - __builtin_clzll(v)) >> 2;  /* digits */
+  for (int i = n - 1; i >= 0; i--, v >>= 4) p[i] = digits[v & 15];
   return p + n;
 }
 

@@ -18,12 +18,14 @@
 ** so every profile lists its samples in stream order, which is time order:
 ** speedscope's "Time Order" view shows when (in allocation order) memory
 ** was allocated, leaked or held at the peak, and its "Left Heavy" and
-** "Sandwich" views add the same numbers up per stack. Live blocks are
-** tracked here (address -> run) with the model's rules: a FREE or REALLOC
-** gives back the block at its old address, an allocation over an address
-** still live drops that block. The peak is found the same way the model
-** finds it (live bytes first reaching their maximum); a run saves its live
-** figure lazily, the first time it changes after a new peak.
+** "Sandwich" views add the same numbers up per stack. The live blocks are
+** the model's: it cuts the stream into the same slices
+** (ljm_model_set_slices) and charges each block to an owner of one slice,
+** so a freed or dropped block's owner names its run, with no table of
+** addresses here (a second one cost a third of the export's time). The
+** peak is found the same way the model finds it (live bytes first
+** reaching their maximum); a run saves its live figure lazily, the first
+** time it changes after a new peak.
 **
 ** A stream with time marks (decoder/EXTENSION.md) gets one more profile,
 ** evented, in microseconds: the stacks of the allocation events on the real
@@ -51,7 +53,6 @@
 #include "exporters/common/state.h"
 #include "exporters/common/value.h"
 #include "exporters/ljm_exporter.h"
-#include "model/ljm_addrmap.h"
 #include "model/ljm_hmap.h"
 
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
@@ -63,6 +64,7 @@
 
 typedef struct SsRun {
   uint32_t node;
+  uint64_t slice;          /* the model's slice (ljm_model_set_slices) */
   uint64_t time;           /* its events' time mark (0 when none) */
   uint64_t alloc_count, alloc_bytes;
   uint64_t inuse_count, inuse_bytes;
@@ -81,26 +83,15 @@ typedef struct SsFrameTab {
   size_t nnodes;
 } SsFrameTab;
 
-#define SS_PENDING 16  /* operations on the live blocks whose buckets are being fetched */
-
-typedef struct SsPending {
-  uint64_t addr, key, v;  /* v: the event of a release, the size of a new block */
-  uint32_t run;           /* a new block's run; SS_RELEASE: a release */
-} SsPending;
-
-#define SS_RELEASE UINT32_MAX
-#define SS_MAX_RUNS (1u << 31)  /* a run is a block's owner in the map */
+#define SS_MAX_RUNS (1u << 31)
 
 typedef struct SsState {
   LjmExportBase base;
-  SsPending pend[SS_PENDING];    /* a ring: pend_head is the oldest */
-  unsigned pend_head, npend;
   SsRun *runs;
   size_t nruns, caprun;
-  LjmHmap slice_runs;              /* (slice << 32 | node) -> its run */
-  uint32_t slice;                  /* the current slice's number, from 1 */
-  uint64_t slice_no, slice_time;   /* what makes it: event index / SS_SLICE_EVENTS, time */
-  LjmAddrmap live;         /* live blocks: address -> size, run */
+  uint32_t *run_of;                /* owner -> its run + 1 (0: none yet) */
+  size_t caprun_of;
+  LjmHmap node_run;                /* node -> its latest run */
   uint64_t live_bytes, max_bytes, peak_at;  /* peak_at: SS_NONE until one */
   int oom;
 } SsState;
@@ -109,8 +100,7 @@ static void *ss_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
 {
   SsState *st = ljm_export_state_new(sizeof(SsState), o, out, err, errlen);
   if (!st) return NULL;
-  if (ljm_addrmap_init(&st->live) != 0 || ljm_hmap_init(&st->slice_runs) != 0) {
-    ljm_addrmap_free(&st->live);
+  if (ljm_hmap_init(&st->node_run) != 0) {
     free(st);
     snprintf(err, errlen, "out of memory");
     return NULL;
@@ -120,16 +110,14 @@ static void *ss_begin(const LjmExportOptions *o, FILE *out, char *err, size_t er
 }
 
 /* Before the live figure of r changes at event idx: keep its value at the
-** current peak when this is its first change since that peak. Changes after
-** the peak may come in any order (releases are settled late): the first one
-** keeps the value, and the stamp is the latest. */
+** current peak when this is its first change since that peak. */
 static void run_touch(const SsState *st, SsRun *r, uint64_t idx)
 {
   if (st->peak_at != SS_NONE && r->stamp <= st->peak_at && r->snap_for != st->peak_at) {
     r->snap = r->inuse_bytes;
     r->snap_for = st->peak_at;
   }
-  if (idx > r->stamp) r->stamp = idx;
+  r->stamp = idx;
 }
 
 /* Its live bytes when the live total peaked. */
@@ -140,78 +128,62 @@ static uint64_t run_peak(const SsState *st, const SsRun *r)
   return r->snap_for == st->peak_at ? r->snap : 0;
 }
 
-/* One operation on the live blocks, settled late (see table_op). */
-static void settle(SsState *st, const SsPending *q)
+/* The run of a block's owner (LJM_NO_OWNER: a block the model did not
+** know), or NULL. */
+static SsRun *run_of(const SsState *st, uint32_t owner)
 {
-  LjmBlock b;
-  if (q->run != SS_RELEASE) {  /* a new block of run q->run, q->v bytes */
-    if (ljm_addrmap_put_key(&st->live, q->addr, q->key, q->v, q->run, &b) < 0) st->oom = 1;
-    return;
-  }
-  /* A block given back (or overwritten) at event q->v. */
-  if (!ljm_addrmap_take_key(&st->live, q->addr, q->key, &b)) return;
-  SsRun *r = &st->runs[b.site];
-  run_touch(st, r, q->v);
-  r->inuse_bytes -= b.size;
-  r->inuse_count--;
+  return owner < st->caprun_of && st->run_of[owner] ? &st->runs[st->run_of[owner] - 1] : NULL;
 }
 
-static void settle_all(SsState *st)
+/* The run of a new block: its node's run in this event's slice, or a new
+** one. The model gives blocks of different slices different owners. */
+static SsRun *run_for(SsState *st, const LjmLiveEvent *ev)
 {
-  for (; st->npend; st->npend--, st->pend_head = (st->pend_head + 1) % SS_PENDING)
-    settle(st, &st->pend[st->pend_head]);
-}
-
-/* Queues an operation on the live blocks, in event order: each lands on
-** random cache lines, so its buckets are fetched now and the operation is
-** done SS_PENDING operations later (or when the peak moves, or at the
-** end). The live total and the runs' figures change at once, with the
-** model's sizes; only a release's run waits for its lookup. */
-static void table_op(SsState *st, uint64_t addr, uint64_t v, uint32_t run)
-{
-  if (st->npend == SS_PENDING) {
-    settle(st, &st->pend[st->pend_head]);
-    st->pend_head = (st->pend_head + 1) % SS_PENDING;
-    st->npend--;
+  SsRun *r = run_of(st, ev->owner);
+  if (r) return r;
+  if (ev->owner == LJM_NO_OWNER) return NULL;
+  if (ev->owner >= st->caprun_of) {
+    size_t cap = st->caprun_of ? st->caprun_of : 256;
+    while (cap <= ev->owner) cap *= 2;
+    uint32_t *p = realloc(st->run_of, cap * sizeof(*p));
+    if (!p) return NULL;
+    memset(p + st->caprun_of, 0, (cap - st->caprun_of) * sizeof(*p));
+    st->run_of = p;
+    st->caprun_of = cap;
   }
-  uint64_t key = ljm_addrmap_key(addr);
-  ljm_addrmap_prefetch(&st->live, key);
-  st->pend[(st->pend_head + st->npend++) % SS_PENDING] = (SsPending){ addr, key, v, run };
-}
-
-/* The run an allocation of node at time joins: the node's run in this
-** slice, or a new one. (Runs of one stack side by side are one sample.) */
-static SsRun *run_for(SsState *st, uint32_t node, uint64_t time, uint64_t idx)
-{
-  uint64_t no = idx / SS_SLICE_EVENTS;
-  if (!st->slice || no != st->slice_no || time != st->slice_time) {  /* a new slice */
-    st->slice_no = no;
-    st->slice_time = time;
-    if (++st->slice == 0) {  /* numbers wrapped: forget the old slices' entries */
-      ljm_hmap_free(&st->slice_runs);
-      if (ljm_hmap_init(&st->slice_runs) != 0) return NULL;
-      st->slice = 1;
-    }
+  uint32_t known = ljm_hmap_get(&st->node_run, ev->node);
+  if (known != LJM_HMAP_NONE && st->runs[known].slice == ev->slice) {
+    st->run_of[ev->owner] = known + 1;  /* another site on the same stack */
+    return &st->runs[known];
   }
-  uint64_t key = (uint64_t)st->slice << 32 | node;
-  uint32_t known = ljm_hmap_get(&st->slice_runs, key);
-  if (known != LJM_HMAP_NONE) return &st->runs[known];
   if (st->nruns == SS_MAX_RUNS) return NULL;
   if (st->nruns == st->caprun) {
     size_t cap = st->caprun ? st->caprun * 2 : 256;
-    SsRun *r = realloc(st->runs, cap * sizeof(*r));
-    if (!r) return NULL;
-    st->runs = r;
+    SsRun *p = realloc(st->runs, cap * sizeof(*p));
+    if (!p) return NULL;
+    st->runs = p;
     st->caprun = cap;
   }
-  if (ljm_hmap_put(&st->slice_runs, key, (uint32_t)st->nruns) != 0) return NULL;
-  SsRun *r = &st->runs[st->nruns++];
+  if (ljm_hmap_put(&st->node_run, ev->node, (uint32_t)st->nruns) != 0) return NULL;
+  r = &st->runs[st->nruns++];
   memset(r, 0, sizeof(*r));
-  r->node = node;
-  r->time = time;
-  r->stamp = idx;
+  r->node = ev->node;
+  r->slice = ev->slice;
+  r->time = ev->time == LJM_NO_TIME_US ? 0 : ev->time;
+  r->stamp = ev->index;
   r->snap_for = st->peak_at;  /* held nothing at any earlier peak */
+  st->run_of[ev->owner] = (uint32_t)st->nruns;
   return r;
+}
+
+/* A block of run r (NULL: unknown) goes away at event idx. */
+static void run_release(SsState *st, SsRun *r, uint64_t size, uint64_t idx)
+{
+  st->live_bytes -= size;
+  if (!r) return;
+  run_touch(st, r, idx);
+  r->inuse_bytes -= size;
+  r->inuse_count--;
 }
 
 static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
@@ -219,17 +191,13 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
   SsState *st = p;
   (void)m;
   if (st->oom) return;
-  /* The model keeps the same live blocks: look up only those it found. */
-  if ((ev->kind == LJM_EV_FREE || ev->kind == LJM_EV_REALLOC) && ev->old_site != LJM_NO_SITE) {
-    st->live_bytes -= ev->old_size;
-    table_op(st, ev->old_addr, ev->index, SS_RELEASE);
-  }
-  if (ev->kind == LJM_EV_ALLOC || ev->kind == LJM_EV_REALLOC) {
-    if (ev->dropped_site != LJM_NO_SITE) {  /* a block the stream overwrote */
-      st->live_bytes -= ev->dropped_size;
-      table_op(st, ev->new_addr, ev->index, SS_RELEASE);
-    }
-    SsRun *r = run_for(st, ev->node, ev->time == LJM_NO_TIME_US ? 0 : ev->time, ev->index);
+  /* The model keeps the live blocks: a freed block's owner names its run. */
+  if (ev->kind != LJM_EV_ALLOC && ev->old_owner != LJM_NO_OWNER)
+    run_release(st, run_of(st, ev->old_owner), ev->old_size, ev->index);
+  if (ev->kind != LJM_EV_FREE) {
+    if (ev->dropped_owner != LJM_NO_OWNER)  /* a block the stream overwrote */
+      run_release(st, run_of(st, ev->dropped_owner), ev->dropped_size, ev->index);
+    SsRun *r = run_for(st, ev);
     if (!r) {
       st->oom = 1;
       return;
@@ -240,10 +208,8 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
     r->inuse_count++;
     r->inuse_bytes += ev->new_size;
     st->live_bytes += ev->new_size;
-    table_op(st, ev->new_addr, ev->new_size, (uint32_t)(r - st->runs));
   }
   if (st->live_bytes > st->max_bytes) {
-    settle_all(st);  /* with the peak they came before */
     st->max_bytes = st->live_bytes;
     st->peak_at = ev->index;
   }
@@ -561,11 +527,10 @@ done:
 static int ss_finish(void *p, const LjmModel *m, char *err, size_t errlen)
 {
   SsState *st = p;
-  if (!st->oom) settle_all(st);
   int rc = ss_write(st, m, err, errlen);
   free(st->runs);
-  ljm_addrmap_free(&st->live);
-  ljm_hmap_free(&st->slice_runs);
+  free(st->run_of);
+  ljm_hmap_free(&st->node_run);
   free(st);
   return rc;
 }
@@ -578,6 +543,7 @@ const LjmExporter ljm_exporter_speedscope = {
   .suffixes = ss_suffixes,
   .binary = 0,
   .streaming = 1,
+  .slice_events = SS_SLICE_EVENTS,
   .begin = ss_begin,
   .on_event = ss_on_event,
   .finish = ss_finish,

@@ -110,6 +110,11 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 static const char *const text_suffixes[] = { ".txt", NULL };
 
 const LjmExporter ljm_exporter_text = {
-  "text", "the Tarantool memprof text report (ljm report)", text_suffixes, 0, 0,
-  text_begin, NULL, text_finish
+  .name = "text",
+  .summary = "the Tarantool memprof text report (ljm report)",
+  .suffixes = text_suffixes,
+  .binary = 0,
+  .streaming = 0,
+  .begin = text_begin,
+  .finish = text_finish,
 };

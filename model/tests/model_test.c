@@ -366,6 +366,86 @@ static void test_many_symbols(void)
   free(b.p);
 }
 
+/* Slices (ljm_model_set_slices): owners per (site, slice), handed back
+** when their blocks go; figures as without slices. */
+typedef struct Seen {
+  LjmLiveEvent ev[16];
+  int n;
+} Seen;
+
+static void seen_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  Seen *s = ud;
+  (void)m;
+  if (s->n < 16) s->ev[s->n++] = *ev;
+}
+
+static LjmModel *load_seen(Sbuf *b, uint32_t slice_events, Seen *s)
+{
+  LjmModel *m = ljm_model_new();
+  LjmListener l = { seen_event };
+  memset(s, 0, sizeof(*s));
+  ljm_model_set_listener(m, &l, s);
+  ljm_model_set_slices(m, slice_events);
+  LjmInput *in = ljm_input_mem(b->p, b->n);
+  LjmDiag d;
+  CHECK(ljm_model_load(m, in, "mem.ljm", &d) == LJM_OK);
+  ljm_input_close(in);
+  return m;
+}
+
+static void test_slices(void)
+{
+  Sbuf b;
+  memset(&b, 0, sizeof(b));
+  sb_prologue(&b, "ljs", 3);
+  sb_proto(&b, 0x00, A, "@a.lua", 1);
+  sb_byte(&b, 0x80);
+  sb_bytes(&b, "ljm\3\2\0\0", 7);  /* flags: TIME */
+  sb_byte(&b, 0x22), sb_uleb(&b, 0);
+  sb_alloc_lua(&b, A, 1, 0x10, 10);                /* 0: slice 1 */
+  sb_alloc_lua(&b, A, 1, 0x20, 20);                /* 1: slice 1, same owner */
+  sb_alloc_lua(&b, A, 2, 0x28, 5);                 /* 2: slice 1, another site */
+  sb_byte(&b, 0x22), sb_uleb(&b, 7);               /* a new time: slice 2 */
+  sb_alloc_lua(&b, A, 1, 0x30, 30);                /* 3 */
+  sb_free_int(&b, 0x10, 10);                       /* 4: event 0's block */
+  sb_realloc_lua(&b, A, 1, 0x20, 20, 0x50, 40);    /* 5: index 5: slice 3 */
+  sb_alloc_lua(&b, A, 1, 0x30, 8);                 /* 6: drops event 3's block */
+  sb_free_int(&b, 0x999, 1);                       /* 7: unknown block */
+  sb_byte(&b, 0x80);
+
+  Seen s, p;
+  LjmModel *m = load_seen(&b, 5, &s), *plain = load_seen(&b, 0, &p);
+  CHECK(s.n == 8 && p.n == 8);
+  const uint64_t slice[8] = {1, 1, 1, 2, 2, 3, 3, 3};
+  for (int i = 0; i < s.n; i++) {
+    CHECK(s.ev[i].slice == slice[i]);
+    CHECK(p.ev[i].slice == 0);
+    CHECK(s.ev[i].site == p.ev[i].site && s.ev[i].node == p.ev[i].node);
+    CHECK(s.ev[i].old_site == p.ev[i].old_site && s.ev[i].old_size == p.ev[i].old_size);
+    CHECK(s.ev[i].dropped_site == p.ev[i].dropped_site);
+    /* Without slices a standard stream's owner is the site. */
+    CHECK(p.ev[i].owner == (s.ev[i].kind == LJM_EV_FREE ? LJM_NO_OWNER : p.ev[i].site));
+  }
+  CHECK(s.ev[0].owner == s.ev[1].owner && s.ev[2].owner != s.ev[0].owner);
+  CHECK(s.ev[3].owner != s.ev[0].owner && s.ev[5].owner != s.ev[3].owner);
+  CHECK(s.ev[6].owner == s.ev[5].owner);
+  CHECK(s.ev[4].owner == LJM_NO_OWNER && s.ev[4].old_owner == s.ev[0].owner);
+  CHECK(s.ev[5].old_owner == s.ev[1].owner && s.ev[5].dropped_owner == LJM_NO_OWNER);
+  CHECK(s.ev[6].dropped_owner == s.ev[3].owner && s.ev[6].dropped_size == 30);
+  CHECK(s.ev[7].old_owner == LJM_NO_OWNER && s.ev[7].old_site == LJM_NO_SITE);
+  CHECK(s.ev[0].old_owner == LJM_NO_OWNER && s.ev[0].dropped_owner == LJM_NO_OWNER);
+  /* The figures do not depend on slices. */
+  CHECK(ljm_model_nsites(m) == ljm_model_nsites(plain));
+  for (uint32_t i = 0; i < ljm_model_nsites(m); i++)
+    CHECK(!memcmp(&ljm_model_site(m, i)->fig, &ljm_model_site(plain, i)->fig, sizeof(LjmFigures)));
+  CHECK(!memcmp(ljm_model_totals(m), ljm_model_totals(plain), sizeof(LjmTotals)));
+  CHECK(site_named(m, "@a.lua:1")->fig.inuse_bytes == 48);
+  ljm_model_free(m);
+  ljm_model_free(plain);
+  free(b.p);
+}
+
 int main(void)
 {
   test_impossible();
@@ -373,6 +453,7 @@ int main(void)
   test_names();
   test_reference_rules();
   test_peak();
+  test_slices();
   test_redefinitions();
   test_old_versions();
   test_errors();
