@@ -11,10 +11,22 @@
 
 typedef struct Loader {
   LjmHeapGraph *g;
-  uint64_t *to_addr;   /* per reference: its target's address, until resolved */
   uint32_t capobj, capref;
   int oom;
 } Loader;
+
+/* Until resolved, a reference's from and to hold its target's address
+** (a side array of addresses cost 8 bytes per reference at the peak). */
+static void set_target(LjmHeapRef *r, uint64_t addr)
+{
+  r->from = (uint32_t)addr;
+  r->to = (uint32_t)(addr >> 32);
+}
+
+static uint64_t target(const LjmHeapRef *r)
+{
+  return (uint64_t)r->to << 32 | r->from;
+}
 
 static uint32_t label_add(Loader *ld, const char *s, size_t len)
 {
@@ -50,19 +62,6 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elt)
   return 1;
 }
 
-/* Room for need references and their target addresses. */
-static int grow_refs(Loader *ld, uint32_t need)
-{
-  uint32_t cap = ld->capref;
-  if (!grow((void **)&ld->g->ref, &cap, need, sizeof(*ld->g->ref))) return 0;
-  if (cap != ld->capref) {
-    uint64_t *t = realloc(ld->to_addr, (size_t)cap * sizeof(*t));
-    if (!t) return 0;
-    ld->to_addr = t;
-    ld->capref = cap;
-  }
-  return 1;
-}
 
 static void on_header(void *ud, const char *build, size_t len, uint64_t gctotal)
 {
@@ -79,7 +78,7 @@ static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, cons
   LjmHeapGraph *g = ld->g;
   if (ld->oom) return;
   if (n > UINT32_MAX - g->nref || !grow((void **)&g->obj, &ld->capobj, g->nobj + 1, sizeof(*g->obj)) ||
-      !grow_refs(ld, g->nref + (uint32_t)n)) {
+      !grow((void **)&g->ref, &ld->capref, g->nref + (uint32_t)n, sizeof(*g->ref))) {
     ld->oom = 1;
     return;
   }
@@ -93,11 +92,10 @@ static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, cons
   o->idom = o->parent = LJM_HEAP_NONE;
   for (size_t i = 0; i < n; i++) {
     LjmHeapRef *r = &g->ref[g->nref];
-    r->from = g->nobj;
+    set_target(r, edges[i].target);
     r->kind = edges[i].kind;
     r->weak = edges[i].weak;
     r->what = edges[i].key;  /* STRKEY, OBJKEY: an address until resolved */
-    ld->to_addr[g->nref] = edges[i].target;
     if (edges[i].kind == LJH_EDGE_NAME) r->what = label_add(ld, edges[i].name, edges[i].len);
     g->nref++;
   }
@@ -161,13 +159,14 @@ static int resolve(Loader *ld)
   for (uint32_t r = 0; r < g->nref; r++) {
     LjmHeapRef ref = g->ref[r];
     while (oi < g->nobj && g->obj[oi].first_edge <= r) g->obj[oi++].first_edge = w;
-    uint32_t to = am_get(&m, ld->to_addr[r]);
+    uint32_t to = am_get(&m, target(&ref));
     int keyed = ref.kind == LJH_EDGE_STRKEY || ref.kind == LJH_EDGE_OBJKEY;
     uint32_t key = keyed ? am_get(&m, ref.what) : 0;
     if (to == LJM_HEAP_NONE || to == 0 || key == LJM_HEAP_NONE) {
       g->dangling++;
       continue;
     }
+    ref.from = oi - 1;  /* obj[0] starts at reference 0: oi >= 1 */
     ref.to = to;
     if (keyed) ref.what = key;
     g->ref[w++] = ref;
@@ -176,6 +175,11 @@ static int resolve(Loader *ld)
   g->nref = w;
   free(m.key);
   free(m.val);
+  /* The arrays grew by doubling: give back what the graph does not use. */
+  LjmHeapRef *r = realloc(g->ref, (size_t)w * sizeof(*r) + 1);
+  if (r) g->ref = r;
+  LjmHeapObj *o = realloc(g->obj, (size_t)g->nobj * sizeof(*o));
+  if (o) g->obj = o;
   return 1;
 }
 
@@ -254,11 +258,11 @@ static int dominators(LjmHeapGraph *g)
   uint32_t n = g->nobj;
   size_t sz = (size_t)n * sizeof(uint32_t);
   uint32_t *pre = malloc(sz), *vert = malloc(sz), *dfspar = malloc(sz), *semi = malloc(sz);
-  uint32_t *anc = malloc(sz), *best = malloc(sz), *stack = malloc(sz), *pos = malloc(sz);
+  uint32_t *anc = malloc(sz), *stack = malloc(sz), *pos = malloc(sz);
+  uint32_t *best = pos;  /* pos serves the search only, best what follows it */
   LjmHeapPreds p = {NULL, NULL};
   int ok = 0;
-  if (!pre || !vert || !dfspar || !semi || !anc || !best || !stack || !pos ||
-      ljm_heapgraph_preds(g, &p))
+  if (!pre || !vert || !dfspar || !semi || !anc || !stack || !pos || ljm_heapgraph_preds(g, &p))
     goto done;
   memset(pre, 0xff, sz);
   /* Depth-first preorder over strong references. */
@@ -332,7 +336,6 @@ done:
   free(dfspar);
   free(semi);
   free(anc);
-  free(best);
   free(stack);
   free(pos);
   ljm_heapgraph_preds_free(&p);
@@ -350,8 +353,8 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   ld.g = g;
   LjmStatus st = ljh_decode(in, &cb, &ld, diag);
   int ok = !ld.oom && (!g->nobj || (resolve(&ld) && paths(g) && dominators(g)));
-  free(ld.to_addr);
-  if (!ok) {
+  if (!ok) {  /* a graph half resolved or analysed is no graph: drop it */
+    ljm_heapgraph_free(g);
     snprintf(diag->msg, sizeof(diag->msg), "out of memory reading the snapshot");
     return LJM_ERROR;
   }

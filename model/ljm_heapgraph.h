@@ -27,7 +27,8 @@ typedef struct LjmHeapObj {
   uint8_t type;        /* LjhType */
 } LjmHeapObj;
 
-typedef struct LjmHeapRef {
+/* Packed to 20 bytes (not 24): a snapshot holds several per object. */
+typedef struct __attribute__((packed, aligned(4))) LjmHeapRef {
   uint32_t from, to;   /* object indexes */
   uint64_t what;       /* NAME: label arena offset; STRKEY, OBJKEY: the key's
                           object index; INDEX: the integer */
@@ -49,7 +50,8 @@ typedef struct LjmHeapGraph {
 
 /* Reads a snapshot into g (zeroed first) and computes dominators, retained
 ** sizes and shortest paths. Status and diag as ljh_decode gives them; what
-** was read before a cut or an error is kept and analysed. */
+** was read before a cut or an error is kept and analysed. Out of memory:
+** LJM_ERROR and g left empty. */
 LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag);
 
 /* Frees g's arrays. */
