@@ -5,6 +5,7 @@
 ** read the model through ljm_model.h only.
 **
 ** Life cycle, driven by the CLI:
+**   ljm_model_set_slices(m, e->slice_events)   streaming formats, before decoding
 **   st = e->begin(opts, out)        before decoding (streaming formats) or after
 **   e->on_event(st, m, ev)          for each event, only if e->streaming
 **   e->finish(st, m)                after decoding: write the rest, free st
