@@ -60,6 +60,37 @@ measure() {
   return $rc
 }
 
+# Median of the numbers on stdin.
+med() { sort -n | awk '{v[NR] = $1} END {printf "%.3f", v[int((NR + 1) / 2)]}'; }
+
+# measure_pair STREAM CMD... -> "BEST RSS_KB REPORT_BEST MEDIAN REPORT_MEDIAN":
+# ljm CMD... and ljm report STREAM run in turn, $runs times each, so that both
+# figures come from the same minutes (this VM's speed drifts); fails if CMD does.
+measure_pair() {
+  local stream=$1 best="" rbest="" rss=0 t0 t1 t m rc=0
+  shift
+  : >"$dir/pair.c"
+  : >"$dir/pair.r"
+  for ((r = 0; r < runs; r++)); do
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f '%M' -o "$dir/time.out" "$ljm" "$@" >/dev/null 2>"$dir/cmd.err" || rc=$?
+    t1=$EPOCHREALTIME
+    m=$(tail -n 1 "$dir/time.out")
+    case $m in ''|*[!0-9]*) m=0 ;; esac
+    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
+    echo "$t" >>"$dir/pair.c"
+    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$t; fi
+    if [ "$m" -gt "$rss" ]; then rss=$m; fi
+    t0=$EPOCHREALTIME
+    "$ljm" report "$stream" >/dev/null 2>&1
+    t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b - a}')
+    echo "$t" >>"$dir/pair.r"
+    if [ -z "$rbest" ] || awk -v a="$t" -v b="$rbest" 'BEGIN{exit !(a < b)}'; then rbest=$t; fi
+  done
+  echo "$best $rss $rbest $(med <"$dir/pair.c") $(med <"$dir/pair.r")"
+  return $rc
+}
+
 # Context for the figures: a busy machine (load) makes them worthless.
 echo "$(date -u '+%F %T UTC'), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)"
 echo "load average at start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
@@ -82,7 +113,6 @@ echo "bare pass over big1x (bench/bare_pass.c: every ULEB128 read, nothing else)
 # The same ratio from interleaved runs (bare pass, report, bare pass, ...),
 # by median: this VM's speed drifts by half within the hour, so two separate
 # best-ofs may come from different minutes.
-med() { sort -n | awk '{v[NR] = $1} END {printf "%.3f", v[int((NR + 1) / 2)]}'; }
 : >"$dir/bare.t"
 : >"$dir/report.t"
 for ((r = 0; r < 3 * runs; r++)); do
@@ -124,8 +154,10 @@ echo "targets: ljm report ext/std <= 1.3"
 
 # -- Converters on the 3 M-event stream, against the report's time.
 echo
-echo "ljm convert -o OUT big1x.ljm, best of $runs (target: <= 1.5x report time)"
-printf '%-24s %9s %13s %16s %12s\n' output seconds "peak RSS MB" "convert/report" "out bytes"
+echo "ljm convert -o OUT big1x.ljm against ljm report big1x.ljm, $runs runs each, interleaved"
+echo "(convert, report, convert, ...: the two ratios are of the best and of the median runs;"
+echo "target: <= 1.5x report time)"
+printf '%-24s %9s %13s %9s %9s %12s\n' output seconds "peak RSS MB" "best" "median" "out bytes"
 # The formats the issues name, plus any other suffix 'ljm convert --help'
 # lists (its format table: two spaces, name in 11 columns, suffixes in 34).
 suffixes=".txt .pb.gz .heaptrack.gz .heaptrack.zst .folded .svg .md .json"
@@ -135,10 +167,11 @@ for s in $("$ljm" convert --help 2>/dev/null |
 done
 for sfx in $suffixes; do
   out=big$sfx
-  if res=$(measure "$ljm" convert -o "$dir/$out" "$dir/big1x.ljm"); then
-    read -r t k <<<"$res"
-    printf '%-24s %9s %13s %16s %12s\n' "$out" "$t" "$(awk -v k="$k" 'BEGIN{printf "%.1f", k/1024}')" \
-      "$(awk -v a="$t" -v b="${secs[1]}" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')" \
+  if res=$(measure_pair "$dir/big1x.ljm" convert -o "$dir/$out" "$dir/big1x.ljm"); then
+    read -r t k rb cm rm <<<"$res"
+    printf '%-24s %9s %13s %9s %9s %12s\n' "$out" "$t" "$(awk -v k="$k" 'BEGIN{printf "%.1f", k/1024}')" \
+      "$(awk -v a="$t" -v b="$rb" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')" \
+      "$(awk -v a="$cm" -v b="$rm" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')" \
       "$(stat -c %s "$dir/$out" 2>/dev/null || echo -)"
   else
     printf '%-24s %s\n' "$out" "n/a (not built: $(head -n 1 "$dir/cmd.err"))"
