@@ -62,7 +62,6 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elt)
   return 1;
 }
 
-
 static void on_header(void *ud, const char *build, size_t len, uint64_t gctotal)
 {
   Loader *ld = ud;

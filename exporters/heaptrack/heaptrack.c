@@ -261,8 +261,8 @@ static uint32_t stack_trace(Ht *h, const LjmModel *m, uint32_t id)
 }
 
 /* One '+' or '-' line for a block of 'size' bytes allocated at node. */
-static inline void event(Ht *h, const LjmModel *m, char mode, uint32_t node,
-                         uint64_t size)
+static inline __attribute__((always_inline)) void event(Ht *h, const LjmModel *m, char mode,
+                                                        uint32_t node, uint64_t size)
 {
   uint32_t t;
   if (h->stacks) {

@@ -105,14 +105,22 @@ static void cache_put(HtEvents *e, uint32_t trace, uint64_t size, uint64_t idx)
   e->cache[trace] = (HtTraceCache){ size, idx + 1 };
 }
 
-/* Index + 1 of (size, trace) as a '-' finds it, 0 when it is index 0 alone. */
-static uint64_t index_known(HtEvents *e, uint64_t size, uint32_t trace)
+/* index_known when the trace's cache entry is for another size. */
+static __attribute__((noinline)) uint64_t index_lookup(HtEvents *e, uint64_t size, uint32_t trace)
 {
-  if (trace < e->capcache && e->cache[trace].idx1 && e->cache[trace].size == size)
-    return e->cache[trace].idx1;
   uint64_t i1 = info_find(e, size, trace);
   if (i1) cache_put(e, trace, size, i1 - 1);
   return i1;
+}
+
+/* Index + 1 of (size, trace) as a '-' finds it, 0 when it is index 0 alone.
+** Inline: every line asks, and the cache answers almost always. */
+static inline __attribute__((always_inline)) uint64_t index_known(HtEvents *e, uint64_t size,
+                                                                  uint32_t trace)
+{
+  if (trace < e->capcache && e->cache[trace].idx1 && e->cache[trace].size == size)
+    return e->cache[trace].idx1;
+  return index_lookup(e, size, trace);
 }
 
 /* -- Lines ---------------------------------------------------------------- */
