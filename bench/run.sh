@@ -12,8 +12,9 @@ runs=${LJM_BENCH_RUNS:-7}
 
 # -- Build (optimised). --symlink_prefix=/ leaves the bazel-bin symlink to
 # the tree's other (fastbuild) users; Bazel says where the outputs are.
-(cd "$root" && bazel build -c opt --symlink_prefix=/ //:ljm //bench:gen_big //bench:bare_pass >/dev/null 2>&1) || {
-  echo "run.sh: bazel build -c opt //:ljm //bench:gen_big //bench:bare_pass failed" >&2
+(cd "$root" && bazel build -c opt --symlink_prefix=/ //:ljm //bench:gen_big //bench:bare_pass \
+  //bench:replay_pass >/dev/null 2>&1) || {
+  echo "run.sh: bazel build -c opt //:ljm //bench:gen_big //bench:bare_pass //bench:replay_pass failed" >&2
   exit 1
 }
 bin=$(cd "$root" && bazel info -c opt bazel-bin 2>/dev/null)
@@ -21,6 +22,7 @@ ljm=$bin/cli/ljm
 [ -x "$ljm" ] || ljm=$bin/ljm
 gen=$bin/bench/gen_big
 bare=$bin/bench/bare_pass
+replay=$bin/bench/replay_pass
 
 if [ -n "${LJM_BENCH_DIR:-}" ]; then
   dir=$LJM_BENCH_DIR
@@ -127,6 +129,16 @@ mb=$(med <"$dir/bare.t")
 mr=$(med <"$dir/report.t")
 echo "interleaved, $((3 * runs)) runs each: medians bare pass $mb s, ljm report $mr s;" \
   "report/bare: $(awk -v a="$mr" -v b="$mb" 'BEGIN{printf (b>0 ? "%.2f" : "-"), a/b}')"
+# What report cannot go below: decoding, and replaying the live heap (the
+# Overrides and HEAP SUMMARY need every freed block's site).
+if fl=$("$replay" "$dir/big1x.ljm" "$runs"); then
+  read -r tdec trep <<<"$(sed 's/.*decoder alone \([0-9.]*\) s, live-block replay alone \([0-9.]*\) s.*/\1 \2/' <<<"$fl")"
+  echo "floors, best of $runs in one process (bench/replay_pass.c): decoder alone $tdec s," \
+    "live-block replay alone $trep s; (decoder + replay)/bare: $(awk -v a="$tdec" -v b="$trep" \
+    -v c="$tbare" 'BEGIN{printf (c>0 ? "%.2f" : "-"), (a+b)/c}')"
+else
+  echo "floors: bench/replay_pass failed"
+fi
 echo "targets: >= 15 M events/s, peak RSS <= 32 MB, 10x/1x RSS <= 1.2, report/bare <= 2"
 if "$ljm" report "$dir/big1x.ljm" 2>/dev/null | cmp -s - "$root/testdata/v3/big.txt"; then
   echo "ljm report big1x.ljm is identical to testdata/v3/big.txt"
