@@ -405,11 +405,15 @@ static void step(const LjmHeapGraph *g, const LjmHeapRef *r, int first, char *ou
   case LJH_EDGE_INDEX:
     snprintf(out, len, "[%llu]", (unsigned long long)r->what);
     break;
-  case LJH_EDGE_OBJKEY:
-    snprintf(out, len, "[<%s>]", ljh_type_name((LjhType)g->obj[r->what].type));
+  case LJH_EDGE_OBJKEY: {  /* as tostring() shows the key: objects never move */
+    const LjmHeapObj *k = &g->obj[r->what];
+    snprintf(out, len, "[%s: 0x%llx]", ljh_type_name((LjhType)k->type), (unsigned long long)k->addr);
     break;
-  default:
-    snprintf(out, len, "<key>");
+  }
+  default: {  /* the key object itself */
+    const LjmHeapObj *k = &g->obj[r->to];
+    snprintf(out, len, "<key %s: 0x%llx>", ljh_type_name((LjhType)k->type), (unsigned long long)k->addr);
+  }
   }
 }
 
@@ -570,8 +574,18 @@ uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, u
 
 /* -- Growth between two snapshots --------------------------------------------- */
 
+/* Whether object i of a and object j of b are at the same address with the
+** same type. */
+static int same_object(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b, uint32_t j)
+{
+  return a->obj[i].addr == b->obj[j].addr && a->obj[i].type == b->obj[j].type;
+}
+
 /* Whether reference e of a and reference f of b are the same step: the
-** same kind under the same name, key string or index. */
+** same kind under the same name, key string or index, or an object key at
+** the same address with the same type (LuaJIT never moves an object, so
+** within one process that is the same key unless it was freed and its
+** memory reused by an object of its type). */
 static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGraph *b,
                      const LjmHeapRef *f)
 {
@@ -583,8 +597,12 @@ static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGr
     return !strcmp(ljm_heapgraph_label(a, (uint32_t)e->what), ljm_heapgraph_label(b, (uint32_t)f->what));
   case LJH_EDGE_INDEX:
     return e->what == f->what;
+  case LJH_EDGE_OBJKEY:  /* the value under that key */
+    return same_object(a, (uint32_t)e->what, b, (uint32_t)f->what);
+  case LJH_EDGE_KEY:  /* the key object itself */
+    return same_object(a, e->to, b, f->to);
   default:
-    return 0;  /* object keys and keys themselves: no name to match by */
+    return 0;
   }
 }
 

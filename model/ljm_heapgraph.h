@@ -64,7 +64,9 @@ static inline const char *ljm_heapgraph_label(const LjmHeapGraph *g, uint32_t i)
 }
 
 /* Writes object i's shortest path from the roots into buf, in Lua notation
-** ("_G.points[3]", "registry._LOADED.mymod", "main thread<stack slot 4>");
+** ("_G.points[3]", "registry._LOADED.mymod", "main thread<stack slot 4>",
+** "_G.owners[table: 0x7f3c2a1b4e80]" under an object key, "_G.owners<key
+** table: 0x7f3c2a1b4e80>" the key itself);
 ** "(only weakly reachable)" when no strong path exists. Returns buf. */
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
 
@@ -107,7 +109,7 @@ uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, u
 
 /* What grew between two snapshots, by retaining path: the objects that
 ** retain the most in either (the top `candidates` of each) matched by their
-** shortest paths. */
+** shortest paths (object keys by address and type). */
 typedef struct LjmHeapGrowth {
   char *path;
   LjhType type;

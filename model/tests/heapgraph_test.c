@@ -174,8 +174,99 @@ static void check_graph(const Graph *g, int seed)
   free(b.p);
 }
 
+/* -- Object keys: paths and growth ------------------------------------------ */
+
+static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const char *label,
+                     uint64_t nedges)
+{
+  put(b, (unsigned char)type);
+  uleb(b, addr);
+  uleb(b, size);
+  str(b, label);
+  uleb(b, nedges);
+}
+
+/* _G.owners = {[K] = V}, K a table at kaddr, V holding nkids tables of
+** 100 bytes: V retains 40 + 100 * nkids bytes, K 50. */
+static void write_owners(Buf *b, uint64_t kaddr, int nkids)
+{
+  b->n = 0;
+  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
+  str(b, "test build");
+  uleb(b, 0);
+  obj_head(b, LJH_ROOT, 0, 0, "", 1);
+  put(b, LJH_EDGE_NAME), uleb(b, 0x100), str(b, "_G");
+  obj_head(b, LJH_TAB, 0x100, 64, "", 1);
+  put(b, LJH_EDGE_STRKEY), uleb(b, 0x300), uleb(b, 0x200);
+  obj_head(b, LJH_STR, 0x200, 30, "owners", 0);
+  obj_head(b, LJH_TAB, 0x300, 100, "", 2);
+  put(b, LJH_EDGE_OBJKEY), uleb(b, 0x400), uleb(b, kaddr);
+  put(b, LJH_EDGE_KEY), uleb(b, kaddr);
+  obj_head(b, LJH_TAB, kaddr, 50, "", 0);
+  obj_head(b, LJH_TAB, 0x400, 40, "", (uint64_t)nkids);
+  for (int i = 0; i < nkids; i++) put(b, LJH_EDGE_INDEX), uleb(b, 0x1000 + 16 * (uint64_t)i),
+                                  uleb(b, (uint64_t)i + 1);
+  for (int i = 0; i < nkids; i++) obj_head(b, LJH_TAB, 0x1000 + 16 * (uint64_t)i, 100, "", 0);
+  put(b, 0);
+}
+
+static void load_owners(LjmHeapGraph *g, Buf *b, uint64_t kaddr, int nkids)
+{
+  write_owners(b, kaddr, nkids);
+  LjmInput *in = ljm_input_mem(b->p, b->n);
+  CHECK(ljm_heapgraph_load(g, in, NULL) == LJM_OK, "owners: loads");
+  ljm_input_close(in);
+}
+
+/* The growth entry of a path, or NULL. */
+static const LjmHeapGrowth *growth_of(const LjmHeapGrowth *gr, uint32_t n, const char *path)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (!strcmp(gr[i].path, path)) return &gr[i];
+  return NULL;
+}
+
+static void test_object_keys(void)
+{
+  Buf b1 = {0}, b2 = {0};
+  LjmHeapGraph old, grown, moved;
+  char path[128];
+  load_owners(&old, &b1, 0x900, 1);
+  load_owners(&grown, &b2, 0x900, 5);
+  /* Objects 0 root, 1 _G, 2 "owners", 3 owners, 4 K, 5 V (file order). */
+  CHECK(!strcmp(ljm_heapgraph_path(&grown, 5, path, sizeof(path)), "_G.owners[table: 0x900]"),
+        "owners: the value's path %s", path);
+  CHECK(!strcmp(ljm_heapgraph_path(&grown, 4, path, sizeof(path)), "_G.owners<key table: 0x900>"),
+        "owners: the key's path %s", path);
+  LjmHeapGrowth *gr;
+  uint32_t n;
+  CHECK(ljm_heapgraph_growth(&old, &grown, 100, &gr, &n) == 0, "owners: growth");
+  const LjmHeapGrowth *v = growth_of(gr, n, "_G.owners[table: 0x900]");
+  CHECK(v && v->old_retained == 140 && v->new_retained == 540 && v->diff == 400,
+        "owners: the value under the same key grew 140 -> 540 (%llu -> %llu)",
+        v ? (unsigned long long)v->old_retained : 0ull, v ? (unsigned long long)v->new_retained : 0ull);
+  const LjmHeapGrowth *k = growth_of(gr, n, "_G.owners<key table: 0x900>");
+  CHECK(k && k->old_retained == 50 && k->new_retained == 50, "owners: the key itself, found in both");
+  ljm_heapgraph_growth_free(gr, n);
+  /* The key at another address: another key, absent from the other side. */
+  load_owners(&moved, &b1, 0x980, 1);
+  CHECK(ljm_heapgraph_growth(&moved, &grown, 100, &gr, &n) == 0, "owners: growth, key moved");
+  v = growth_of(gr, n, "_G.owners[table: 0x900]");
+  const LjmHeapGrowth *w = growth_of(gr, n, "_G.owners[table: 0x980]");
+  CHECK(v && v->old_retained == 0 && v->new_retained == 540 && w && w->old_retained == 140 &&
+        w->new_retained == 0, "owners: keys at different addresses do not match");
+  ljm_heapgraph_growth_free(gr, n);
+  ljm_heapgraph_free(&old);
+  ljm_heapgraph_free(&grown);
+  ljm_heapgraph_free(&moved);
+  free(b1.p);
+  free(b2.p);
+}
+
 int main(void)
 {
+  test_object_keys();
+
   /* Random graphs: sparse and dense, with and without weak references. */
   for (int seed = 1; seed <= 400; seed++) {
     Graph g;

@@ -172,6 +172,20 @@ res.check(gr.get("_G.cache") == gwant - want,
           "--base: _G.cache grew by %s, by hand %d" % (gr.get("_G.cache"), gwant - want))
 res.check(gj.get("retainers", [{}])[0].get("retained_bytes", 0) >= gwant - want,
           "--base: the largest growth first")
+# A value under an object key is matched by the key's address (objects do
+# not move): _G.owned[table: 0x...] grew by its 100 new tables.
+def owned_value(objs_):
+    g = [objs_[t] for k, w, t, what in objs_[0].edges if k == ljhread.NAME and what == "_G"][0]
+    named_ = {objs_[what].label: t for k, w, t, what in g.edges if k == ljhread.STRKEY}
+    key = named_["owner"]
+    v = [objs_[t] for k, w, t, what in objs_[named_["owned"]].edges
+         if k == ljhread.OBJKEY and what == key][0]
+    return key, v.size + sum(objs_[t].size for k, w, t, i in v.edges if k == ljhread.INDEX)
+okey, oold = owned_value(objs)
+gkey, onew = owned_value(gobjs)
+opath = "_G.owned[table: 0x%x]" % gkey
+res.check(okey == gkey and gr.get(opath) == onew - oold and onew - oold >= 100 * 32,
+          "--base: %s grew by %s, by hand %d" % (opath, gr.get(opath), onew - oold))
 
 # ljm heap --path-to: every shortest path to the objects whose label matches.
 def paths_to(pattern):

@@ -41,12 +41,16 @@ getmetatable(session).__name = "Session"
 sbuf = require("string.buffer").new()         -- a string buffer and its own memory
 sbuf:put(string.rep("b", 100000))
 
+owner = {}                                    -- a value under an object key
+owned = {[owner] = {}}
+
 collectgarbage()
 collectgarbage()
 print("count", collectgarbage("count") * 1024)
 print("heap", rec.snapshot(out .. "/heap.ljh"))
 
 for i = 10001, 20000 do cache[i] = "cached string " .. i end
+for i = 1, 100 do owned[owner][i] = {i} end   -- grows under the same key
 collectgarbage()
 collectgarbage()
 print("grown", rec.snapshot(out .. "/grown.ljh"))
