@@ -186,6 +186,12 @@ static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const c
   uleb(b, nedges);
 }
 
+static void edge(Buf *b, LjhEdgeKind kind, uint64_t target)
+{
+  put(b, (unsigned char)kind);
+  uleb(b, target);
+}
+
 /* _G.owners = {[K] = V}, K a table at kaddr, V holding nkids tables of
 ** 100 bytes: V retains 40 + 100 * nkids bytes, K 50. */
 static void write_owners(Buf *b, uint64_t kaddr, int nkids)
@@ -195,17 +201,22 @@ static void write_owners(Buf *b, uint64_t kaddr, int nkids)
   str(b, "test build");
   uleb(b, 0);
   obj_head(b, LJH_ROOT, 0, 0, "", 1);
-  put(b, LJH_EDGE_NAME), uleb(b, 0x100), str(b, "_G");
+  edge(b, LJH_EDGE_NAME, 0x100);
+  str(b, "_G");
   obj_head(b, LJH_TAB, 0x100, 64, "", 1);
-  put(b, LJH_EDGE_STRKEY), uleb(b, 0x300), uleb(b, 0x200);
+  edge(b, LJH_EDGE_STRKEY, 0x300);
+  uleb(b, 0x200);
   obj_head(b, LJH_STR, 0x200, 30, "owners", 0);
   obj_head(b, LJH_TAB, 0x300, 100, "", 2);
-  put(b, LJH_EDGE_OBJKEY), uleb(b, 0x400), uleb(b, kaddr);
-  put(b, LJH_EDGE_KEY), uleb(b, kaddr);
+  edge(b, LJH_EDGE_OBJKEY, 0x400);
+  uleb(b, kaddr);
+  edge(b, LJH_EDGE_KEY, kaddr);
   obj_head(b, LJH_TAB, kaddr, 50, "", 0);
   obj_head(b, LJH_TAB, 0x400, 40, "", (uint64_t)nkids);
-  for (int i = 0; i < nkids; i++) put(b, LJH_EDGE_INDEX), uleb(b, 0x1000 + 16 * (uint64_t)i),
-                                  uleb(b, (uint64_t)i + 1);
+  for (int i = 0; i < nkids; i++) {
+    edge(b, LJH_EDGE_INDEX, 0x1000 + 16 * (uint64_t)i);
+    uleb(b, (uint64_t)i + 1);
+  }
   for (int i = 0; i < nkids; i++) obj_head(b, LJH_TAB, 0x1000 + 16 * (uint64_t)i, 100, "", 0);
   put(b, 0);
 }
