@@ -23,11 +23,11 @@ static void usage(FILE *f)
     char sfx[128] = "";
     for (const char *const *s = (*e)->suffixes; s && *s; s++)
       snprintf(sfx + strlen(sfx), sizeof(sfx) - strlen(sfx), "%s%s", *sfx ? " " : "", *s);
-    fprintf(f, "  %-11s %-34s %s\n", (*e)->name, sfx, (*e)->summary);
+    fprintf(f, "  %-12s %-33s %s\n", (*e)->name, sfx, (*e)->summary);
   }
-  fprintf(f, "  %-11s %-34s %s\n", "ljm", ".ljm",
+  fprintf(f, "  %-12s %-33s %s\n", "ljm", ".ljm",
           "the standard stream of an extended one (ljm record --stacks)");
-  fprintf(f, "  %-11s %-34s %s\n", "heapsnapshot", ".heapsnapshot",
+  fprintf(f, "  %-12s %-33s %s\n", "heapsnapshot", ".heapsnapshot",
           "a heap snapshot (.ljh) for Chrome DevTools' Memory panel");
   fputs("\noptions:\n"
         "  -f, --format FORMAT  output format (see above)\n"
