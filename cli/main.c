@@ -15,8 +15,8 @@ int ljm_record_main(int argc, char **argv);
 
 static const Command commands[] = {
   { "report", ljm_cmd_report, "print the Tarantool-compatible text report of a profile" },
-  { "convert", ljm_cmd_convert, "write a profile as pprof, Heaptrack, folded stacks, SVG, Markdown, JSON or text" },
-  { "heap", ljm_cmd_heap, "print what a heap snapshot holds, by type" },
+  { "convert", ljm_cmd_convert, "write a profile or heap snapshot for pprof, Heaptrack, DevTools..." },
+  { "heap", ljm_cmd_heap, "print what a heap snapshot holds, what keeps it alive, what grew" },
   { "record", ljm_record_main, "run a Lua script under LuaJIT and record its allocations" },
 };
 

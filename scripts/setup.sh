@@ -47,6 +47,7 @@ if [ $tests -eq 1 ]; then
     golang-go                # go tool pprof, the pprof client
     heaptrack                # heaptrack_print, the heaptrack client
     python3                  # test drivers
+    man-db                   # man -l renders the manual page (man_test)
     time                     # /usr/bin/time for peak RSS in benchmarks
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server (needs luajit2)
     wrk                      # load for the nginx test and benchmark

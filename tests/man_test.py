@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""man_test.py -- the manual page against the tool it documents: rendered
+as a user reads it (man -l), groff finds nothing to warn about, and every
+long option each command's --help lists, every command, and every format
+name and suffix of `ljm convert --help` appear in it.
+
+usage: man_test.py LJM MAN_PAGE"""
+import os
+import re
+import subprocess
+import sys
+
+import clitest
+
+ljm, man = sys.argv[1:3]
+check = clitest.Checks("man")
+
+# Rendered by groff as man(1) would, with every warning on.
+env = dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8")
+p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", man], capture_output=True, text=True)
+check(p.returncode == 0 and p.stderr == "", "groff warns about the man page: %r" % p.stderr)
+p = subprocess.run(["man", "-l", "-P", "cat", man], capture_output=True, text=True, env=env)
+check(p.returncode == 0 and "NAME" in p.stdout and "SYNOPSIS" in p.stdout,
+      "man -l renders the page: exit %d %r" % (p.returncode, p.stderr))
+# Overstrike and hyphenation aside, the text a reader sees.
+page = re.sub(r".\x08", "", p.stdout)
+page = re.sub(r"\u2010|\u2212", "-", page)
+page = re.sub(r"-\n\s*", "-", page)  # a word broken after its hyphen
+words = set(re.findall(r"--?[a-z][a-z-]*|[.a-z][a-z0-9.]*", page))
+
+
+def helptext(*args):
+    r = subprocess.run([ljm] + list(args) + ["--help"], capture_output=True, text=True)
+    check(r.returncode == 0, "ljm %s --help: exit %d" % (" ".join(args), r.returncode))
+    return r.stdout
+
+
+top = helptext()
+commands = re.findall(r"^  ([a-z]+)  ", top.split("commands:")[-1], re.M)
+check(sorted(commands) == ["convert", "heap", "record", "report"], "commands: %r" % commands)
+for opt in ("--help", "--version"):
+    check(opt in top and opt in words, "ljm %s: in --help and in the man page" % opt)
+for cmd in commands:
+    check("ljm " + cmd in page.replace("\n", " "), "the man page has no 'ljm %s'" % cmd)
+    for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", helptext(cmd)))):
+        if opt == "--help":
+            continue
+        check(opt in words, "ljm %s %s is not in the man page" % (cmd, opt))
+
+# FORMATS: a "name (suffixes)" line per format of `ljm convert --help`.
+listed = dict(re.findall(r"^ +([a-z]+) \((\.[^)]*)\)$", page.split("FORMATS")[-1], re.M))
+table = helptext("convert").split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
+for line in table:
+    fields = line.split()
+    if not fields:
+        continue
+    sfx = []
+    for f in fields[1:]:
+        if not f.startswith("."):
+            break
+        sfx.append(f)
+    check(listed.get(fields[0]) == ", ".join(sfx),
+          "FORMATS: %s (%s) is listed as %r" % (fields[0], ", ".join(sfx), listed.get(fields[0])))
+check(len(listed) == len([l for l in table if l.strip()]),
+      "FORMATS lists %d formats, convert --help %d" % (len(listed), len(table)))
+sys.exit(check.done(minimum=40))
