@@ -4,7 +4,7 @@ as a user reads it (man -l), groff finds nothing to warn about, and every
 long option each command's --help lists, every command, and every format
 name and suffix of `ljm convert --help` appear in it.
 
-usage: man_test.py LJM MAN_PAGE"""
+usage: man_test.py LJM MAN_PAGE RECORDER_SO"""
 import os
 import re
 import subprocess
@@ -12,7 +12,12 @@ import sys
 
 import clitest
 
-ljm, man = sys.argv[1:3]
+# The recorder's test library: the environment for stock luajit loading the
+# module (with --config=asan, the sanitizer runtime preloaded).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
+import testlib  # noqa: E402
+
+ljm, man, so = sys.argv[1:4]
 check = clitest.Checks("man")
 
 # Rendered by groff as man(1) would, with every warning on.
@@ -63,4 +68,12 @@ for line in table:
           "FORMATS: %s (%s) is listed as %r" % (fields[0], ", ".join(sfx), listed.get(fields[0])))
 check(len(listed) == len([l for l in table if l.strip()]),
       "FORMATS lists %d formats, convert --help %d" % (len(listed), len(table)))
+# The Lua module's functions, as the module lists them.
+p = subprocess.run(["luajit", "-e", 'for k in pairs(require "ljm.recorder") do print(k) end'],
+                   capture_output=True, text=True, env=testlib.module_cpath(so, "man_test"))
+funcs = sorted(p.stdout.split())
+check(p.returncode == 0 and len(funcs) >= 5, "the module's functions: %r %r" % (funcs, p.stderr))
+module = page.split("THE LUA MODULE")[-1].split("EXIT STATUS")[0]
+for f in funcs:
+    check(re.search(r"(?<![\w.])%s\(" % f, module), "THE LUA MODULE does not describe %s()" % f)
 sys.exit(check.done(minimum=40))
