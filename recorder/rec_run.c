@@ -8,6 +8,7 @@
 */
 #include "rec_run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,24 @@ static char *default_output(const char *script)
   memcpy(out, b, n);
   strcpy(out + n, ".record.ljm");
   return out;
+}
+
+/* A script that cannot be read fails as luajit fails on it, before the
+** recording starts: a mistyped name leaves no profile behind. */
+static int unreadable(const char *script)
+{
+  FILE *f;
+  int e;
+  if (!strcmp(script, "-")) return 0;
+  if (!(f = fopen(script, "r"))) {
+    fprintf(stderr, PROGNAME ": cannot open %s: %s\n", script, strerror(errno));
+    return 1;
+  }
+  (void)getc(f);
+  e = ferror(f) ? errno : 0;
+  fclose(f);
+  if (e) fprintf(stderr, PROGNAME ": cannot read %s: %s\n", script, strerror(e));
+  return e != 0;
 }
 
 /* What pmain needs and returns; luajit also runs its main under
@@ -290,6 +309,7 @@ int ljm_record_main(int argc, char **argv)
   a.script = i;
   if (a.output && !*a.output) return usage_error("empty output file name", NULL);
   if (a.snapshot && !*a.snapshot) return usage_error("empty snapshot file name", NULL);
+  if (unreadable(argv[a.script])) return 1;
   if (!a.output) {
     defout = default_output(argv[a.script]);
     if (!defout) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """record_cli_test.py -- `ljm record` runs scripts like `luajit script.lua`
-(arg, stdout/stderr, exit status, error messages), usage errors, os.exit(),
+(arg, stdout/stderr, exit status, error messages; no profile of a script it
+cannot read), usage errors, os.exit(),
 default output name, /dev/full, compressed output (.gz, .zst) whole and
 after SIGKILL.
 usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
@@ -51,6 +52,17 @@ for script, args in (("args.lua", ["a", "b c", ""]), ("error.lua", []),
     if script != "missing.lua":
         r, info = testlib.rows(os.path.join(work, "same.ljm"))
         res.check(info["complete"], "%s: whole-run stream complete" % script)
+
+# A script luajit cannot open or read (a mistyped name, a directory): its
+# message and status, and no profile left behind.
+os.makedirs(os.path.join(work, "dir.lua"), exist_ok=True)
+for script in ("typo.lua", "dir.lua"):
+    ref = run(["luajit", script], executable=testlib.LUAJIT)
+    p = run([tool, script])
+    res.check(p.returncode == ref.returncode == 1 and p.stderr == ref.stderr,
+              "%s: %d %r vs luajit %d %r" % (script, p.returncode, p.stderr, ref.returncode, ref.stderr))
+    out = os.path.join(work, script[:-4] + ".record.ljm")
+    res.check(not os.path.exists(out), "%s: no profile written (%s)" % (script, out))
 
 # The script from stdin, as `luajit - args`.
 src = open(os.path.join(work, "args.lua")).read()
