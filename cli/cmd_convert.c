@@ -11,6 +11,9 @@
 #include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "exporters/ljm_exporter.h"
 
+/* A row of the formats table: name, suffixes, summary. */
+#define FORMAT_ROW "  %-12s %-33s %s\n"
+
 static void usage(FILE *f)
 {
   fputs("usage: ljm convert [-f FORMAT] [--value KIND] [options] -o OUT FILE\n"
@@ -23,11 +26,11 @@ static void usage(FILE *f)
     char sfx[128] = "";
     for (const char *const *s = (*e)->suffixes; s && *s; s++)
       snprintf(sfx + strlen(sfx), sizeof(sfx) - strlen(sfx), "%s%s", *sfx ? " " : "", *s);
-    fprintf(f, "  %-12s %-33s %s\n", (*e)->name, sfx, (*e)->summary);
+    fprintf(f, FORMAT_ROW, (*e)->name, sfx, (*e)->summary);
   }
-  fprintf(f, "  %-12s %-33s %s\n", "ljm", ".ljm",
+  fprintf(f, FORMAT_ROW, "ljm", ".ljm",
           "the standard stream of an extended one (ljm record --stacks)");
-  fprintf(f, "  %-12s %-33s %s\n", "heapsnapshot", ".heapsnapshot",
+  fprintf(f, FORMAT_ROW, "heapsnapshot", ".heapsnapshot",
           "a heap snapshot (.ljh) for Chrome DevTools' Memory panel");
   fputs("\noptions:\n"
         "  -f, --format FORMAT  output format (see above)\n"

@@ -31,3 +31,21 @@ def run(ljm, args, stdin=None, timeout=120):
 def one_line(p):
     """Errors and warnings are exactly one line on stderr."""
     return p.stderr.count(b"\n") == 1
+
+
+def formats_table(help_text):
+    """The formats table of `ljm convert --help` (text): one (line, name,
+    suffixes) per format, the line as printed."""
+    table = help_text.split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
+    rows = []
+    for line in table:
+        fields = line.split()
+        if not fields:
+            continue
+        sfx = []
+        for f in fields[1:]:
+            if not f.startswith("."):
+                break
+            sfx.append(f)
+        rows.append((line, fields[0], sfx))
+    return rows

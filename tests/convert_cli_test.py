@@ -42,20 +42,22 @@ p = run(["--help"])
 check(p.returncode == 0, "convert --help: exit %d" % p.returncode)
 # The formats table: one line per format, its three columns aligned (the
 # suffixes and the summaries each start at one column on every line).
-table = p.stdout.decode().split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
-names = [l.split()[0] for l in table if l.strip()]
+rows = clitest.formats_table(p.stdout.decode())
+names = [name for _, name, _ in rows]
 check(sorted(names) == sorted(["text", "folded", "svg", "markdown", "json", "pprof", "heaptrack",
                                "speedscope", "heapprofile", "ljm", "heapsnapshot"]),
       "convert --help lists every format: %r" % names)
-def columns(line):
-    sfx = line.index(" .") + 1
-    rest = line[sfx:]
-    words = rest.split(" ")
-    n = 0
-    while n < len(words) and words[n].startswith("."):  # the suffixes
-        n += 1
-    return sfx, len(line) - len(" ".join(words[n:]).lstrip())
-cols = set(columns(l) for l in table if l.strip())
+
+
+def columns(line, sfx):
+    """Where a row's suffixes and its summary start."""
+    joined = " ".join(sfx)
+    start = line.index(" " + joined) + 1
+    summary = line[start + len(joined):].lstrip()
+    return start, len(line) - len(summary)
+
+
+cols = set(columns(line, sfx) for line, _, sfx in rows)
 check(len(cols) == 1, "convert --help: the formats table's columns do not line up: %r" % cols)
 for args, what in ((["-o", os.path.join(TMP, "x.bin"), PROFILE], b"cannot tell the format"),
                    (["-f", "bogus", "-o", "x", PROFILE], b"unknown format"),

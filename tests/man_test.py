@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """man_test.py -- the manual page against the tool it documents: rendered
-as a user reads it (man -l), groff finds nothing to warn about, and every
-long option each command's --help lists, every command, and every format
-name and suffix of `ljm convert --help` appear in it.
+as a user reads it (man -l), groff finds nothing to warn about, every
+command and every long option each command's --help lists appear in it,
+its FORMATS section names each format of `ljm convert --help` with exactly
+its suffixes, and THE LUA MODULE describes every function the module has.
 
 usage: man_test.py LJM MAN_PAGE RECORDER_SO"""
 import os
@@ -21,9 +22,9 @@ ljm, man, so = sys.argv[1:4]
 check = clitest.Checks("man")
 
 # Rendered by groff as man(1) would, with every warning on.
-env = dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8")
 p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", man], capture_output=True, text=True)
 check(p.returncode == 0 and p.stderr == "", "groff warns about the man page: %r" % p.stderr)
+env = dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8")
 p = subprocess.run(["man", "-l", "-P", "cat", man], capture_output=True, text=True, env=env)
 check(p.returncode == 0 and "NAME" in p.stdout and "SYNOPSIS" in p.stdout,
       "man -l renders the page: exit %d %r" % (p.returncode, p.stderr))
@@ -54,20 +55,11 @@ for cmd in commands:
 
 # FORMATS: a "name (suffixes)" line per format of `ljm convert --help`.
 listed = dict(re.findall(r"^ +([a-z]+) \((\.[^)]*)\)$", page.split("FORMATS")[-1], re.M))
-table = helptext("convert").split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
-for line in table:
-    fields = line.split()
-    if not fields:
-        continue
-    sfx = []
-    for f in fields[1:]:
-        if not f.startswith("."):
-            break
-        sfx.append(f)
-    check(listed.get(fields[0]) == ", ".join(sfx),
-          "FORMATS: %s (%s) is listed as %r" % (fields[0], ", ".join(sfx), listed.get(fields[0])))
-check(len(listed) == len([l for l in table if l.strip()]),
-      "FORMATS lists %d formats, convert --help %d" % (len(listed), len(table)))
+rows = clitest.formats_table(helptext("convert"))
+for _, name, sfx in rows:
+    check(listed.get(name) == ", ".join(sfx),
+          "FORMATS: %s (%s) is listed as %r" % (name, ", ".join(sfx), listed.get(name)))
+check(len(listed) == len(rows), "FORMATS lists %d formats, convert --help %d" % (len(listed), len(rows)))
 # The Lua module's functions, as the module lists them.
 p = subprocess.run(["luajit", "-e", 'for k in pairs(require "ljm.recorder") do print(k) end'],
                    capture_output=True, text=True, env=testlib.module_cpath(so, "man_test"))
