@@ -133,6 +133,13 @@ static void stacks_update(void)
   else if (depth != rec_walk.depth) rec_stack_depth(depth);
 }
 
+/* Everything the wrapper reads of the VM for an event, it reads before
+** the real allocator runs: the allocator call may free or move what a
+** frame, a trace or the location names (the trace array grows under
+** trace_findfree at a trace exit, jit.flush frees traces, a stack moves).
+** So the location's and the stack's announcements are written first, the
+** selection and the event after the call. */
+
 /* The allocator wrapper while extended sessions are live. */
 static __attribute__((noinline)) void *
 rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
@@ -141,26 +148,37 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   void *res;
   int ev;
   rec_stack_event(R.g, loc, ptr, osize, nsize);
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    rec_ext_pre(&r->st, R.g, &rec_walk);
+    rec_stream_announce(&r->st, R.g, loc);
+  } else {
+    for (r = R.list; r; r = r->next) {
+      if (!r->live) continue;
+      if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
+      rec_stream_announce(&r->st, R.g, loc);
+    }
+  }
   res = R.orig(R.orig_ud, ptr, osize, nsize);
   if (nsize == 0) {
     ev = REC_EV_FREE;
   } else if (__builtin_expect(!res, 0)) {
-    rec_stack_forget();  /* failed: nothing happened, nothing written */
+    rec_stack_forget();  /* failed: nothing happened, no event written */
     return res;
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
-    rec_ext_pre(&r->st, R.g, &rec_walk);
-    rec_stream_event(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+    rec_ext_select(&r->st);
+    rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   } else {
     for (r = R.list; r; r = r->next) {
       if (!r->live) continue;
-      if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
-      rec_stream_event_out(&r->st, R.g, loc, ev, ptr, osize, res, nsize);
+      if (r->ext) rec_ext_select(&r->st);
+      rec_stream_event_out(&r->st, loc, ev, ptr, osize, res, nsize);
       rec_buf_tick(&r->st.out);
       if (r->st.out.err) session_kill(r);
     }
@@ -179,21 +197,28 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
   if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
-  res = R.orig(R.orig_ud, ptr, osize, nsize);
-  if (nsize == 0) ev = REC_EV_FREE;
-  else if (__builtin_expect(!res, 0)) return res;  /* failed: nothing happened */
-  else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
     /* One stream (the usual case): the event writer inline, no loop. */
-    rec_stream_event(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    rec_stream_announce(&r->st, R.g, &loc);
+    res = R.orig(R.orig_ud, ptr, osize, nsize);
+    if (nsize == 0) ev = REC_EV_FREE;
+    else if (__builtin_expect(!res, 0)) return res;  /* failed: nothing happened */
+    else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+    rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
     return res;
   }
+  for (r = R.list; r; r = r->next)
+    if (r->live) rec_stream_announce(&r->st, R.g, &loc);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) ev = REC_EV_FREE;
+  else if (!res) return res;
+  else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   for (r = R.list; r; r = r->next) {
     if (!r->live) continue;
-    rec_stream_event_out(&r->st, R.g, &loc, ev, ptr, osize, res, nsize);
+    rec_stream_event_out(&r->st, &loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (r->st.out.err) session_kill(r);
   }

@@ -38,6 +38,7 @@ typedef struct RecExt {
   uint32_t nid_cap;
   uint32_t nvalid;           /* nid entries that hold for rec_walk.prev */
   uint32_t sel;              /* selected node, UINT32_MAX before the first */
+  uint32_t leaf;             /* the pending event's node (rec_ext_pre) */
   uint32_t depth;            /* innermost frames kept */
   RecTicker tk;
   uint64_t t0;               /* clock at the start of the stream (ns) */
@@ -61,29 +62,39 @@ REC_API void rec_ext_forked(RecStream *s);
 REC_API void rec_ext_mark(RecStream *s);
 REC_API uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w);
 
-/* Before each event of an extended stream: a time mark when the ticker
-** asks for one, the stack's new nodes and its selection if it changed. */
+/* Before the real allocator runs, for each event of an extended stream:
+** a time mark when the ticker asks for one, and the nodes of the event's
+** stack the stream has not written yet. Nodes announce the prototypes,
+** traces and C functions they name, reading them: the allocator call may
+** be the one that frees or moves them (a trace exit growing the trace
+** array, a trace flush). The stack's leaf waits in x->leaf. */
 static inline __attribute__((always_inline)) void
 rec_ext_pre(RecStream *s, global_State *g, const RecWalk *w)
 {
   RecExt *x = s->ext;
-  uint32_t leaf;
   if (__builtin_expect(atomic_load_explicit(&x->tk.tick, memory_order_relaxed), 0))
     rec_ext_mark(s);
   if (__builtin_expect(!w->known, 0)) {
-    leaf = 0;
+    x->leaf = 0;
     x->nvalid = 0;
   } else if (w->same >= w->n && x->nvalid >= w->n && x->depth >= w->depth) {
-    leaf = x->nid[w->n - 1];  /* the same stack as the last event */
+    x->leaf = x->nid[w->n - 1];  /* the same stack as the last event */
   } else {
-    leaf = rec_ext_stack(s, g, w);
+    x->leaf = rec_ext_stack(s, g, w);
   }
-  if (leaf != x->sel) {
+}
+
+/* After the allocator succeeded, right before the event: its stack's
+** selection, if it is not the last one written. */
+static inline __attribute__((always_inline)) void rec_ext_select(RecStream *s)
+{
+  RecExt *x = s->ext;
+  if (x->leaf != x->sel) {
     RecBuf *b = &s->out;
     rec_buf_need(b, 11);
     rec_buf_byte(b, REC_IT_SELECT);
-    rec_buf_uleb(b, leaf);
-    x->sel = leaf;
+    rec_buf_uleb(b, x->leaf);
+    x->sel = x->leaf;
   }
 }
 

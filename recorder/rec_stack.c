@@ -49,6 +49,16 @@ REC_API RecWalk rec_walk;
 REC_API uint32_t rec_stack_gen;
 static const uint64_t zero_word = 0;  /* the dependency of frames without one */
 
+/* g->jit_base as the VM left it after it moved the running thread's
+** stack under a trace: every LuaJIT before upstream 233ad240 relocates
+** jit_base only when its byte offset is below the old slot count, and
+** otherwise leaves it in the freed stack, where a later stack may lie
+** again. Such a value is never followed (track() notes it). */
+static struct {
+  const void *jb;      /* jit_base when its thread's stack moved */
+  const void *stack;   /* the stack it pointed into */
+} stale;
+
 /* -- Setup --------------------------------------------------------------- */
 
 /* Return PC -> its prototype and line: a PC inside a live prototype's
@@ -131,6 +141,7 @@ void rec_stack_stop(void)
   rec_stack_gen++;
   walk_free();
   memset(&rec_walk, 0, sizeof(rec_walk));
+  stale.jb = stale.stack = NULL;
 }
 
 void rec_stack_forget(void)
@@ -405,6 +416,17 @@ static uint32_t pc_line(global_State *g, const GCproto *pt, const BCIns *ins)
   return (uint32_t)rec_lj_line(pt, pos);
 }
 
+/* jit_base, if its frames can be read: set, not stale, inside L's stack. */
+static TValue *jit_base_ok(global_State *g, lua_State *L)
+{
+  TValue *base = tvref(g->jit_base);
+  if (__builtin_expect(stale.jb != NULL, 0)) {
+    if ((const void *)base != stale.jb) stale.jb = NULL;  /* set anew since */
+    else if (tvref(L->stack) != stale.stack) return NULL;
+  }
+  return base && rec_in_stack(L, base - 1) ? base : NULL;
+}
+
 /* Captures this event's frames into w->cur; 0 if there is no stack. */
 static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
 {
@@ -424,7 +446,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     push_tag(w, T, REC_KEY_TRACE, (uint64_t)tn);
     L = gco2th(gcref(g->cur_L));
     if (!L || !L->cframe) return 1;
-    base = st >= 0 ? tvref(g->jit_base) : L->base;
+    base = st >= 0 ? jit_base_ok(g, L) : L->base;
     if (!base || !rec_in_stack(L, base - 1)) return 1;
     switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
     case 0: push_trunc(w); break;
@@ -436,9 +458,9 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
   if (mref(g->jit_base, void)) {
     /* A GC step run by compiled code (lj_gc_step_jit): which trace is not
     ** known any more, but the frames below its base are real. */
-    TValue *base = tvref(g->jit_base);
+    TValue *base;
     L = gco2th(gcref(g->cur_L));
-    if (!L || !L->cframe || !rec_in_stack(L, base - 1)) return 0;
+    if (!L || !L->cframe || !(base = jit_base_ok(g, L))) return 0;
     switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
     case 0: push_trunc(w); break;
     case 1: walk_chain(w, g, L); break;
@@ -536,6 +558,13 @@ static void content(RecWalk *w, global_State *g, uint32_t j)
 static inline void track(global_State *g, const void *ptr, size_t osize, size_t nsize)
 {
   rec_resumer_track(g);
+  if (ptr && nsize && mref(g->jit_base, void)) {
+    lua_State *L = gco2th(gcref(g->cur_L));
+    if (L && ptr == tvref(L->stack)) {  /* its stack moves under a trace */
+      stale.jb = tvref(g->jit_base);
+      stale.stack = ptr;
+    }
+  }
   if (nsize == 0 && ptr) {
     const GCobj *o = (const GCobj *)ptr;
     if (osize == sizeof(lua_State) && o->gch.gct == (uint8_t)~LJ_TTHREAD)

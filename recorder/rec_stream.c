@@ -164,11 +164,10 @@ REC_COLD void rec_stream_announce_proto(RecStream *s, const GCproto *pt)
   announce_proto(s, pt);
 }
 
-void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
-                          int ev, const void *optr, uint64_t osize,
-                          const void *nptr, uint64_t nsize)
+void rec_stream_event_out(RecStream *s, const RecLoc *loc, int ev, const void *optr,
+                          uint64_t osize, const void *nptr, uint64_t nsize)
 {
-  rec_stream_event(s, g, loc, ev, optr, osize, nptr, nsize);
+  rec_stream_event(s, loc, ev, optr, osize, nptr, nsize);
 }
 
 int rec_stream_end(RecStream *s)

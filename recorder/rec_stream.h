@@ -48,18 +48,15 @@ REC_API void rec_stream_announce_proto(RecStream *s, const GCproto *pt);
 REC_API void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n);
 REC_API void rec_stream_announce_cfunc(RecStream *s, uint64_t addr);
 
-/* Writes one allocation event, announcing its location first if new.
-** Inline: it runs on every allocator call. */
+/* Announces the event's location if the stream does not know it yet.
+** Call it before the real allocator runs: the announcement reads the
+** prototype or trace, and the allocator call may be the one that frees
+** or moves it (the trace array growing in trace_findfree). Inline: it
+** runs on every allocator call. */
 static inline __attribute__((always_inline)) void
-rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc, int ev,
-                 const void *optr, uint64_t osize, const void *nptr,
-                 uint64_t nsize)
+rec_stream_announce(RecStream *s, global_State *g, const RecLoc *loc)
 {
-  /* Locals, not loc->..., b->p: byte stores may alias anything, so the
-  ** compiler would reload every field after each of them. */
-  RecBuf *b = &s->out;
-  uint8_t src = loc->src, *p;
-  switch (src) {
+  switch (loc->src) {
   case REC_SRC_LFUNC:
     /* Most events repeat the last prototype. */
     if (__builtin_expect(loc->pt != s->last_pt, 0))
@@ -69,6 +66,19 @@ rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc, int ev,
   case REC_SRC_CFUNC: rec_stream_announce_cfunc(s, loc->addr); break;
   default: break;
   }
+}
+
+/* Writes one allocation event whose location rec_stream_announce() has
+** announced; reads nothing of the VM. Inline: it runs on every
+** allocator call. */
+static inline __attribute__((always_inline)) void
+rec_stream_event(RecStream *s, const RecLoc *loc, int ev, const void *optr,
+                 uint64_t osize, const void *nptr, uint64_t nsize)
+{
+  /* Locals, not loc->..., b->p: byte stores may alias anything, so the
+  ** compiler would reload every field after each of them. */
+  RecBuf *b = &s->out;
+  uint8_t src = loc->src, *p;
   rec_buf_need(b, REC_EVENT_MAX);
   p = b->p;
   *p++ = (uint8_t)(ev | src);
@@ -97,8 +107,8 @@ rec_stream_event(RecStream *s, global_State *g, const RecLoc *loc, int ev,
 }
 
 /* The same, out of line (for more than one stream). */
-REC_API void rec_stream_event_out(RecStream *s, global_State *g, const RecLoc *loc,
-                          int ev, const void *optr, uint64_t osize,
-                          const void *nptr, uint64_t nsize);
+REC_API void rec_stream_event_out(RecStream *s, const RecLoc *loc, int ev,
+                                  const void *optr, uint64_t osize, const void *nptr,
+                                  uint64_t nsize);
 
 #endif

@@ -51,6 +51,7 @@ if [ $tests -eq 1 ]; then
     time                     # /usr/bin/time for peak RSS in benchmarks
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server (needs luajit2)
     wrk                      # load for the nginx test and benchmark
+    neovim                   # a real application recording itself (nvim_test)
   )
 fi
 

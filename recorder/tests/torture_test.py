@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""torture_test.py -- recordings with call stacks must never hurt the host.
+
+JIT-heavy scripts (testdata/recorder/torture/): the trace array growing
+at a trace exit (trace_growth.lua, which crashed the host before the
+recorder read everything before the real allocator ran), hundreds of
+traces and side traces, jit.flush() and a small maxtrace flushing every
+trace from a trace exit, stacks growing under traces, coroutines, errors,
+FFI finalizers, GC steps (torture.lua). Each is recorded many times, since
+a read of freed memory shows only some of the time:
+- `ljm record --stacks`, on the VM under test;
+- torture_host, a VM whose every block comes from malloc, so that under
+  --config=asan AddressSanitizer sees any read of a freed VM block;
+- `ljm record --stacks --stack-depth 3` (stacks cut at every event).
+Every run must exit 0, print the script's "ok" line, and leave a complete
+stream that follows decoder/EXTENSION.md with trace frames in it.
+usage: torture_test.py LJM_RECORD TORTURE_HOST SCRIPT..."""
+import os
+import shutil
+import subprocess
+import sys
+
+import ljmext
+import testlib
+
+RUNS = int(os.environ.get("LJM_TORTURE_RUNS", "12"))
+
+res = testlib.Results("torture")
+tool = testlib.runfile(sys.argv[1])
+host = testlib.runfile(sys.argv[2])
+scripts = {os.path.basename(a): testlib.runfile(a) for a in sys.argv[3:]}
+work = testlib.scratch("torture")
+for s in scripts.values():
+    shutil.copy(s, work)
+env = testlib.vm_env()
+env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+
+CASES = [
+    ("record", [tool, "--stacks", "-o", "OUT"], "trace_growth.lua", ["19"]),
+    ("record", [tool, "--stacks", "-o", "OUT"], "torture.lua", ["2"]),
+    ("host", [host, "OUT"], "trace_growth.lua", ["19"]),
+    ("host", [host, "OUT"], "torture.lua", ["2"]),
+    ("depth3", [tool, "--stacks", "--stack-depth", "3", "-o", "OUT"], "torture.lua", ["1"]),
+]
+
+for how, cmd, script, args in CASES:
+    what = "%s %s" % (how, script)
+    bad = []
+    for i in range(RUNS if how != "depth3" else max(2, RUNS // 4)):
+        out = os.path.join(work, "%s_%s_%d.ljm" % (how, script, i))
+        argv = [out if a == "OUT" else a for a in cmd] + [script] + args
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=work, env=env, timeout=600)
+        if p.returncode != 0 or not p.stdout.startswith("ok"):
+            bad.append("run %d: exit %d, stdout %r, stderr %r"
+                       % (i, p.returncode, p.stdout[:80], p.stderr[-2000:]))
+            continue
+        st = ljmext.parse(open(out, "rb").read())
+        if not st.complete or st.flags != 3 or st.problems:
+            bad.append("run %d: complete %s, flags %#x, problems %s"
+                       % (i, st.complete, st.flags, st.problems[:3]))
+            continue
+        traces = sum(1 for parent, label in st.nodes.values() if label.startswith("TRACE"))
+        if traces < (1 if how == "depth3" else 10):
+            bad.append("run %d: only %d trace frames" % (i, traces))
+        if i > 1:
+            os.remove(out)
+    res.check(not bad, "%s: %d runs with trouble: %s" % (what, len(bad), bad[:2]))
+
+res.finish()

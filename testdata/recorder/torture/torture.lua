@@ -1,0 +1,116 @@
+-- torture.lua -- JIT-heavy work for recording with call stacks: hundreds
+-- of traces and side traces, the trace array growing and flushed (by
+-- jit.flush() and by a small maxtrace), stacks growing under traces,
+-- coroutines, errors, FFI allocations and finalizers, GC steps.
+-- usage: torture.lua [ROUNDS]
+local ROUNDS = tonumber(arg and arg[1]) or 3
+local ffi = require "ffi"
+jit.on()
+jit.opt.start("hotloop=2", "hotexit=2")
+
+local sink, nsink = {}, 0
+local function keep(v)
+  nsink = nsink % 5000 + 1
+  sink[nsink] = v
+end
+
+-- Many distinct loops, each its own chunk: hundreds of root traces, and
+-- side traces from the branch that flips half way.
+local function many_chunks(n, tag)
+  for i = 1, n do
+    local src = ("local keep, k = ... local t = {} for j = 1, 120 do "
+      .. "if j %% %d == 0 then t[#t + 1] = {j, %q} else t[#t + 1] = j .. %q end end "
+      .. "keep(t) return #t"):format(i % 7 + 2, tag .. i, tag)
+    local f = assert(load(src, "=chunk_" .. tag .. i))
+    f(keep, i)
+  end
+end
+
+-- Recursion deep enough to grow the stack, called from a hot loop.
+local function deep(n, acc)
+  if n == 0 then return {acc} end
+  local r = deep(n - 1, acc .. "x")
+  return r
+end
+
+local function coro_work(k)
+  local co = coroutine.wrap(function(a)
+    for i = 1, 200 do
+      a = coroutine.yield({i, a}) or a
+      if i % 50 == 0 then keep(deep(60 + i % 30, "c")) end
+    end
+  end)
+  for i = 1, 200 do keep(co(k + i)) end
+  local c2 = coroutine.create(function(...)
+    local t = {...}
+    for i = 1, 100 do t[#t + 1] = coroutine.yield(#t) end
+    return t
+  end)
+  local args = {}
+  for i = 1, 120 do args[i] = i end
+  coroutine.resume(c2, unpack(args))
+  for i = 1, 100 do coroutine.resume(c2, {i}) end
+end
+
+local function errors(n)
+  local caught = 0
+  for i = 1, n do
+    local ok, e = pcall(function()
+      if i % 3 == 0 then error({code = i}) end
+      if i % 3 == 1 then error("boom " .. i) end
+      return {i}
+    end)
+    if not ok then caught = caught + 1; keep(e) end
+  end
+  return caught
+end
+
+ffi.cdef [[ typedef struct { double x, y; int tag[16]; } pt_t; ]]
+local pt_t = ffi.typeof("pt_t")
+local function ffi_work(n)
+  local finalised = 0
+  for i = 1, n do
+    local p = pt_t(i, -i)
+    p.tag[i % 16] = i
+    if i % 10 == 0 then
+      keep(ffi.gc(ffi.new("char[?]", 64 + i % 200), function() finalised = finalised + 1 end))
+    else
+      keep(p)
+    end
+  end
+  return finalised
+end
+
+local function strings(n)
+  local parts = {}
+  for i = 1, n do
+    parts[#parts + 1] = ("%d:%s"):format(i, ("ab"):rep(i % 17))
+    if i % 100 == 0 then keep(table.concat(parts)); parts = {} end
+  end
+end
+
+for round = 1, ROUNDS do
+  many_chunks(150, "r" .. round)
+  for i = 1, 40 do keep(deep(100 + i, "d")) end
+  coro_work(round)
+  errors(300)
+  ffi_work(2000)
+  strings(2000)
+  collectgarbage("step", 50)
+  if round % 2 == 0 then jit.flush() end
+  for i = 1, 300 do
+    keep({i})
+    if i % 60 == 0 then collectgarbage("step") end
+    if i % 100 == 0 then jit.flush() end
+  end
+end
+
+-- A small trace limit: the trace array fills up at a trace exit and every
+-- trace is flushed from there (trace_findfree finds none).
+jit.flush()
+jit.opt.start("maxtrace=40", "hotloop=1", "hotexit=1")
+many_chunks(120, "m")
+coro_work(0)
+errors(200)
+collectgarbage()
+print("ok", ROUNDS, nsink)
