@@ -40,7 +40,7 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
-  bad |= ljm_hmap_init(&m->ctx_by_key);
+  bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
@@ -50,6 +50,7 @@ LjmModel *ljm_model_new(void)
   }
   memset(m->loc_slots, 0xff, (m->loc_mask + 1) * sizeof(uint32_t));
   memset(m->loc_cache, 0xff, sizeof(m->loc_cache));
+  m->last_leaf = NONE;
   m->gen = 1;
   return m;
 }

@@ -143,6 +143,16 @@ typedef struct LjmNode {
   uint64_t last_time;   /* streams with time marks), else LJM_NO_TIME_US */
 } LjmNode;
 
+/* An event charged to another site than its stack's innermost frame
+** (INTERNAL work under Lua code, a built-in's calling line, a C function
+** below a Lua line) ends at a leaf of its own site under that frame: a
+** node of no stream (stream_id 0) with a parent. So per site, the nodes'
+** self figures add up to the site's. */
+static inline int ljm_node_is_charge(const LjmNode *n)
+{
+  return n->stream_id == 0 && n->parent != LJM_NO_NODE;
+}
+
 /* Number of nodes; ids are 0 .. n-1, a parent before its children. */
 size_t ljm_model_nnodes(const LjmModel *m);
 /* Node by id (id < ljm_model_nnodes). */

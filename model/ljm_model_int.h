@@ -155,6 +155,9 @@ struct LjmModel {
   LjmNode *nodes;  NodeX *nodex;  uint32_t nnodes, capnodes;
   uint32_t *stream_node;  uint32_t nstream, capstream;  /* stream id - 1 -> node */
   uint32_t *site_node;  uint32_t capsite_node;  /* site -> its own node, or NONE */
+  /* (stream node, site) -> the leaf an event of another site than its
+  ** stack's innermost frame hangs under that frame; the last one used */
+  LjmHmap leaf_by_key;  uint64_t last_leaf_key;  uint32_t last_leaf;
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
@@ -187,7 +190,11 @@ void ljm_sources_free(LjmModel *m);
 
 /* ljm_stacks.c: nodes, the owners of live blocks, RSS samples. */
 void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawFrame *f);
-/* Node of an event: its stream stack, or the site's own node (stack 0). */
+/* Node of an event: its stream stack, or the site's own node (stack 0).
+** An event charged to another site than its stack's innermost frame
+** (INTERNAL work, a built-in's calling line, a C function below a Lua
+** line) gets a leaf of its own site under that frame, so that per site
+** the stacked figures equal the flat ones. */
 uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site);
 /* The node a site is on its own (standard streams: node id == site id). */
 uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);

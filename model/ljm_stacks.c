@@ -82,10 +82,30 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
   m->stream_node[m->nstream++] = n;
 }
 
+/* The leaf of site under stream node n (created on first use). */
+static uint32_t leaf_node(LjmModel *m, uint32_t n, uint32_t site)
+{
+  uint64_t key = (uint64_t)n << 32 | site;
+  if (key == m->last_leaf_key && m->last_leaf != NONE) return m->last_leaf;
+  uint32_t c = ljm_hmap_get(&m->leaf_by_key, key);
+  if (c == NONE) {
+    c = node_new(m, n, site, LJM_NODE_FRAME);
+    if (c == NONE) return NONE;
+    if (ljm_hmap_put(&m->leaf_by_key, key, c) != 0) {
+      m->oom = 1;
+      return NONE;
+    }
+  }
+  m->last_leaf_key = key;
+  return m->last_leaf = c;
+}
+
 uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
 {
-  if (stack && stack <= m->nstream) return m->stream_node[stack - 1];
-  return ljm_stacks_site_node(m, site);
+  if (!stack || stack > m->nstream) return ljm_stacks_site_node(m, site);
+  uint32_t n = m->stream_node[stack - 1];
+  if (n == NONE || m->nodes[n].site == site) return n;
+  return leaf_node(m, n, site);
 }
 
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
@@ -164,4 +184,5 @@ void ljm_stacks_free(LjmModel *m)
   free(m->ctxs);
   free(m->rss);
   ljm_hmap_free(&m->ctx_by_key);
+  ljm_hmap_free(&m->leaf_by_key);
 }

@@ -27,6 +27,17 @@ typedef struct RecLoc {
   int32_t traceno;      /* TRACE: trace number */
 } RecLoc;
 
+/* Fast function ids of coroutine.resume and of the function coroutine.wrap
+** returns; 0 if unknown. */
+typedef struct RecFastIds {
+  int resume, wrap;
+} RecFastIds;
+REC_API RecFastIds rec_ff;
+
+/* Reads rec_ff from L's coroutine library (outside the allocator: it calls
+** the Lua API). At the start of every recording. */
+REC_API void rec_attr_start(lua_State *L);
+
 /* PC saved in the C frame chain for the frame below 'next' (a frame that
 ** is neither Lua nor a continuation: pcall, C entry, hook); rec_attr.c. */
 REC_API const BCIns *rec_attr_cframe_pc_below(lua_State *L, cTValue *next);
@@ -54,6 +65,33 @@ static inline GCfunc *rec_frame_fn(lua_State *L, cTValue *f)
   o = frame_gc(f);
   if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
   return &o->fn;
+}
+
+/* Is ptr the stack of a coroutine that fn, running on top of L, holds?
+** coroutine.resume (the coroutine is its first argument) and the function
+** coroutine.wrap returns (its upvalue) grow it to copy the arguments in; a
+** C function may grow one it holds (an argument, an upvalue) before
+** lua_resume. Only values that are surely live are looked at: a fast
+** function's are not on L->top's account, a C function's are. */
+static inline int rec_coro_stack(lua_State *L, GCfunc *fn, const void *ptr)
+{
+  cTValue *o, *top;
+  uint32_t i;
+  if (isffunc(fn)) {
+    if (fn->c.ffid == rec_ff.resume && rec_ff.resume)
+      return tvisthread(L->base) && mref(threadV(L->base)->stack, void) == ptr;
+    if (fn->c.ffid == rec_ff.wrap && rec_ff.wrap && fn->c.nupvalues >= 1)
+      return tvisthread(&fn->c.upvalue[0]) &&
+             mref(threadV(&fn->c.upvalue[0])->stack, void) == ptr;
+    return 0;
+  }
+  top = L->top < L->base + 8 ? L->top : L->base + 8;
+  for (o = L->base; o < top; o++)
+    if (tvisthread(o) && mref(threadV(o)->stack, void) == ptr) return 1;
+  for (i = 0; i < fn->c.nupvalues && i < 4; i++)
+    if (tvisthread(&fn->c.upvalue[i]) && mref(threadV(&fn->c.upvalue[i])->stack, void) == ptr)
+      return 1;
+  return 0;
 }
 
 /* Current line of Lua function fn; 'next' is the frame above it (NULL:
@@ -140,7 +178,10 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
   if (!fn) return;
   if (isluafunc(fn)) {
     rec_loc_lua(loc, L, fn, NULL);
-  } else if (isffunc(fn)) {
+    return;
+  }
+  if (ptr && rec_coro_stack(L, fn, ptr)) return;  /* a coroutine's stack grows */
+  if (isffunc(fn)) {
     GCfunc *pfn = rec_frame_fn(L, frame_prev(frame));  /* checks the bounds */
     if (pfn && isluafunc(pfn)) {
       rec_loc_lua(loc, L, pfn, frame);  /* the calling line */

@@ -443,6 +443,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   }
   sentinel_ensure(L);
   rec_cname_scan(L);
+  rec_attr_start(L);
   if (!R.atexit_done && atexit(rec_atexit) == 0) {
     pthread_atfork(NULL, NULL, rec_atfork_child);
     R.atexit_done = 1;

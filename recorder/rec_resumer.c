@@ -41,42 +41,6 @@ typedef struct CoEntry {
 
 /* -- Setup --------------------------------------------------------------- */
 
-static int ff_of(lua_State *L, const char *name)
-{
-  const GCfunc *fn;
-  int id = 0;
-  lua_pushstring(L, name);
-  lua_rawget(L, -2);
-  fn = lua_type(L, -1) == LUA_TFUNCTION ? lua_topointer(L, -1) : NULL;
-  if (fn && isffunc(fn)) id = fn->c.ffid;
-  lua_pop(L, 1);
-  return id;
-}
-
-/* Fast function ids of coroutine.resume and of the function
-** coroutine.wrap returns (no global names that; it is numbered between
-** resume and wrap in LuaJIT's library, which the neighbours confirm). */
-static void scan_ffids(lua_State *L)
-{
-  int top = lua_gettop(L), yield, resume, wrap;
-  rec_threads.ff_resume = rec_threads.ff_wrap = 0;
-  lua_pushliteral(L, "_LOADED");
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (lua_istable(L, -1)) {
-    lua_pushliteral(L, "coroutine");
-    lua_rawget(L, -2);
-    if (lua_istable(L, -1)) {
-      yield = ff_of(L, "yield");
-      resume = ff_of(L, "resume");
-      wrap = ff_of(L, "wrap");
-      rec_threads.ff_resume = resume;
-      if (resume && yield == resume - 1 && wrap == resume + 2)
-        rec_threads.ff_wrap = resume + 1;
-    }
-  }
-  lua_settop(L, top);
-}
-
 static void free_co_entries(void)
 {
   size_t i;
@@ -102,7 +66,7 @@ int rec_resumer_start(lua_State *L)
         rec_map_put(&rec_threads.threads, (uint64_t)(uintptr_t)o, 1))
       return ENOMEM;
   rec_threads.last_root = gcref(g->gc.root);
-  scan_ffids(L);
+  rec_attr_start(L);
   return 0;
 }
 
@@ -167,11 +131,11 @@ static int resumes_from_lua(lua_State *R, lua_State *co)
 {
   GCfunc *fn = top_fn(R);
   if (!fn || !isffunc(fn)) return 0;
-  if (fn->c.ffid == rec_threads.ff_resume && rec_threads.ff_resume) {
+  if (fn->c.ffid == rec_ff.resume && rec_ff.resume) {
     cTValue *a = R->base;
     return a < tvref(R->stack) + R->stacksize && tvisthread(a) && threadV(a) == co;
   }
-  if (fn->c.ffid == rec_threads.ff_wrap && rec_threads.ff_wrap && fn->c.nupvalues >= 1) {
+  if (fn->c.ffid == rec_ff.wrap && rec_ff.wrap && fn->c.nupvalues >= 1) {
     cTValue *u = &fn->c.upvalue[0];
     return tvisthread(u) && threadV(u) == co;
   }

@@ -25,15 +25,12 @@ typedef struct RecThreads {
   RecMap co;           /* coroutine -> CoEntry* (rec_resumer.c) */
   lua_State *last_co;  /* one-entry front of 'co' */
   struct CoEntry *last_ce;
-  int ff_resume;       /* fast function ids, 0 if unknown */
-  int ff_wrap;
 } RecThreads;
 
 /* The threads of the walked VM (one VM at a time). */
 REC_API RecThreads rec_threads;
 
-/* Tracks the threads of L's VM (from the GC list) and reads the fast
-** function ids of coroutine.resume/wrap; 0 or ENOMEM. */
+/* Tracks the threads of L's VM (from the GC list); 0 or ENOMEM. */
 REC_API int rec_resumer_start(lua_State *L);
 /* Forgets every thread and cached resumer. */
 REC_API void rec_resumer_stop(void);

@@ -427,6 +427,24 @@ static TValue *jit_base_ok(global_State *g, lua_State *L)
   return base && rec_in_stack(L, base - 1) ? base : NULL;
 }
 
+/* The frame a trace's base is the base of, when the trace started in its
+** function: it stays in the stack as that function at the trace's start
+** line (the line it runs is the trace's to know), so JIT-on stacks keep
+** trace allocations under the function and line they ran in, as JIT-off
+** ones do. Else (a side trace starting in an inlined call, or the trace
+** returned to a lower frame) the frame is left out. */
+static int trace_start_mode(const GCtrace *T, TValue *f, uint64_t *leafpc)
+{
+  GCobj *o = frame_gc(f);
+  BCLine line;
+  if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC || !isluafunc(&o->fn) ||
+      funcproto(&o->fn) != &gcref(T->startpt)->pt)
+    return WALK_SKIP;
+  line = rec_lj_trace_line(T);
+  *leafpc = REC_LEAF | (uint32_t)(line > 0 ? line : funcproto(&o->fn)->firstline);
+  return WALK_LEAF;
+}
+
 /* Captures this event's frames into w->cur; 0 if there is no stack. */
 static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
 {
@@ -441,6 +459,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     int32_t tn = st >= 0 ? st : (int32_t)G2J(g)->parent;
     GCtrace *T = rec_lj_trace(g, tn);
     TValue *base;
+    uint64_t leafpc = 0;
     if (st < 0 && (!T || T->traceno != (TraceNo1)tn)) return 0;
     if (T && T->traceno != (TraceNo1)tn) T = NULL;
     push_tag(w, T, REC_KEY_TRACE, (uint64_t)tn);
@@ -448,7 +467,8 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
     if (!L || !L->cframe) return 1;
     base = st >= 0 ? jit_base_ok(g, L) : L->base;
     if (!base || !rec_in_stack(L, base - 1)) return 1;
-    switch (walk_thread(w, L, base - 1, WALK_SKIP, 0)) {
+    switch (walk_thread(w, L, base - 1, T ? trace_start_mode(T, base - 1, &leafpc) : WALK_SKIP,
+                        leafpc)) {
     case 0: push_trunc(w); break;
     case 1: walk_chain(w, g, L); break;
     default: break;
@@ -547,7 +567,7 @@ static void content(RecWalk *w, global_State *g, uint32_t j)
                                  : pc_line(g, pt, (const BCIns *)(uintptr_t)e->pc);
   } else {
     e->a = (uint64_t)(uintptr_t)o->fn.c.f;
-    if (rec_threads.ff_wrap && o->fn.c.ffid == rec_threads.ff_wrap)
+    if (rec_ff.wrap && o->fn.c.ffid == rec_ff.wrap)
       rec_cname_add_ff(e->a, "coroutine.wrap");
   }
   if ((e->aux & REC_AUX_LUALINK) && j > 0) rec_tailcall_check(w, g, j);

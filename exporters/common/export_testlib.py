@@ -357,6 +357,23 @@ def _stack_frame(node, sites):
     return s["func"]
 
 
+def _chain(doc, i):
+    """Nodes of node i's path, leaf first. A charged site's leaf (no stream
+    id, a parent) that is a Lua line shows as its line alone (frames.h), so
+    its function frame is left out here."""
+    nodes, sites = doc["nodes"], doc["sites"]
+    chain = []
+    k = i
+    while k is not None:
+        chain.append(nodes[k])
+        k = nodes[k]["parent"]
+    n = nodes[i]
+    if (n["kind"] == "frame" and not n["stream_id"] and n["parent"] is not None and
+            sites[n["site"]]["kind"] == "lua" and sites[n["site"]]["func_from"] != "builtin"):
+        chain = chain[1:]
+    return chain
+
+
 def node_frames(doc, i):
     """Raw frame path of node i of a JSON document (frames.h): a site on its
     own in a standard stream; else the stack root first, then the leaf's
@@ -365,11 +382,7 @@ def node_frames(doc, i):
     n = nodes[i]
     if not doc["stream"]["stacks"]:
         return site_frames(sites[n["site"]], sites)
-    chain = []
-    k = i
-    while k is not None:
-        chain.append(nodes[k])
-        k = nodes[k]["parent"]
+    chain = _chain(doc, i)
     out = [_stack_frame(x, sites) for x in reversed(chain)]
     if n["kind"] == "frame":
         s = sites[n["site"]]
@@ -412,11 +425,7 @@ def node_places(doc, i):
         st = None if s["trace_start"] is None else sites[s["trace_start"]]
         root = _plain_places(st) if st and st["kind"] in ("lua", "c") else [(None, 0)]
         return root + [(None, 0)]
-    chain = []
-    k = i
-    while k is not None:
-        chain.append(nodes[k])
-        k = nodes[k]["parent"]
+    chain = _chain(doc, i)
     out = []
     for x in reversed(chain):
         s = sites[x["site"]] if x["kind"] == "frame" else None

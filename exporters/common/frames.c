@@ -197,7 +197,11 @@ void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
     ch[depth++] = id;
     id = ljm_model_node(m, id)->parent;
   }
-  while (depth--) frames_stack_frame(m, ljm_model_node(m, ch[depth]), f);
+  /* A charged site's leaf is its line alone: the frames above say where. */
+  const LjmSite *ls = n->kind == LJM_NODE_FRAME ? ljm_model_site(m, n->site) : NULL;
+  int charge = ljm_node_is_charge(n) && ls && ls->kind == LJM_SITE_LUA &&
+               ls->func_from != LJM_FUNC_BUILTIN;
+  while (depth-- > (uint32_t)charge) frames_stack_frame(m, ljm_model_node(m, ch[depth]), f);
   if (ch != chain) free(ch);
   if (n->kind == LJM_NODE_FRAME) {
     const LjmSite *s = ljm_model_site(m, n->site);

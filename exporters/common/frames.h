@@ -24,6 +24,10 @@
 **   built-in, C function: <function>; trace: TRACE [n]; a coroutine
 **   boundary: [coroutine]; a tail call: [tail call]; frames left out: [...]
 **
+** An event charged to another site than its stack's innermost frame ends in
+** that site (ljm_node_is_charge): INTERNAL, a C function, or a Lua line alone
+** (a built-in's calling line: ...;main chunk (app.lua);string.rep;app.lua:7).
+**
 ** A function frame never looks like a line frame ("file:line"): a search
 ** for "cache.lua:26" finds line 26, not a function defined there. Names
 ** carry no run-specific address. In a standard stream a trace sits below the

@@ -71,11 +71,14 @@ def check_nodes(tag, doc):
 def check_stacks_vs_reader(tag, doc, want):
     """Per stack of the stream: the allocations made under it and the live
     blocks it made, as the independent reader counts them, equal the self
-    figures of the node with that stream id (stack 0: the sites' own
-    nodes together)."""
-    got = {}
-    for n in doc["nodes"]:
-        key = str(n["stream_id"] or 0)
+    figures of the node with that stream id and of the charged sites' leaves
+    under it (stack 0: the sites' own nodes together)."""
+    got, nodes = {}, doc["nodes"]
+    for n in nodes:
+        # A charged site's leaf (stream_id 0 under a stream node) holds events
+        # of its parent's stack.
+        sid = n["stream_id"] or (nodes[n["parent"]]["stream_id"] if n["parent"] is not None else 0)
+        key = str(sid)
         g = got.setdefault(key, [0, 0, 0, 0])
         for k, f in enumerate(("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes")):
             g[k] += n["self"][f]

@@ -14,4 +14,4 @@ SKIP = {
 OUTPUT = {"test": "memprof_new.bin", "format_concat": "memprof_format_concat.bin"}
 SCRIPTS = ["test", "format_concat", "big", "cframes", "cfuncs", "coroutines", "dynload",
            "empty", "gc_churn", "leak", "realloc_prestart", "stack", "tailcall",
-           "jit_on", "jit_flush", "xpcall_handler"]
+           "jit_on", "jit_flush", "xpcall_handler", "costack"]

@@ -69,4 +69,20 @@ res.check(testlib.count(r, A, "INTERNAL") <= 2, "nothing of the message handler 
 r, _ = testlib.rows(os.path.join(work, "jit_on.ljm"))
 res.check(testlib.count(r, A, "TRACE [1] started at @jit_on.lua:14") > 3000,
           "JIT left on: trace allocations as TRACE [n] started at ...")
+# A coroutine's stack grown by its resumer (coroutine.resume, a wrap function)
+# is INTERNAL, as every Lua stack reallocation in the reference: the same
+# REALLOCATIONS rows, none at the resuming lines.
+r, _ = testlib.rows(os.path.join(work, "costack.ljm"))
+ref = compare_ref.ljmrows.parse_report(open(os.path.join(work, "costack.txt")).read())
+R = "REALLOCATIONS"
+mine = {n for (sec, n) in r if sec == R}
+theirs = {n for (sec, n) in ref if sec == R}
+res.check(mine == theirs, "costack: REALLOCATIONS rows %s, the reference %s"
+          % (sorted(mine), sorted(theirs)))
+want = sum(ref[(R, "INTERNAL")])
+got = testlib.count(r, R, "INTERNAL")
+res.check(abs(got - want) <= 0.1 * want, "costack: %d INTERNAL stack reallocations, the "
+          "reference %d (stack sizes differ a little between VMs)" % (got, want))
+res.check(testlib.count(r, R, "@costack.lua:10") == sum(ref[(R, "@costack.lua:10")]),
+          "costack: the args table's own growth at line 10")
 res.finish()

@@ -5,11 +5,13 @@ recording extended too (LUA_INIT passes {stacks = true} to its start):
 both streams must follow decoder/EXTENSION.md, and the downgrade of the
 script's stream (extension items dropped, flags byte 0) must match the
 reference report by the same rules as the standard recording
-(compare_ref.py). `ljm convert -f ljm` must write that same downgrade byte
+(compare_ref.py). Per line, the folded stacks of the whole-run stream count
+what its downgrade's and `ljm report` count. `ljm convert -f ljm` must write that same downgrade byte
 for byte, and `ljm report` must print the same on the extended stream as
 on its downgrade.
 usage: stacks_corpus_test.py LJM_RECORD CMOD_SO LJM CORPUS_FILE..."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,13 +63,58 @@ def check_ljm(ext, down, what):
                   "%s: ljm report %s of the extended stream = of its downgrade" % (what, opts))
 
 
+def leaves(path, what):
+    """Folded leaf frame -> allocations (alloc_count: ALLOC and REALLOC)."""
+    p = subprocess.run([ljm, "convert", "-f", "folded", "--value", "alloc_count", "-o", "-",
+                        path], capture_output=True, text=True, timeout=300)
+    res.check(p.returncode == 0, "%s: folded: %s" % (what, p.stderr))
+    out = {}
+    for line in p.stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        leaf = stack.split(";")[-1]
+        out[leaf] = out.get(leaf, 0) + int(n)
+    return out
+
+
+def report_lines(path):
+    """'file:line' -> ALLOCATIONS + REALLOCATIONS events of `ljm report`."""
+    p = subprocess.run([ljm, "report", path], capture_output=True, text=True, timeout=300)
+    out, sec = {}, None
+    for line in p.stdout.splitlines():
+        if line in ("ALLOCATIONS", "REALLOCATIONS", "DEALLOCATIONS", "HEAP SUMMARY"):
+            sec = line
+            continue
+        m = re.match(r"^@(.+:\d+): (\d+) events\t", line)
+        if m and sec in ("ALLOCATIONS", "REALLOCATIONS"):
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
+def check_per_line(ext, down, what):
+    """Per line (and per INTERNAL, C function, trace), the stacked view counts
+    what the flat one does: an event is charged to its own site, under its
+    stack; and the Lua lines' counts are the text report's."""
+    a, b = leaves(ext, what), leaves(down, what + " downgrade")
+    diff = {k: (a.get(k, 0), b.get(k, 0)) for k in set(a) | set(b) if a.get(k, 0) != b.get(k, 0)}
+    res.check(not diff, "%s: stacked folded leaves = the standard stream's: %s"
+              % (what, sorted(diff.items())[:5]))
+    rep = report_lines(ext)
+    skip = corpus_rules.SKIP.get(s, [])
+    bad = {k: (n, a.get(k, 0)) for k, n in rep.items() if k not in skip and a.get(k, 0) != n}
+    res.check((rep or s == "empty") and not bad, "%s: per line, stacked folded = ljm report: %s"
+              % (what, sorted(bad.items())[:5]))
+
+
 for s in corpus_rules.SCRIPTS:
     env = testlib.vm_env(dict(os.environ, LUA_INIT=INIT))
     p = subprocess.run([tool, "--stacks", "-o", s + ".whole.ljm", s + ".lua"], cwd=work,
                        capture_output=True, text=True, timeout=600, env=env)
     if not res.check(p.returncode == 0, "%s: exit %d: %s" % (s, p.returncode, p.stderr)):
         continue
-    check_ext(os.path.join(work, s + ".whole.ljm"), s + " whole run")
+    whole = os.path.join(work, s + ".whole.ljm")
+    with open(whole + ".down", "wb") as f:
+        f.write(ljmext.downgrade(check_ext(whole, s + " whole run")))
+    check_per_line(whole, whole + ".down", s + " whole run")
     own = os.path.join(work, corpus_rules.OUTPUT.get(s, s + ".ljm"))
     data = check_ext(own, s)
     down = own + ".down"
