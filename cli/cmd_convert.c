@@ -94,6 +94,25 @@ static int heapsnapshot(const char *in_path, const char *out_path)
   return rc;
 }
 
+/* Source files looked for and not found: said once, as names depend on them
+** (a frame the stream names keeps its name anywhere). The text report
+** names nothing from sources. */
+static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int quiet)
+{
+  const char *example;
+  char shown[64];
+  size_t i;
+  uint32_t n = ljm_model_sources_missing(m, &example);
+  if (!n || quiet || !strcmp(e->name, "text")) return;
+  /* A chunk name is any bytes: printable ASCII only, and short. */
+  for (i = 0; example[i] && i < sizeof(shown) - 1; i++)
+    shown[i] = example[i] >= 0x20 && example[i] < 0x7f ? example[i] : '?';
+  shown[i] = 0;
+  fprintf(stderr, "ljm convert: note: %u Lua source file%s not found (e.g. %s%s): functions the "
+          "stream does not name read \"function <file line N>\" (--source-dir DIR; -q)\n",
+          n, n == 1 ? "" : "s", shown, example[i] ? "..." : "");
+}
+
 int ljm_cmd_convert(int argc, char **argv)
 {
   static const struct option longopts[] = {
@@ -202,7 +221,7 @@ int ljm_cmd_convert(int argc, char **argv)
     }
     if (!(run.st = run.e->begin(&o, out.f, err, sizeof(err)))) goto export_failed;
     ljm_model_set_slices(m, run.e->slice_events);
-    LjmListener l = { run.e->on_event };  /* the exporter's own: no hop per event */
+    LjmListener l = { run.e->on_event, run.e->on_time };  /* the exporter's own: no hop */
     ljm_model_set_listener(m, &l, run.st);
   }
   rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
@@ -221,6 +240,7 @@ int ljm_cmd_convert(int argc, char **argv)
   }
   if (run.e->finish(run.st, m, err, sizeof(err)) != 0) goto export_failed;
   if (ljm_output_commit(&out)) rc = 1;
+  note_missing_sources(m, run.e, quiet);
   ljm_model_free(m);
   return rc;
 

@@ -143,12 +143,10 @@ static Rd dec_uleb_slow(Dec *d, uint64_t *v)
                    : "ULEB128 number does not fit in 64 bits");
 }
 
-/* Reads a length-prefixed string into d->str (NUL-terminated). */
-static Rd dec_string(Dec *d)
+/* Reads len raw bytes into d->str (NUL-terminated, d->strlen). */
+static Rd dec_bytes(Dec *d, uint64_t len)
 {
-  uint64_t len;
-  Rd r = dec_uleb(d, &len);
-  if (r != RD_OK) return r;
+  Rd r;
   size_t got = 0;
   while (got < len) {
     if (d->p == d->end) {
@@ -178,6 +176,15 @@ static Rd dec_string(Dec *d)
   d->str[got] = '\0';
   d->strlen = got;
   return RD_OK;
+}
+
+/* Reads a length-prefixed string into d->str (NUL-terminated). */
+static Rd dec_string(Dec *d)
+{
+  uint64_t len;
+  Rd r = dec_uleb(d, &len);
+  if (r != RD_OK) return r;
+  return dec_bytes(d, len);
 }
 
 #define TRY(x) do { Rd r_ = (x); if (r_ != RD_OK) return r_; } while (0)
@@ -359,21 +366,46 @@ static Rd dec_ext(Dec *d, uint8_t h)
       d->cb->on_time(d->ud, a);
     }
     return RD_OK;
-  default:  /* 0x23: RSS sample */
+  case 0x23:  /* RSS sample */
     d->what = "an RSS sample";
     TRY(dec_uleb(d, &b));
     dec_flush(d);
     if (d->cb->on_rss) d->cb->on_rss(d->ud, d->time, b);
     return RD_OK;
+  default: {  /* 0x24 function name, 0x25..0x2F skipped: len, then the body */
+    d->what = h == 0x24 ? "a function name" : "an annotation";
+    TRY(dec_uleb(d, &a));
+    if (a > LJM_NAME_ITEM_MAX)
+      return dec_error(d, d->item, "%s of %llu bytes (at most %d)", d->what,
+                       (unsigned long long)a, LJM_NAME_ITEM_MAX);
+    uint64_t start = dec_off(d);
+    if (h != 0x24) return dec_bytes(d, a);
+    uint64_t node, what;
+    TRY(dec_uleb(d, &node));
+    TRY(dec_uleb(d, &what));
+    uint64_t used = dec_off(d) - start;
+    if (used > a) return dec_error(d, d->item, "function name item longer than its length");
+    if (node == 0 || node > d->nodes)
+      return dec_error(d, d->item, "function name of stack node %llu, not defined before it",
+                       (unsigned long long)node);
+    if (what < LJM_NAME_GLOBAL || what > LJM_NAME_META)
+      return dec_error(d, d->item, "unknown kind of function name %llu",
+                       (unsigned long long)what);
+    TRY(dec_bytes(d, a - used));
+    dec_flush(d);
+    if (d->cb->on_node_name)
+      d->cb->on_node_name(d->ud, (uint32_t)node, (unsigned)what, d->str, d->strlen);
+    return RD_OK;
+  }
   }
 }
 
 /* Is h an extension item the stream's flags allow? */
 static int is_ext(const Dec *d, uint8_t h)
 {
-  if (h == 0x20 || h == 0x21) return (d->flags & LJM_EXT_STACKS) != 0;
+  if (h == 0x20 || h == 0x21 || h == 0x24) return (d->flags & LJM_EXT_STACKS) != 0;
   if (h == 0x22 || h == 0x23) return (d->flags & LJM_EXT_TIME) != 0;
-  return 0;
+  return h >= 0x25 && h <= 0x2f && d->flags;  /* later annotations: skipped */
 }
 
 /* One number of an event the fast path reads: 1 to 9 bytes; 0 leaves the

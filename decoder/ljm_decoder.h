@@ -28,8 +28,13 @@
 **              | 0x21 node:U                          stack of later events
 **              | 0x22 usec:U                          time mark (TIME)
 **              | 0x23 bytes:U                         RSS sample (TIME)
+**              | 0x24 len:U node:U what:U name        function name (STACKS)
+**              | 0x25..0x2F len:U byte*                reserved: skipped
 **   frame     := 0x01 proto:U line:U | 0x02 addr:U | 0x03 traceno:U
 **              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
+**   name      := the item's remaining bytes (len counts node, what, name);
+**                what: 1 global, 2 local, 3 method, 4 field, 5 upvalue,
+**                6 metamethod; at most LJM_NAME_ITEM_MAX bytes an item
 **
 ** Input comes from a file, stdin ("-") or a gzip file (recognised by its
 ** magic bytes) through a fixed-size buffer: memory does not grow with the
@@ -143,7 +148,16 @@ typedef struct LjmCallbacks {
   void (*on_stack_node)(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f);
   void (*on_rss)(void *ud, uint64_t time, uint64_t bytes);
   void (*on_time)(void *ud, uint64_t usec);   /* each time mark */
+  /* The function name of stack node id (once per node, after the node),
+  ** as the recorder read it from the calling instruction (LJM_NAME_*). */
+  void (*on_node_name)(void *ud, uint32_t id, unsigned what, const char *name, size_t len);
 } LjmCallbacks;
+
+/* What a node's name is (0x24 items). */
+enum { LJM_NAME_GLOBAL = 1, LJM_NAME_LOCAL, LJM_NAME_METHOD, LJM_NAME_FIELD,
+       LJM_NAME_UPVALUE, LJM_NAME_META };
+/* Largest 0x24..0x2F item body read (longer: an error at the item). */
+#define LJM_NAME_ITEM_MAX 4096
 
 typedef struct LjmInput LjmInput;
 

@@ -8,6 +8,7 @@
 **   ljm_model_set_slices(m, e->slice_events)   streaming formats, before decoding
 **   st = e->begin(opts, out)        before decoding (streaming formats) or after
 **   e->on_event(st, m, ev)          for each event, only if e->streaming
+**   e->on_time(st, m, usec)         each time mark, if e->streaming and set
 **   e->finish(st, m)                after decoding: write the rest, free st
 ** 'out' stays owned by the caller, who checks it for write errors and closes it.
 */
@@ -56,6 +57,8 @@ typedef struct LjmExporter {
   void *(*begin)(const LjmExportOptions *o, FILE *out, char *err, size_t errlen);
   /* One event (streaming exporters only). */
   void (*on_event)(void *st, const LjmModel *m, const LjmLiveEvent *ev);
+  /* Each time mark of an extended stream (streaming exporters; optional). */
+  void (*on_time)(void *st, const LjmModel *m, uint64_t usec);
   /* Writes what is left and frees st. Returns 0, or -1 with a reason in err. */
   int (*finish)(void *st, const LjmModel *m, char *err, size_t errlen);
 } LjmExporter;

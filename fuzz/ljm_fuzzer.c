@@ -58,6 +58,13 @@ static void on_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
   for (size_t i = 0; i < s->n; i++) s->e[i]->on_event(s->st[i], m, ev);
 }
 
+static void on_time(void *ud, const LjmModel *m, uint64_t usec)
+{
+  Streams *s = ud;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->e[i]->on_time) s->e[i]->on_time(s->st[i], m, usec);
+}
+
 static void check_model(const LjmModel *m, size_t seen)
 {
   const LjmTotals *t = ljm_model_totals(m);
@@ -245,7 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.n++;
   }
   CHECK(s.n >= 2);
-  LjmListener l = { on_event };
+  LjmListener l = { on_event, on_time };
   ljm_model_set_listener(m, &l, &s);
   LjmDiag d;
   LjmStatus st = ljm_model_load(m, in, "fuzz.ljm", &d);

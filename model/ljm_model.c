@@ -41,6 +41,7 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
   bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key);
+  bad |= ljm_hmap_init(&m->named_site);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
@@ -64,6 +65,7 @@ void ljm_model_free(LjmModel *m)
   ljm_hmap_free(&m->cname_by_addr);
   ljm_hmap_free(&m->alias_by_chunk);
   ljm_hmap_free(&m->site_by_key);
+  ljm_hmap_free(&m->named_site);
   ljm_hmap_free(&m->prim_by_key);
   ljm_hmap_free(&m->src_by_chunk);
   ljm_sources_free(m);
@@ -452,6 +454,15 @@ static void on_time(void *ud, uint64_t usec)
 {
   LjmModel *m = ud;
   m->info.duration = usec;
+  if (m->listener && m->listener->on_time && !m->oom && !m->bad)
+    m->listener->on_time(m->listener_ud, m, usec);
+}
+
+static void on_node_name(void *ud, uint32_t id, unsigned what, const char *name, size_t len)
+{
+  LjmModel *m = ud;
+  (void)what;
+  if (!m->oom && !m->bad) ljm_stacks_on_name(m, id, name, len);
 }
 
 static void on_rss(void *ud, uint64_t time, uint64_t bytes)
@@ -474,7 +485,7 @@ static void on_progress(void *ud, uint64_t offset)
 
 static const LjmCallbacks model_callbacks = {
   on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
-  on_flags, on_stack_node, on_rss, on_time
+  on_flags, on_stack_node, on_rss, on_time, on_node_name
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)

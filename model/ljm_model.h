@@ -62,7 +62,9 @@ typedef enum LjmFuncFrom {
   LJM_FUNC_MAIN,        /* a chunk's main function: "main chunk" */
   LJM_FUNC_BUILTIN,     /* a library function written in bytecode: "move" */
   LJM_FUNC_ANONYMOUS,   /* the source was read, the line names nothing */
-  LJM_FUNC_UNKNOWN      /* the source was not readable */
+  LJM_FUNC_UNKNOWN,     /* the source was not readable */
+  LJM_FUNC_STREAM       /* a stack frame named by the stream (its caller's
+                           instruction: "alpha_outer", "gamma_leaf") */
 } LjmFuncFrom;
 
 /* One resolved location. All strings are NUL-terminated and owned by the
@@ -227,6 +229,10 @@ typedef struct LjmLiveEvent {
 
 typedef struct LjmListener {
   void (*on_event)(void *ud, const LjmModel *m, const LjmLiveEvent *ev);
+  /* Optional: each time mark of an extended stream (usec since the stream
+  ** began), after the events before it; marks come even when nothing is
+  ** allocated, so a listener can tell idle time from busy time. */
+  void (*on_time)(void *ud, const LjmModel *m, uint64_t usec);
 } LjmListener;
 
 /* Registers a listener (at most one; NULL removes it). Call before decoding. */

@@ -158,6 +158,7 @@ struct LjmModel {
   /* (stream node, site) -> the leaf an event of another site than its
   ** stack's innermost frame hangs under that frame; the last one used */
   LjmHmap leaf_by_key;  uint64_t last_leaf_key;  uint32_t last_leaf;
+  LjmHmap named_site;  /* (base site, function name) -> its stream-named site */
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
@@ -166,6 +167,7 @@ struct LjmModel {
   int use_sources;
   char **src_dirs;  size_t nsrc_dirs;
   LjmHmap src_by_chunk;  SrcText *srcs;  uint32_t nsrcs, capsrcs;
+  uint32_t src_missing;  const char *src_missing_example;  /* files not found */
 };
 
 /* ljm_symbols.c: symbol table updates from the decoder. */
@@ -179,6 +181,12 @@ const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr);
 /* ljm_names.c: the name of a location under the current symbols, and the
 ** site that (loc, name) stands for (created on first use). */
 uint32_t ljm_names_site_of(LjmModel *m, uint32_t loc);
+/* The Lua site 'base' under a function name the stream gave (LJM_FUNC_STREAM):
+** a site of its own for stack frames, with base's location and reference
+** name and no figures (events are charged to base); NONE if out of memory. */
+uint32_t ljm_names_site_named(LjmModel *m, uint32_t base, const char *name, size_t len);
+/* Are sites a and b the same place (location and reference name)? */
+static inline int ljm_names_same_place(const LjmModel *m, uint32_t a, uint32_t b);
 /* Formats a double the way LuaJIT's "%d" does (used for names and reports). */
 int ljm_fmt_lua_int(char *buf, size_t len, double n);
 
@@ -190,6 +198,8 @@ void ljm_sources_free(LjmModel *m);
 
 /* ljm_stacks.c: nodes, the owners of live blocks, RSS samples. */
 void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawFrame *f);
+/* The stream's function name of node id (a Lua frame): its site is named so. */
+void ljm_stacks_on_name(LjmModel *m, uint32_t id, const char *name, size_t len);
 /* Node of an event: its stream stack, or the site's own node (stack 0).
 ** An event charged to another site than its stack's innermost frame
 ** (INTERNAL work, a built-in's calling line, a C function below a Lua
@@ -243,5 +253,10 @@ static inline __attribute__((always_inline)) void ljm_refagg_event(LjmModel *m, 
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);
 uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len);
 void *ljm_model_grow(LjmModel *m, void *arr, uint32_t *cap, size_t elem);
+
+static inline int ljm_names_same_place(const LjmModel *m, uint32_t a, uint32_t b)
+{
+  return a == b || (m->sitex[a].loc == m->sitex[b].loc && m->sitex[a].name == m->sitex[b].name);
+}
 
 #endif

@@ -22,6 +22,9 @@ void ljm_model_free(LjmModel *m);
 ** chunk paths as recorded (relative to the current directory), then under
 ** each of dirs. Call before ljm_model_load. Returns 0 or -1 (out of memory). */
 int ljm_model_set_sources(LjmModel *m, const char *const *dirs, size_t ndirs);
+/* After loading: how many source files were looked for and not found, and
+** one of them (the model's string, or NULL when none). */
+uint32_t ljm_model_sources_missing(const LjmModel *m, const char **example);
 
 /* Sizes and byte totals a stream may carry. No address space holds a block
 ** above 2^56 bytes, and totals below 2^62 stay exact in every view (int64

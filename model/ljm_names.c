@@ -234,7 +234,8 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
   }
 }
 
-static uint32_t new_site(LjmModel *m, uint32_t loc, uint32_t name)
+/* Room for one more site: its id (zeroed), or NONE when out of memory. */
+static uint32_t site_slot(LjmModel *m)
 {
   if (m->nsites == m->capsites) {
     uint32_t cap = m->capsites;
@@ -247,9 +248,15 @@ static uint32_t new_site(LjmModel *m, uint32_t loc, uint32_t name)
     m->sitex = x;
     m->capsites = cap;
   }
-  uint32_t si = m->nsites++;
-  memset(&m->sites[si], 0, sizeof(m->sites[si]));
-  memset(&m->sitex[si], 0, sizeof(m->sitex[si]));
+  memset(&m->sites[m->nsites], 0, sizeof(m->sites[m->nsites]));
+  memset(&m->sitex[m->nsites], 0, sizeof(m->sitex[m->nsites]));
+  return m->nsites++;
+}
+
+static uint32_t new_site(LjmModel *m, uint32_t loc, uint32_t name)
+{
+  uint32_t si = site_slot(m);
+  if (si == NONE) return NONE;
   const LjmStrEntry *e = ljm_strtab_get(&m->str, name);
   m->sites[si].name = e->s;
   m->sites[si].name_len = e->len;
@@ -304,5 +311,23 @@ uint32_t ljm_names_site_of(LjmModel *m, uint32_t li)
     }
   }
   m->locs[li].site = si;
+  return si;
+}
+
+uint32_t ljm_names_site_named(LjmModel *m, uint32_t base, const char *name, size_t len)
+{
+  uint32_t fn = ljm_model_intern(m, name, len);
+  if (fn == NONE) return NONE;
+  uint64_t key = (uint64_t)base << 32 | fn;
+  uint32_t si = ljm_hmap_get(&m->named_site, key);
+  if (si != NONE) return si;
+  if ((si = site_slot(m)) == NONE) return NONE;
+  m->sites[si] = m->sites[base];
+  memset(&m->sites[si].fig, 0, sizeof(m->sites[si].fig));
+  m->sites[si].func = str_of(m, fn);
+  m->sites[si].func_from = LJM_FUNC_STREAM;
+  m->sitex[si].loc = m->sitex[base].loc;
+  m->sitex[si].name = m->sitex[base].name;
+  if (ljm_hmap_put(&m->named_site, key, si) != 0) m->oom = 1;
   return si;
 }

@@ -129,6 +129,7 @@ static const SrcText *source_of(LjmModel *m, uint32_t chunk)
   if (e->len && e->s[0] == '@' && !memchr(e->s, '\0', e->len)) {
     s->text = find_file(m, e->s + 1, &s->len);
     s->owned = 1;
+    if (!s->text && !m->src_missing++) m->src_missing_example = e->s + 1;
   } else if (e->len && e->s[0] != '=') {
     s->text = (char *)e->s;  /* the strtab keeps it for the model's life */
     s->len = e->len;
@@ -163,4 +164,10 @@ int ljm_sources_readable(LjmModel *m, uint32_t chunk)
   if (!m->use_sources) return 0;
   const SrcText *s = source_of(m, chunk);
   return s && s->text;
+}
+
+uint32_t ljm_model_sources_missing(const LjmModel *m, const char **example)
+{
+  if (example) *example = m->src_missing ? m->src_missing_example : NULL;
+  return m->src_missing;
 }

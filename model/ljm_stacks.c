@@ -104,8 +104,21 @@ uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
 {
   if (!stack || stack > m->nstream) return ljm_stacks_site_node(m, site);
   uint32_t n = m->stream_node[stack - 1];
-  if (n == NONE || m->nodes[n].site == site) return n;
+  if (n == NONE) return n;
+  uint32_t ns = m->nodes[n].site;
+  if (ns != LJM_NO_SITE && ljm_names_same_place(m, ns, site)) return n;
   return leaf_node(m, n, site);
+}
+
+void ljm_stacks_on_name(LjmModel *m, uint32_t id, const char *name, size_t len)
+{
+  if (id == 0 || id > m->nstream || m->stream_node[id - 1] == NONE) return;
+  LjmNode *nd = &m->nodes[m->stream_node[id - 1]];
+  if (nd->kind != LJM_NODE_FRAME || nd->site == LJM_NO_SITE || !len) return;
+  const LjmSite *s = &m->sites[nd->site];
+  if (s->kind != LJM_SITE_LUA || s->func_from == LJM_FUNC_BUILTIN) return;
+  uint32_t si = ljm_names_site_named(m, nd->site, name, len);
+  if (si != NONE) nd->site = si;
 }
 
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)

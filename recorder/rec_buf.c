@@ -191,6 +191,11 @@ void rec_buf_str(RecBuf *b, const char *s, size_t len)
 {
   rec_buf_need(b, 10);
   rec_buf_uleb(b, len);
+  rec_buf_raw(b, s, len);
+}
+
+void rec_buf_raw(RecBuf *b, const char *s, size_t len)
+{
   while (len) {
     size_t room = (size_t)(b->end - b->p), n;
     if (!room) {

@@ -83,6 +83,8 @@ static inline void rec_buf_tick(RecBuf *b)
 }
 /* Appends a length-prefixed string, flushing as often as needed. */
 void rec_buf_str(RecBuf *b, const char *s, size_t len);
+/* Appends len bytes as they are, flushing as often as needed. */
+void rec_buf_raw(RecBuf *b, const char *s, size_t len);
 
 /* Makes room for n (<= REC_EVENT_MAX) bytes. */
 static inline void rec_buf_need(RecBuf *b, size_t n)

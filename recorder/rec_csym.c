@@ -202,6 +202,21 @@ void rec_csym_refresh(void)
   C.seen = 1;
 }
 
+/* An object's path; the main program's (which the loader reports as "")
+** from /proc/self/exe, so that an address no symbol covers reads
+** "nvim+0x87910", never "main+...", which looks like the symbol main. */
+static const char *obj_path(const CObj *o)
+{
+  static char exe[4096];
+  if (*o->path) return o->path;
+  if (!*exe) {
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) n = (ssize_t)strlen(strcpy(exe, "main program"));
+    exe[n] = 0;
+  }
+  return exe;
+}
+
 size_t rec_csym_nobjs(void)
 {
   return C.nobjs;
@@ -212,7 +227,7 @@ void rec_csym_emit(RecBuf *b, size_t i, uint8_t hdr)
   const CObj *o = &C.objs[i];
   size_t k;
   if (!o->nsyms) {  /* no symbols: name the object at its base */
-    const char *name = *o->path ? o->path : "main";
+    const char *name = obj_path(o);
     rec_buf_need(b, 11);
     rec_buf_byte(b, hdr);
     rec_buf_uleb(b, o->lo == UINT64_MAX ? o->base : o->lo);
@@ -245,7 +260,7 @@ int rec_csym_describe(uint64_t addr, char *buf, size_t len)
   for (i = 0; i < C.nobjs; i++) {
     const CObj *o = &C.objs[i];
     if (addr >= o->lo && addr < o->hi) {
-      const char *p = *o->path ? o->path : "main";
+      const char *p = obj_path(o);
       const char *s = strrchr(p, '/');
       snprintf(buf, len, "%s+%#llx", s ? s + 1 : p,
                (unsigned long long)(addr - o->base));

@@ -2,6 +2,8 @@
 #include "rec_ext.h"
 
 #include <errno.h>
+
+#include "rec_fname.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,11 +163,60 @@ static uint32_t intern(RecStream *s, global_State *g, uint32_t parent, uint8_t k
   return e->id;
 }
 
-static uint32_t intern_frame(RecStream *s, global_State *g, uint32_t parent,
-                             const RecFrame *f, int tail_ok)
+static uint32_t uleb_len(uint64_t v)
 {
+  uint32_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+/* The name item of new Lua node id, when its caller's instruction names
+** the function (rec_fname.h): 0x24 len node what name. */
+static void write_name(RecStream *s, global_State *g, uint32_t id, const RecFrame *f,
+                       const RecFrame *caller)
+{
+  RecBuf *b = &s->out;
+  const GCfunc *cfn;
+  const GCproto *pt;
+  const BCIns *pc;
+  BCPos pos;
+  const char *name;
+  size_t len;
+  int what;
+  if (f->tail || !caller || caller->kind != REC_FR_LUA || !caller->pc ||
+      (caller->pc & REC_LEAF) || !caller->slot)
+    return;  /* reached by a tail call: the caller called another function */
+  cfn = (const GCfunc *)(uintptr_t)caller->fn;
+  pt = funcproto(cfn);
+  pc = (const BCIns *)(uintptr_t)caller->pc;  /* after the instruction that called */
+  pos = proto_bcpos(pt, pc);
+  if ((uint64_t)(uintptr_t)pt != caller->a || pos < 1 || pos > pt->sizebc)
+    return;  /* not in its bytecode (a trace's copy) */
+  what = rec_fname(g, cfn, (const TValue *)caller->slot + 1, pc - 1,
+                   (const GCfunc *)(uintptr_t)f->fn, &name, &len);
+  if (!what) return;
+  rec_buf_need(b, 32);
+  rec_buf_byte(b, REC_IT_NAME);
+  rec_buf_uleb(b, uleb_len(id) + uleb_len((uint64_t)what) + len);
+  rec_buf_uleb(b, id);
+  rec_buf_uleb(b, (uint64_t)what);
+  rec_buf_raw(b, name, len);
+}
+
+/* The node of frame f (its caller the frame below, or NULL). */
+static uint32_t intern_frame(RecStream *s, global_State *g, uint32_t parent,
+                             const RecFrame *f, const RecFrame *caller, int tail_ok)
+{
+  RecExt *x = s->ext;
+  uint32_t last, id;
   if (f->tail && tail_ok) parent = intern(s, g, parent, REC_FR_TAIL, 0, 0, 0);
-  return intern(s, g, parent, f->kind, f->a, f->ident, f->line);
+  last = x->next_id;
+  id = intern(s, g, parent, f->kind, f->a, f->ident, f->line);
+  if (id > last && f->kind == REC_FR_LUA) write_name(s, g, id, f, caller);
+  return id;
 }
 
 uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
@@ -179,7 +230,8 @@ uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
     x->nvalid = 0;
     parent = intern(s, g, 0, REC_FR_TRUNC, 0, 0, 0);
     for (j = n - x->depth; j < n; j++)
-      parent = intern_frame(s, g, parent, &w->prev[j], j > n - x->depth);
+      parent = intern_frame(s, g, parent, &w->prev[j], j ? &w->prev[j - 1] : NULL,
+                            j > n - x->depth);
     return parent;
   }
   if (x->nid_cap < w->cap) {
@@ -194,7 +246,7 @@ uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
   j = w->same < x->nvalid ? w->same : x->nvalid;
   parent = j ? x->nid[j - 1] : 0;
   for (; j < n; j++) {
-    parent = intern_frame(s, g, parent, &w->prev[j], 1);
+    parent = intern_frame(s, g, parent, &w->prev[j], j ? &w->prev[j - 1] : NULL, 1);
     x->nid[j] = parent;
   }
   x->nvalid = n;

@@ -21,6 +21,7 @@
 #define REC_IT_SELECT 0x21
 #define REC_IT_MARK 0x22
 #define REC_IT_RSS 0x23
+#define REC_IT_NAME 0x24     /* a Lua node's function name */
 #define REC_RSS_US 100000u   /* RSS samples at most every 100 ms */
 
 typedef struct RecNode {     /* trie entry: (parent, frame) -> id */

@@ -12,6 +12,7 @@
 #include "rec_resumer.c"
 #include "rec_tailcall.c"
 #include "rec_stack.c"
+#include "rec_fname.c"
 #include "rec_ext.c"
 #include "rec_stream.c"
 #include "rec_snap.c"

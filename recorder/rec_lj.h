@@ -12,6 +12,8 @@
 #include "lj_bc.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
+#include "lj_debug.h"
+#include "lj_tab.h"
 #include "lj_state.h"
 
 /* Line of bytecode position pc in pt; 0 without line info. */

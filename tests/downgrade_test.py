@@ -99,6 +99,13 @@ class Walk:
                         self.uleb()
                     out.append(("ext", h))
                     continue
+                if 0x24 <= h <= 0x2F:  # function names and later annotations: len, body
+                    n = self.uleb()
+                    if self.i + n > len(self.d):
+                        raise Cut()
+                    self.i += n
+                    out.append(("ext", h))
+                    continue
                 assert h <= 0x13, "header 0x%x" % h
                 kind, src = h & 3, h & 0x1C
                 if kind == 0:

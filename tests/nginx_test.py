@@ -24,10 +24,10 @@ import time
 import zlib
 
 import clitest
+import ljmread
 from nginxlib import Nginx, get, log_problems, make_prefix, scratch_top, served, wrk
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
-import ljmrows  # noqa: E402
 import testlib  # noqa: E402
 
 ljm, so = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -40,7 +40,7 @@ top = scratch_top()
 def stream(path):
     """(rows, info) of a possibly cut .gz stream."""
     raw = open(path, "rb").read()
-    return ljmrows.decode(zlib.decompressobj(31).decompress(raw))
+    return ljmread.decode(zlib.decompressobj(31).decompress(raw))
 
 
 def leak_rows(rows, prefix):

@@ -14,9 +14,14 @@ allocates one table per turn) where users read them:
   * `heaptrack_print -F` (heaptrack's own flame-graph stacks, from the
     trace tree).
 
-usage: stacks_views_test.py LJM CHAINS_LUA JIT_CHAINS_LUA
+bursts.lua (10 bursts of allocations, ~50 ms of idle work after each):
+the heaptrack file has time stamps in the idle stretches, so that
+heaptrack_gui's charts (a point per 'c' line) stay flat there.
+
+usage: stacks_views_test.py LJM CHAINS_LUA JIT_CHAINS_LUA BURSTS_LUA
 """
 import collections
+import gzip
 import os
 import re
 import shutil
@@ -28,7 +33,7 @@ from clitest import Checks
 
 check = Checks("stacks_views_test")
 LJM = os.path.abspath(sys.argv[1])
-SCRIPTS = [os.path.abspath(p) for p in sys.argv[2:4]]
+SCRIPTS = [os.path.abspath(p) for p in sys.argv[2:5]]
 N = 200
 
 MAIN = ["pmain", "main chunk (chains.lua)"]  # ljm record's C entry, the chunk
@@ -36,7 +41,7 @@ F = "(chains.lua)"
 # Folded stack (root first) -> allocations: exactly N, or (lo, hi) where a
 # built-in or the first resume allocates a little more than the loop's tables.
 FOLDED = {
-    (*MAIN, "Account:deposit " + F, "chains.lua:11"): N,
+    (*MAIN, "deposit " + F, "chains.lua:11"): N,  # method 'deposit': the stream names it
     (*MAIN, "outer " + F, "helper " + F, "chains.lua:16"): N,
     (*MAIN, *["deep " + F] * 6, "chains.lua:25"): N,
     # string.rep's tables are charged to its calling line: that line is the
@@ -171,7 +176,7 @@ def check_chains(work):
         check(in_range(traces.get(fn, 0), want),
               "pprof -traces: %s -> %d, want %s" % (" <- ".join(fn), traces.get(fn, 0), want))
     lines = pprof_traces(prof, work, lines=True)
-    want = ("chains.Account:deposit chains.lua:11", "chains.main chunk chains.lua:43", "pmain [C]")
+    want = ("chains.deposit chains.lua:11", "chains.main chunk chains.lua:43", "pmain [C]")
     check(lines.get(want, 0) == N, "pprof -traces -lines: the method at its line under its "
           "caller's line: %s -> %d" % (" <- ".join(want), lines.get(want, 0)))
     want = ("chains.deep chains.lua:25",) + ("chains.deep chains.lua:26",) * 5 + \
@@ -234,10 +239,72 @@ def check_jit_diff(work, prof_on):
           % (row.group(0) if row else p.stdout[-600:]))
 
 
+# Frames the stream names (0x24): the caller's instruction names them.
+STREAM_NAMED = ["deposit " + F, "outer " + F, "helper " + F, "deep " + F, "va " + F,
+                "__index " + F]
+
+
+def check_stream_names(work):
+    """Names of an extended stream do not depend on where it is converted:
+    the frames the stream names read the same with the sources at hand and
+    without them; without them `ljm convert` says once that sources were not
+    found, and -q silences that."""
+    prof = os.path.join(work, "chains.ljm")
+    away = tempfile.mkdtemp(prefix="away-", dir=work)
+    here = folded(prof, work)
+    cmd = [LJM, "convert", "-f", "folded", "--value", "alloc_count", "-o", "-", prof]
+    p = run(cmd, away)
+    there = collections.Counter()
+    for line in p.stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        there[tuple(stack.split(";"))] += int(count)
+    for name in STREAM_NAMED:
+        a = sum(v for k, v in here.items() if name in k)
+        b = sum(v for k, v in there.items() if name in k)
+        check(a >= N and a == b, "stream name %r: %d allocations under it with the sources, "
+              "%d without" % (name, a, b))
+    notes = [l for l in p.stderr.splitlines() if "source file" in l]
+    check(p.returncode == 0 and len(notes) == 1 and "not found" in notes[0] and
+          "chains.lua" in notes[0], "convert without sources: one note on stderr: %r" % p.stderr)
+    q = run(cmd[:2] + ["-q"] + cmd[2:], away)
+    check(q.returncode == 0 and q.stderr == "", "-q: no note: %r" % q.stderr)
+    h = run(cmd, work)
+    check(h.returncode == 0 and h.stderr == "", "sources found: no note: %r" % h.stderr)
+
+
+def check_idle(work):
+    """Heaptrack's time stamps keep idle stretches flat: after each burst but
+    the last, two 'c' lines at least 30 ms apart with no allocation or free
+    between them (heaptrack_gui draws a point per 'c' line: a flat line
+    between them, not a ramp to the next burst), and the time axis spans
+    the run."""
+    prof = record(SCRIPTS[2], work)
+    ht = prof + ".heaptrack.gz"
+    p = run([LJM, "convert", "-o", ht, prof], work)
+    check(p.returncode == 0, "heaptrack convert: %s" % p.stderr)
+    stamps, flat, last_c, events_since = [], [], None, 0
+    for line in gzip.open(ht, "rt", encoding="utf-8", errors="replace"):
+        if line.startswith("c "):
+            ms = int(line.split()[1], 16)
+            if last_c is not None and not events_since and ms - last_c >= 30:
+                flat.append((last_c, ms))
+            stamps.append(ms)
+            last_c, events_since = ms, 0
+        elif line[:2] in ("+ ", "- "):
+            events_since += 1
+    check(len(flat) >= 9, "heaptrack: flat stretches between bursts (two 'c' lines >= 30 ms "
+          "apart, nothing between): %r" % flat)
+    check(stamps and stamps == sorted(stamps) and stamps[-1] >= 450,
+          "heaptrack: time stamps never go back and span the run (last %s ms)"
+          % (stamps[-1] if stamps else None))
+
+
 def main():
     work = tempfile.mkdtemp(prefix="stacks-views-", dir=os.environ.get("TEST_TMPDIR"))
     check_chains(work)
+    check_stream_names(work)
     check_jit(work)
+    check_idle(work)
     return check.done(minimum=30)
 
 

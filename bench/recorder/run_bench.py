@@ -56,8 +56,8 @@ def main():
     outdir = arg("--dir", "/dev/shm" if os.path.isdir("/dev/shm") else tmp)
     out = arg("--out", os.path.join(outdir, "ljm-bench-%d.ljm" % os.getpid()))
     print("stream written to %s; %d runs each, best of them" % (out, reps))
-    sys.path.insert(0, os.path.join(ROOT, "recorder", "tests"))
-    import ljmrows
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import ljmread
     driver = os.path.join(HERE, "driver.lua")
     modes = ("off", "rec", "stacks")
     worst = {"rec": 0.0, "stacks": 0.0}
@@ -78,7 +78,7 @@ def main():
                 if mode != "off" and os.path.isfile(out):
                     sizes[mode] = os.path.getsize(out)
                     if mode == "rec" and events != events:  # count once
-                        events = ljmrows.decode(open(out, "rb").read())[1]["events"]
+                        events = ljmread.decode(open(out, "rb").read())[1]["events"]
         mp, cp, tp = (min(x) for x in m["off"])
         for mode in modes:
             mr, cr, tr = (min(x) for x in m[mode])

@@ -152,11 +152,20 @@ static void on_time(void *ud, uint64_t usec)
   mix(ud, usec);
 }
 
+static void on_node_name(void *ud, uint32_t id, unsigned what, const char *name, size_t len)
+{
+  call(ud, 13);
+  mix(ud, id);
+  mix(ud, what);
+  for (size_t i = 0; i < len; i++) mix(ud, (unsigned char)name[i]);
+}
+
 /* A consumer of every call, batched or one by one. */
 static void callbacks(int batched, LjmCallbacks *cb)
 {
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
-                        stopped, on_progress, on_flags, on_stack_node, on_rss, on_time };
+                        stopped, on_progress, on_flags, on_stack_node, on_rss, on_time,
+                        on_node_name };
   if (!batched) cb->on_events = NULL;
 }
 

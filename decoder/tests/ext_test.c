@@ -146,6 +146,23 @@ static void bad(uint8_t flags, const uint8_t *item, size_t n, size_t skip, const
   free(b.p);
 }
 
+/* A function name and a reserved annotation (0x25) between events: read
+** and skipped, the events around them delivered. */
+static void names(void)
+{
+  Sbuf b;
+  Seen s;
+  LjmDiag d;
+  start(&b, 0x03);
+  node_lua(&b, 0, 1);
+  sb_bytes(&b, (const uint8_t *)"\x24\x05\x01\x03" "put", 7);
+  sb_bytes(&b, (const uint8_t *)"\x25\x03" "abc", 5);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK && s.nev == 1);
+  free(b.p);
+}
+
 static void errors(void)
 {
   bad(0x03, (const uint8_t *)"\x20\x05\x01\x00\x01", 5, 0, "refers to node 5");
@@ -154,7 +171,13 @@ static void errors(void)
   bad(0x03, (const uint8_t *)"\x22\x05\x22\x04", 4, 2, "time goes back");
   bad(0x01, (const uint8_t *)"\x22\x05", 2, 0, "unknown event header 0x22");  /* no TIME flag */
   bad(0x02, (const uint8_t *)"\x21\x01", 2, 0, "unknown event header 0x21");  /* no STACKS flag */
-  bad(0x03, (const uint8_t *)"\x24\x00", 2, 0, "unknown event header 0x24");
+  bad(0x03, (const uint8_t *)"\x30\x00", 2, 0, "unknown event header 0x30");
+  /* Function names (0x24): a defined node, a known kind, a bounded length. */
+  bad(0x03, (const uint8_t *)"\x24\x03\x05\x01x", 5, 0, "function name of stack node 5");
+  bad(0x03, (const uint8_t *)"\x24\x03\x01\x09x", 5, 0, "unknown kind of function name 9");
+  bad(0x03, (const uint8_t *)"\x24\x81\x40", 3, 0, "function name of 8193 bytes");
+  bad(0x03, (const uint8_t *)"\x24\x01\x01\x01", 4, 0, "longer than its length");
+  bad(0x02, (const uint8_t *)"\x24\x02\x01\x01", 4, 0, "unknown event header 0x24");
 
   /* Unknown flag bits, and flags on an older version. */
   Sbuf b;
@@ -185,6 +208,7 @@ static void errors(void)
 int main(void)
 {
   good();
+  names();
   errors();
   return check_done("ext_test");
 }

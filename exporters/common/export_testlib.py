@@ -93,7 +93,7 @@ def convert_ok(profile, out, fmt=None, extra=()):
 VALUE_KINDS = ["alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak_bytes"]
 
 # -- Tests through a format's own reader (pprof, heaptrack_print) -----------
-# These take the binary, the independent reader ljm_totals.py and the corpus
+# These take the binary, the independent reader tests/ljmread.py and the corpus
 # folders as arguments, and count every check.
 
 
@@ -208,6 +208,15 @@ class Stream:
 
     def stack(self, node):
         self.events += b"\x21" + uleb(node)
+
+    def name(self, node, what, name):
+        """The function name of a Lua node (0x24: 1 global .. 6 metamethod)."""
+        body = uleb(node) + uleb(what) + name
+        self.events += b"\x24" + uleb(len(body)) + body
+
+    def annotation(self, hdr, body):
+        """A reserved item (0x25..0x2F) readers skip."""
+        self.events += bytes([hdr]) + uleb(len(body)) + body
 
     def time(self, usec):
         self.events += b"\x22" + uleb(usec)
@@ -349,7 +358,7 @@ def _stack_frame(node, sites):
         return _MARKERS[node["kind"]]
     s = sites[node["site"]]
     if s["kind"] == "lua":
-        if s["func_from"] in ("source", "main"):
+        if s["func_from"] in ("source", "main", "stream"):
             return "%s (%s)" % (s["func"], s["file"])
         return s["func"]
     if s["kind"] == "trace":

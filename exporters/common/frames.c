@@ -161,7 +161,8 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
   case LJM_SITE_LUA:
     frames_at(f, file_of(s), func_line(s));
     /* Names of their own get the file; the others hold it already. */
-    if (s->func_from == LJM_FUNC_SOURCE || s->func_from == LJM_FUNC_MAIN)
+    if (s->func_from == LJM_FUNC_SOURCE || s->func_from == LJM_FUNC_MAIN ||
+        s->func_from == LJM_FUNC_STREAM)
       frames_addf(f, s->kind, "%s (%s)", s->func, s->file);
     else
       frames_adds(f, s->kind, s->func);

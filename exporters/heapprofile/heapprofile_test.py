@@ -2,7 +2,7 @@
 """`ljm convert -f heapprofile` on the whole corpus.
 
 For every testdata .ljm file and the hostile-names stream of export_testlib:
-  * exporters/pprof/ljm_totals.py (an independent reader) says whether the
+  * tests/ljmread.py (an independent reader) says whether the
     stream is valid: an invalid one must fail, a valid one must convert, and
     the decoder's totals (JSON export) must equal the reader's;
   * the file is strict JSON in valid UTF-8 shaped as V8's
@@ -31,7 +31,7 @@ import sys
 sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
 import export_testlib as T  # noqa: E402
 
-TOTALS_PY = os.path.join(T.runfiles_root(), "exporters", "pprof", "ljm_totals.py")
+TOTALS_PY = os.path.join(T.runfiles_root(), "tests", "ljmread.py")
 ROOT = {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}
 # --value -> the figure selfSize holds
 KINDS = {None: "inuse_bytes", "alloc_bytes": "alloc_bytes", "alloc_count": "alloc_bytes",

@@ -13,7 +13,9 @@
 ** Only what the profile knows is written: a standard stream records no
 ** time, RSS or system memory, so there are no 'I' and 'R' lines and the
 ** time axis counts events; an extended stream with time marks
-** (decoder/EXTENSION.md) gives real 'c' times and its RSS samples as 'R'
+** (decoder/EXTENSION.md) gives real 'c' times, at events and time marks and
+** where an idle stretch begins (so it stays flat in the charts), and its RSS
+** samples as 'R'
 ** lines (pages of 4096 bytes: 'I 1000 0', system memory still unknown).
 **
 ** Each site is one frame ('i'): a Lua function (LjmSite.func: "Cache:put",
@@ -337,19 +339,41 @@ static void header(Ht *h, const LjmModel *m)
   }
 }
 
-static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
+/* A 'c' line for millisecond ms unless the last one said it (never back). */
+static void stamp(Ht *h, uint64_t ms)
 {
-  Ht *h = st;
-  if (h->oom || h->ev.oom) return;
-  if (__builtin_expect(!h->header_done, 0)) header(h, m);
-  uint64_t ms = !h->timed ? ev->index / EVENTS_PER_MS
-                : ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000;
-  if (h->have_c && ms < h->last_ms) ms = h->last_ms;  /* never back */
+  if (h->have_c && ms < h->last_ms) ms = h->last_ms;
   if (!h->have_c || ms != h->last_ms) {
     rec1(h, 'c', ms);
     h->last_ms = ms;
     h->have_c = 1;
   }
+}
+
+/* heaptrack_gui draws its charts through the 'c' lines, a point each. The
+** recorder writes a time mark at the first event after each 5 ms tick, and
+** promises that events after a mark come within MARK_WINDOW_MS of it; so a
+** mark later than that after the last one ends an idle stretch: a point
+** where the window closed and one at the mark keep the chart flat across
+** it, instead of a ramp from the last allocation to the next. */
+#define MARK_WINDOW_MS 10
+static void ht_on_time(void *st, const LjmModel *m, uint64_t usec)
+{
+  Ht *h = st;
+  if (h->oom || h->ev.oom) return;
+  if (__builtin_expect(!h->header_done, 0)) header(h, m);
+  if (!h->timed) return;
+  if (h->have_c && usec / 1000 > h->last_ms + MARK_WINDOW_MS) stamp(h, h->last_ms + MARK_WINDOW_MS);
+  stamp(h, usec / 1000);
+}
+
+static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
+{
+  Ht *h = st;
+  if (h->oom || h->ev.oom) return;
+  if (__builtin_expect(!h->header_done, 0)) header(h, m);
+  stamp(h, !h->timed ? ev->index / EVENTS_PER_MS
+           : ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000);
   if (ev->kind != LJM_EV_ALLOC && ev->old_node != LJM_NO_NODE)
     event(h, m, '-', ev->old_node, ev->old_size);
   if (ev->kind != LJM_EV_FREE) {
@@ -420,5 +444,6 @@ const LjmExporter ljm_exporter_heaptrack = {
   .streaming = 1,
   .begin = ht_begin,
   .on_event = ht_on_event,
+  .on_time = ht_on_time,
   .finish = ht_finish,
 };

@@ -6,7 +6,7 @@ Usage: heaptrack_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
 For each .ljm file (plus a generated stream with hostile names, nasty_ljm.py)
 and each of .heaptrack.gz / .heaptrack.zst:
-  * ljm_totals.py (an independent reader) says whether the stream is valid;
+  * tests/ljmread.py (an independent reader) says whether the stream is valid;
     an invalid one must make `ljm convert` fail, a valid one must convert,
     and the decoder's own totals (JSON export) must agree with the reader;
   * heaptrack_print exits 0 and prints none of its error lines; its calls,

@@ -10,8 +10,8 @@ import sys
 sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
 import export_testlib as T  # noqa: E402
 
-sys.path.insert(0, os.path.join(T.runfiles_root(), "exporters", "pprof"))
-import ljm_totals  # noqa: E402  (an independent reader of the stream)
+sys.path.insert(0, os.path.join(T.runfiles_root(), "tests"))
+import ljmread  # noqa: E402  (an independent reader of the stream)
 
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
@@ -106,7 +106,8 @@ def check_doc(tag, doc, prof):
         has_keys("%s site %d" % (tag, i), s, SITE)
         T.check(s["id"] == i, "%s: site ids not dense at %d" % (tag, i))
         T.check(s["kind"] in ("internal", "lua", "c", "trace"), "%s: kind %r" % (tag, s["kind"]))
-        T.check((s["func_from"] in ("source", "main", "builtin", "anonymous", "unknown"))
+        T.check((s["func_from"] in ("source", "main", "builtin", "anonymous", "unknown",
+                                    "stream"))
                 == (s["kind"] == "lua"), "%s: func_from %r of a %s site" % (tag, s["func_from"], s["kind"]))
         T.check(not re.search(r"0x[0-9a-f]{5,}", s["func"]), "%s: address in func %r" % (tag, s["func"]))
         T.check(s["addr"].startswith("0x") and s["symbol_addr"].startswith("0x"), "%s: addr" % tag)
@@ -156,7 +157,7 @@ def main():
             continue
         check_doc(tag, doc, prof)
         if doc["stream"]["stacks"]:
-            check_stacks_vs_reader(tag, doc, ljm_totals.load(prof))
+            check_stacks_vs_reader(tag, doc, ljmread.load(prof))
         if prof == hostile:
             check_hostile(doc, T.hostile_stream()[1])
         T.check(T.convert_ok(prof, "-", "json") == data, "%s: stdout differs from file" % tag)

@@ -5,7 +5,7 @@ the real `go tool pprof`.
 Usage: pprof_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
 For each .ljm file, plus a generated stream with hostile names (nasty_ljm.py):
-  * ljm_totals.py (an independent reader) says whether the stream is valid;
+  * tests/ljmread.py (an independent reader) says whether the stream is valid;
     an invalid one must make `ljm convert` fail, a valid one must convert,
     and the decoder's own totals (JSON export) must agree with the reader;
   * `go tool pprof -raw` and `-top` (each sample type) exit 0 with nothing on

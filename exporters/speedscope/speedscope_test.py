@@ -2,7 +2,7 @@
 """`ljm convert -f speedscope` on the whole corpus.
 
 For every testdata .ljm file and the hostile-names stream of export_testlib:
-  * exporters/pprof/ljm_totals.py (an independent reader) says whether the
+  * tests/ljmread.py (an independent reader) says whether the
     stream is valid: an invalid one must fail, a valid one must convert, and
     the decoder's totals (JSON export) must equal the reader's;
   * the file is strict JSON in valid UTF-8 and follows speedscope's file
@@ -44,7 +44,7 @@ FIGS = [("alloc_bytes", "bytes"), ("alloc_count", "none"), ("inuse_bytes", "byte
         ("inuse_count", "none"), ("peak_bytes", "bytes")]
 MARK_SPAN_US = 10000  # decoder/EXTENSION.md: events come < 10 ms after their mark
 RANDOM_STREAMS = 24
-TOTALS_PY = os.path.join(T.runfiles_root(), "exporters", "pprof", "ljm_totals.py")
+TOTALS_PY = os.path.join(T.runfiles_root(), "tests", "ljmread.py")
 
 
 def is_int(v):

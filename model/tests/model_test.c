@@ -383,7 +383,7 @@ static void seen_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
 static LjmModel *load_seen(Sbuf *b, uint32_t slice_events, Seen *s)
 {
   LjmModel *m = ljm_model_new();
-  LjmListener l = { seen_event };
+  LjmListener l = { seen_event, NULL };
   memset(s, 0, sizeof(*s));
   ljm_model_set_listener(m, &l, s);
   ljm_model_set_slices(m, slice_events);

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """capi_test.py -- the C API: sinks, coroutines resumed from C, lua_close,
 write errors, repeated recordings (streams written by capi_host)."""
+import os
 import subprocess
 import sys
 
-import ljmext
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 res = testlib.Results("capi")
 host = testlib.runfile(sys.argv[1])
@@ -63,7 +66,7 @@ res.check(info["complete"] and testlib.count(r, A, "=after:1") >= 1, "recording 
 # Extended streams: a coroutine resumed by a C function (lua_resume) sits
 # on that function's frame; one the host resumes ends in the boundary.
 def ext(name):
-    st = ljmext.parse(open("%s/%s" % (out, name), "rb").read())
+    st = ljmread.parse(open("%s/%s" % (out, name), "rb").read())
     res.check(st.complete and st.flags == 3, name + ": complete, flags STACKS|TIME")
     res.check(not st.problems, name + ": follows EXTENSION.md: %s" % st.problems[:5])
     return st.chains(1)
@@ -77,7 +80,7 @@ ch = ext("stacks3.ljm")
 want = ("=cstk:3", "CORO", "C:c_resumer", "TRUNC")
 res.check(ch.get(want, 0) == 100, "depth 3: %s x100 (%d)" % (want, ch.get(want, 0)))
 res.check(ch.get(("=hbody:3", "CORO"), 0) == 50, "depth 3: short stacks are not cut")
-st = ljmext.parse(open(out + "/stacks_std.ljm", "rb").read())
+st = ljmread.parse(open(out + "/stacks_std.ljm", "rb").read())
 res.check(st.complete and st.flags == 0 and not st.nodes and not st.marks,
           "a standard recording alongside stays standard")
 r, info = load("stacks_std.ljm")

@@ -8,17 +8,19 @@ ALLOCATIONS and REALLOCATIONS names must also be equal. --skip-name
 exempts a name whose count is a documented reference artefact.
 Prints one line per problem and exits 1 if there is any.
 """
+import os
 import sys
 
-import ljmrows
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 
 def main(argv):
     stream, report = argv[1], argv[2]
     seed = "--seed" in argv
     skip = [argv[i + 1] for i, a in enumerate(argv) if a == "--skip-name"]
-    ours, info = ljmrows.decode(open(stream, "rb").read())
-    ref = ljmrows.parse_report(open(report).read())
+    ours, info = ljmread.decode(open(stream, "rb").read())
+    ref = ljmread.parse_report(open(report).read())
     bad = []
     if not info["complete"]:
         bad.append("stream has no epilogue")

@@ -73,7 +73,7 @@ res.check(testlib.count(r, A, "TRACE [1] started at @jit_on.lua:14") > 3000,
 # is INTERNAL, as every Lua stack reallocation in the reference: the same
 # REALLOCATIONS rows, none at the resuming lines.
 r, _ = testlib.rows(os.path.join(work, "costack.ljm"))
-ref = compare_ref.ljmrows.parse_report(open(os.path.join(work, "costack.txt")).read())
+ref = compare_ref.ljmread.parse_report(open(os.path.join(work, "costack.txt")).read())
 R = "REALLOCATIONS"
 mine = {n for (sec, n) in r if sec == R}
 theirs = {n for (sec, n) in ref if sec == R}

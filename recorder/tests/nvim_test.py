@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 
-import ljmext
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 RUNS = int(os.environ.get("LJM_NVIM_RUNS", "6"))
 
@@ -40,7 +42,7 @@ for i in range(RUNS):
         continue
     # 20000 lines "line N alpha,beta,gamma": 4 + 5 + 4 + 5 letters each.
     res.check(said[3:5] == ["20000", "360000"], "run %d: the workload's figures %r" % (i, said))
-    st = ljmext.parse(open(out, "rb").read())
+    st = ljmread.parse(open(out, "rb").read())
     res.check(st.complete and st.flags == 3 and not st.problems,
               "run %d: complete extended stream (%s, %#x, %s)"
               % (i, st.complete, st.flags, st.problems[:3]))
@@ -50,6 +52,12 @@ for i in range(RUNS):
     res.check(any("vim/inspect.lua" in x for x in labels), "run %d: vim/inspect.lua" % i)
     res.check(sum(1 for x in labels if x.startswith("TRACE")) >= 10,
               "run %d: trace frames" % i)
+    # nvim is stripped: its functions no symbol covers are named by the
+    # program and offset, never "main+..." (which reads like the symbol main).
+    res.check(not any(x.startswith("C:main+") for x in labels) and
+              any(x.startswith("C:nvim+0x") for x in labels),
+              "run %d: nvim's unnamed functions read nvim+0x...: %s"
+              % (i, sorted({x for x in labels if "+0x" in x})[:4]))
     with_stack = sum(1 for e in st.events if e.stack)
     res.check(with_stack >= 0.95 * len(st.events) and len(st.events) > 50000,
               "run %d: %d of %d events with a stack" % (i, with_stack, len(st.events)))

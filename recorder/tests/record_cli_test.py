@@ -12,8 +12,10 @@ import subprocess
 import sys
 import zlib
 
-import ljmrows
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 res = testlib.Results("record_cli")
 tool = testlib.runfile(sys.argv[1])
@@ -138,7 +140,7 @@ for suffix, magic in ((".gz", b"\x1f\x8b"), (".zst", b"\x28\xb5\x2f\xfd")):
               "%s: written compressed (%d %r)" % (out, p.returncode, raw[:4]))
     data = unzip(os.path.join(work, out))
     res.check(len(raw) < len(data) // 2, "%s: %d bytes for %d" % (out, len(raw), len(data)))
-    rows_, info = ljmrows.decode(data)
+    rows_, info = ljmread.decode(data)
     res.check(info["complete"] and script_rows(rows_) == script_rows(plain) and
               testlib.count(rows_, "ALLOCATIONS", prefix="@churn.lua:") > 400000,
               "%s: complete, the plain recording's allocation rows" % out)
@@ -155,7 +157,7 @@ for suffix in (".gz", ".zst"):
     out = "killed.ljm" + suffix
     p = run([tool, "-o", out, "killed.lua"])
     data = unzip(os.path.join(work, out))
-    rows_, info = ljmrows.decode(data)
+    rows_, info = ljmread.decode(data)
     res.check(p.returncode == -9 and p.stdout == "killing\n", "%s: killed (%d)" % (out, p.returncode))
     # The first 8 MiB buffer, less the event that did not fit in it.
     res.check(len(data) >= (8 << 20) - 4096 and not info["complete"] and
@@ -174,7 +176,7 @@ p = run([tool, "--flush-interval", "0.1", "-o", "fl2.ljm", "flush.lua", "fl2.ljm
 res.check(p.returncode == 0 and int(p.stdout or 0) > 1000,
           "--flush-interval 0.1: the whole-run file written while recording (%r %r)" % (p.stdout, p.stderr))
 p = run([tool, "-o", "fl_whole.ljm", "flush.lua", "fl3.ljm.gz", "0.1", "kill"])
-rows_, info = ljmrows.decode(unzip(os.path.join(work, "fl3.ljm.gz")))
+rows_, info = ljmread.decode(unzip(os.path.join(work, "fl3.ljm.gz")))
 res.check(p.returncode == -9 and not info["complete"] and
           testlib.count(rows_, "ALLOCATIONS", name="@flush.lua:19") >= 1000,
           "{flush = 0.1} then SIGKILL: the events before it decode (%d %r %r %r)"

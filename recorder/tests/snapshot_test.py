@@ -14,9 +14,10 @@ import subprocess
 import sys
 
 import ljhread
-import ljmext
-import ljmrows
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 res = testlib.Results("snapshot")
 so, ljm, script = (testlib.runfile(a) for a in sys.argv[1:4])
@@ -209,7 +210,7 @@ for bad in (["--path-to", "(", os.path.join(out, "heap.ljh")],
     res.check(b.returncode == 2 and b.stderr.count("\n") == 1, "usage error %s: %r" % (bad[:2], b.stderr))
 
 # The recording around the third snapshot.
-r, info = ljmrows.decode(ljmext.downgrade(open(os.path.join(out, "during.ljm"), "rb").read()))
+r, info = ljmread.decode(ljmread.downgrade(open(os.path.join(out, "during.ljm"), "rb").read()))
 res.check(info["complete"], "the --stacks recording is complete")
 marks = {}
 for n, text in enumerate(open(script), 1):

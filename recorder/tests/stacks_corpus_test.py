@@ -18,8 +18,10 @@ import sys
 
 import compare_ref
 import corpus_rules
-import ljmext
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 res = testlib.Results("stacks_corpus")
 tool = testlib.runfile(sys.argv[1])
@@ -39,7 +41,7 @@ INIT = ("local start = misc.memprof.start "
 
 def check_ext(path, what):
     data = open(path, "rb").read()
-    st = ljmext.parse(data)
+    st = ljmread.parse(data)
     res.check(st.complete and st.flags == 3, "%s: complete, flags %#x" % (what, st.flags))
     res.check(not st.problems, "%s: follows EXTENSION.md: %s" % (what, st.problems[:5]))
     evs = [e for e in st.events if e.name != "INTERNAL"]
@@ -113,13 +115,13 @@ for s in corpus_rules.SCRIPTS:
         continue
     whole = os.path.join(work, s + ".whole.ljm")
     with open(whole + ".down", "wb") as f:
-        f.write(ljmext.downgrade(check_ext(whole, s + " whole run")))
+        f.write(ljmread.downgrade(check_ext(whole, s + " whole run")))
     check_per_line(whole, whole + ".down", s + " whole run")
     own = os.path.join(work, corpus_rules.OUTPUT.get(s, s + ".ljm"))
     data = check_ext(own, s)
     down = own + ".down"
     with open(down, "wb") as f:
-        f.write(ljmext.downgrade(data))
+        f.write(ljmread.downgrade(data))
     check_ljm(own, down, s)
     argv = ["compare_ref", down, os.path.join(work, s + ".txt")]
     if s in corpus_rules.OUTPUT:

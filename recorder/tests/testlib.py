@@ -4,7 +4,8 @@ import shutil
 import subprocess
 import sys
 
-import ljmrows
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 
 class Results:
@@ -100,7 +101,7 @@ def module_cpath(sofile, name):
 
 
 def rows(path):
-    return ljmrows.decode(open(path, "rb").read())
+    return ljmread.decode(open(path, "rb").read())
 
 
 def count(rows_, section, name=None, prefix=None):

@@ -20,8 +20,10 @@ import shutil
 import subprocess
 import sys
 
-import ljmext
 import testlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
 
 RUNS = int(os.environ.get("LJM_TORTURE_RUNS", "12"))
 
@@ -54,7 +56,7 @@ for how, cmd, script, args in CASES:
             bad.append("run %d: exit %d, stdout %r, stderr %r"
                        % (i, p.returncode, p.stdout[:80], p.stderr[-2000:]))
             continue
-        st = ljmext.parse(open(out, "rb").read())
+        st = ljmread.parse(open(out, "rb").read())
         if not st.complete or st.flags != 3 or st.problems:
             bad.append("run %d: complete %s, flags %#x, problems %s"
                        % (i, st.complete, st.flags, st.problems[:3]))

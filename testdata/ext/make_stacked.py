@@ -15,6 +15,8 @@ The program it pretends to record:
                   [coroutine] app.lua:21 allocates
       line 13   a trace started at app.lua:14 runs and allocates
       deep recursion cut by the depth limit, a tail call
+  Function names from the stream (0x24): Cache.new a field 'new', fill a
+  global 'fill', Cache:put a method 'put'; a reserved 0x25 item is skipped.
 """
 import os
 import sys
@@ -40,16 +42,21 @@ def stream():
     s.rss(1 << 20)
     m10 = s.node(0, ("lua", APP, 10))
     new = s.node(m10, ("lua", CACHE_NEW, 4))
+    s.name(new, 4, b"new")
+    s.annotation(0x25, b"later")
     s.stack(new)
     s.alloc("lua", (CACHE_NEW, 4), 0x100, 64)       # the cache table
     m11 = s.node(0, ("lua", APP, 11))
     f6 = s.node(m11, ("lua", FILL, 6))
+    s.name(f6, 1, b"fill")
     rep = s.node(f6, ("c", REP))
     s.stack(rep)
     for i in range(3):                               # string.rep: charged to app.lua:6
         s.alloc("lua", (FILL, 6), 0x200 + 16 * i, 100)
     f7 = s.node(m11, ("lua", FILL, 7))
+    s.name(f7, 1, b"fill")
     put = s.node(f7, ("lua", PUT, 9))
+    s.name(put, 3, b"put")
     s.stack(put)
     s.time(4000)
     for i in range(4):

@@ -1,0 +1,192 @@
+/* rec_fname.c -- a Lua frame's function name from its caller's bytecode.
+**
+** The rules of LuaJIT's lj_debug_funcname and lj_debug_slotname: the
+** register a CALL (or ITERC's generator, 3 below) calls is named by the
+** local variable holding it there (debug info), else by the instruction
+** that last wrote it, searching backwards: GGET a global, TGETS a field
+** (a method when the object was copied right above it, as `o:m()`
+** compiles), UGET an upvalue, MOV the register it copied (searched in
+** turn); anything else, or an instruction that writes a range of
+** registers over it, names nothing. An instruction that runs a
+** metamethod names that metamethod ("__index"). Internal locals ("(for
+** generator)") name nothing. A global, local or upvalue must still hold the
+** frame's function: after a tail call (or a reassignment) it names another.
+*/
+#include "rec_fname.h"
+
+#include <string.h>
+
+/* Operand A's mode and the metamethod of each opcode, from LuaJIT's list. */
+#define REC_FN_AMODE(name, ma, mb, mc, mt) BCM##ma,
+#define REC_FN_MM(name, ma, mb, mc, mt) MM_##mt,
+static const uint8_t fn_amode[] = {BCDEF(REC_FN_AMODE)};
+static const uint8_t fn_mm[] = {BCDEF(REC_FN_MM)};
+
+#define FN_NAME_MAX 255   /* longer names are cut */
+#define FN_MOVES_MAX 16   /* MOV chains followed at most */
+
+static uint32_t read_uleb(const uint8_t **pp)
+{
+  const uint8_t *p = *pp;
+  uint32_t v = *p++;
+  if (v >= 0x80) {
+    int sh = 0;
+    v &= 0x7f;
+    do {
+      sh += 7;
+      v |= (uint32_t)(*p & 0x7f) << (sh & 31);
+    } while (*p++ >= 0x80 && sh < 28);
+  }
+  *pp = p;
+  return v;
+}
+
+/* The local variable in register slot at position pc: 1 with its name,
+** -1 for an internal one, 0 for none. */
+static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
+{
+  const uint8_t *p = proto_varinfo(pt);
+  BCPos last = 0;
+  uint32_t k;
+  if (!p) return 0;
+  for (k = 0; k < 65536; k++) {
+    const char *s = (const char *)p;
+    uint32_t vn = *p;
+    BCPos start, end;
+    if (vn < VARNAME__MAX) {
+      if (vn == VARNAME_END) return 0;
+      p++;
+    } else {
+      p += strlen(s) + 1;
+    }
+    start = last + read_uleb(&p);
+    last = start;
+    if (start > pc) return 0;
+    end = start + read_uleb(&p);
+    if (pc < end && slot-- == 0) {
+      if (vn < VARNAME__MAX) return -1;
+      *name = s;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Upvalue idx's name (NULL without debug info). */
+static const char *uv_name(const GCproto *pt, uint32_t idx)
+{
+  const uint8_t *p = proto_uvinfo(pt);
+  if (!p || idx >= pt->sizeuv) return NULL;
+  while (idx--) p += strlen((const char *)p) + 1;
+  return (const char *)p;
+}
+
+static GCstr *kstr(const GCproto *pt, uint32_t idx)
+{
+  return gco2str(proto_kgc(pt, ~(ptrdiff_t)idx));
+}
+
+/* Does value v hold function fn? */
+static int holds(cTValue *v, const GCfunc *fn)
+{
+  return v && tvisfunc(v) && funcV(v) == fn;
+}
+
+/* The value of string key k in table t, or NULL (no metamethods). */
+static cTValue *tab_str(const GCtab *t, const GCstr *k)
+{
+  Node *n;
+  uint32_t guard = 0;
+  if (!t || !t->hmask) return NULL;
+  for (n = hashstr(t, k); n && guard++ <= t->hmask; n = nextnode(n))
+    if (tvisstr(&n->key) && strV(&n->key) == k) return &n->val;
+  return NULL;
+}
+
+/* Names register slot at instruction ip of caller (registers at base) and
+** checks what it names against fn where it can. */
+static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, BCReg slot,
+                     const GCfunc *fn, const char **name, size_t *len)
+{
+  const GCproto *pt = funcproto(caller);
+  const BCIns *bc = proto_bc(pt);
+  int moves = 0;
+  for (;;) {
+    int v = var_name(pt, (BCPos)(ip - bc), slot, name);
+    if (v) {
+      if (v < 0 || !holds(base + slot, fn)) return 0;
+      *len = strlen(*name);
+      return REC_FN_LOCAL;
+    }
+    for (;;) {
+      BCIns ins;
+      BCOp op;
+      BCReg ra;
+      if (--ip <= bc) return 0;
+      ins = *ip;
+      op = bc_op(ins);
+      ra = bc_a(ins);
+      if (op >= BC__MAX) return 0;
+      if (fn_amode[op] == BCMbase) {
+        if (slot >= ra && (op != BC_KNIL || slot <= bc_d(ins))) return 0;
+        continue;
+      }
+      if (fn_amode[op] != BCMdst || ra != slot) continue;
+      switch (op) {
+      case BC_MOV:
+        if (++moves > FN_MOVES_MAX) return 0;
+        slot = bc_d(ins);
+        break;
+      case BC_GGET: {
+        GCstr *k = kstr(pt, bc_d(ins));
+        if (!holds(tab_str(tabref(caller->l.env), k), fn)) return 0;
+        *name = strdata(k);
+        *len = k->len;
+        return REC_FN_GLOBAL;
+      }
+      case BC_TGETS: {
+        GCstr *k = kstr(pt, bc_c(ins));
+        *name = strdata(k);
+        *len = k->len;
+        if (ip > bc && bc_op(ip[-1]) == BC_MOV && bc_a(ip[-1]) == ra + 1 + LJ_FR2 &&
+            bc_d(ip[-1]) == bc_b(ins))
+          return REC_FN_METHOD;
+        return REC_FN_FIELD;
+      }
+      case BC_UGET:
+        if (bc_d(ins) >= caller->l.nupvalues ||
+            !holds(uvval(&gcref(caller->l.uvptr[bc_d(ins)])->uv), fn))
+          return 0;
+        *name = uv_name(pt, bc_d(ins));
+        if (!*name) return 0;
+        *len = strlen(*name);
+        return REC_FN_UPVALUE;
+      default:
+        return 0;
+      }
+      break;  /* MOV: name the register it copied, from here */
+    }
+  }
+}
+
+int rec_fname(global_State *g, const GCfunc *caller, const TValue *base, const BCIns *ins,
+              const GCfunc *fn, const char **name, size_t *len)
+{
+  BCOp op = bc_op(*ins);
+  int what;
+  if (op >= BC__MAX) return 0;
+  if (fn_mm[op] == MM_call) {
+    BCReg slot = bc_a(*ins);
+    if (op == BC_ITERC) slot -= 3;
+    what = slot_name(caller, base, ins, slot, fn, name, len);
+  } else if (fn_mm[op] != MM__MAX) {
+    const GCstr *s = mmname_str(g, fn_mm[op]);
+    *name = strdata(s);
+    *len = s->len;
+    what = REC_FN_META;
+  } else {
+    return 0;
+  }
+  if (what && *len > FN_NAME_MAX) *len = FN_NAME_MAX;
+  return what && *len ? what : 0;
+}

@@ -1,0 +1,928 @@
+#!/usr/bin/env python3
+"""ljmread.py -- the tests' own reader of ljm streams (ljm-format.md and
+decoder/EXTENSION.md), independent of the C decoder: it shares no code
+with it. One byte-level reader (Reader: bytes, ULEB128 numbers, strings;
+read_sym and read_symtab: the symbol table) under four views of a stream:
+
+  rows       decode(data) -> (rows, info): events per (section, name),
+             locations named like the reference parser (ljm-format.md 3.3)
+             and grouped per section by id (3.4); parse_report(text): a
+             reference report in the same shape. Standard streams.
+  extended   parse(data) -> Stream: stack nodes, their function names,
+             selections, time marks, RSS samples and events, with every
+             rule of the extension that the bytes alone show checked
+             (Stream.problems); downgrade(data): the standard stream, as
+             `ljm convert -f ljm` writes it; check_time(st): the time marks
+             and RSS samples of a finished recording.
+  totals     totals(data), load(path): whole-profile figures from a replay
+             of the live heap (ljm_model.h), for the exporter tests.
+  strict     iter_events(data, syms), parse_strict(data): a standard
+             stream exactly as the writer writes it (the bench generator's
+             check); ValueError on anything else.
+
+Extension items 0x24 (a stack node's function name, flag STACKS) and
+0x25..0x2F (reserved annotations) are `hdr len:U body`: decode() skips them
+anywhere; totals() skips them where the C decoder does (0x24 with STACKS,
+0x25..0x2F in any extended stream; elsewhere "bad event header"); parse()
+checks the names (a defined Lua node, right after it, once, `what` 1..6,
+fields within `len`, at most 4096 bytes) and keeps them in Stream.names;
+downgrade() drops them; the strict reader accepts no extension item.
+
+Command line:
+  ljmread.py FILE          totals of FILE (gzip or plain) as one JSON object:
+                           {"status": "ok"|"truncated"|"error", figures...}
+  ljmread.py --rows FILE   decode's rows and info
+"""
+import bisect
+import gzip
+import json
+import re
+import sys
+
+U64 = (1 << 64) - 1
+
+# Event kinds (header & 3) and sources (header & 0x1C).
+ALLOC, FREE, REALLOC = 1, 2, 3
+SRC_INT, SRC_LUA, SRC_C, SRC_TRACE = 0x04, 0x08, 0x0C, 0x10
+SECTIONS = {1: "ALLOCATIONS", 2: "DEALLOCATIONS", 3: "REALLOCATIONS"}
+
+# Extension flags (byte 4 of the event section's prologue).
+STACKS, TIME = 0x01, 0x02
+
+# 0x24 items: what a stack node's function name is.
+NAME_KINDS = {1: "global", 2: "local", 3: "method", 4: "field", 5: "upvalue",
+              6: "metamethod"}
+NAME_ITEM_MAX = 4096   # largest body of a 0x24..0x2F item (LJM_NAME_ITEM_MAX)
+
+
+def is_annotation(h):
+    """0x24 (function name) and 0x25..0x2F (reserved): `h len:U body`."""
+    return 0x24 <= h <= 0x2F
+
+
+# -- Bytes ---------------------------------------------------------------
+
+
+class Truncated(Exception):
+    """The stream ends inside an item."""
+
+
+class Bad(Exception):
+    """totals(): the stream is not a valid profile."""
+
+
+class Reader:
+    """Bytes, ULEB128 numbers and strings of a stream from offset i.
+
+    As decode(), parse() and downgrade() read: Truncated at the end of the
+    data, numbers of any length cut to 64 bits, prologues checked for magic
+    and version. The readers of totals() and of the strict view differ only
+    in the hooks below (what a short stream or a long number raises)."""
+
+    uleb_max = 0   # bytes a number may take (0: no limit)
+
+    def __init__(self, data, i=0):
+        self.d = data
+        self.i = i
+
+    # Hooks.
+    def past_end(self, what):
+        """Reading past the end of the data (what: "byte" or "string")."""
+        raise Truncated()
+
+    def too_long(self, start):
+        """A number at start longer than uleb_max bytes."""
+        raise ValueError("ULEB128 at %d longer than %d bytes" % (start, self.uleb_max))
+
+    def wide(self, v, start):
+        """A number at start of more than 64 bits."""
+        return v & U64
+
+    def prologue(self, magic):
+        """Checks the 7-byte prologue of a section (b"ljs", b"ljm") at i."""
+        if bytes(self.d[self.i:self.i + 4]) != magic + b"\x03":
+            raise ValueError("bad %s prologue" % magic.decode())
+        self.i += 7
+
+    def sym_header(self, h):
+        """The entry type of symbol table header h; None: the table ends."""
+        return None if h & 0x80 else h & 3
+
+    # Reading.
+    def byte(self):
+        if self.i >= len(self.d):
+            self.past_end("byte")
+        b = self.d[self.i]
+        self.i += 1
+        return b
+
+    def uleb(self):
+        d, i = self.d, self.i
+        n = len(d)
+        if i < n and d[i] < 0x80:   # one byte, most numbers
+            self.i = i + 1
+            return d[i]
+        v, s, start = 0, 0, i
+        while True:
+            if i >= n:
+                self.i = i
+                self.past_end("byte")
+            b = d[i]
+            i += 1
+            v |= (b & 0x7F) << s
+            s += 7
+            if not b & 0x80:
+                self.i = i
+                return v if v <= U64 else self.wide(v, start)
+            if s == 7 * self.uleb_max:
+                self.i = i
+                self.too_long(start)
+
+    def take(self, n):
+        """The next n bytes."""
+        if self.i + n > len(self.d):
+            self.past_end("string")
+        s = bytes(self.d[self.i:self.i + n])
+        self.i += n
+        return s
+
+    def string(self):
+        """A length-prefixed string, as bytes."""
+        return self.take(self.uleb())
+
+    def str(self):
+        """A length-prefixed string, as text (latin-1: every byte kept)."""
+        return self.string().decode("latin-1")
+
+
+class _TotalsReader(Reader):
+    """totals(): a number longer than 10 bytes is an error, the symbol
+    table's prologue is told apart from a cut one."""
+
+    uleb_max = 10
+
+    def too_long(self, start):
+        raise Bad("ULEB128 longer than 10 bytes")
+
+    def prologue(self, magic):   # the symbol table's, at offset 0
+        if self.d[0:3] != magic:
+            raise Bad("no %s prologue" % magic.decode())
+        if len(self.d) < 7:
+            raise Truncated()
+        if self.d[3] != 3:
+            raise Bad("symtab version %d" % self.d[3])
+        self.i = 7
+
+
+class _StrictReader(Reader):
+    """The strict view: ValueError for everything, naming the offset."""
+
+    uleb_max = 10
+
+    def past_end(self, what):
+        if what == "string":
+            raise ValueError("string runs past the end at %d" % self.i)
+        raise ValueError("unexpected end of stream at %d" % self.i)
+
+    def too_long(self, start):
+        raise ValueError("ULEB128 too long at %d" % start)
+
+    def wide(self, v, start):
+        raise ValueError("ULEB128 above 64 bits at %d" % start)
+
+    def prologue(self, magic):
+        got = bytes(self.d[self.i:self.i + 7])
+        if len(got) < 7 or got[:3] != magic or got[3] != 3:
+            raise ValueError("bad %s prologue %r" % (magic.decode(), got))
+        self.i += 7
+
+    def sym_header(self, h):
+        if h == 0x80:
+            return None
+        if h not in (0x00, 0x01, 0x02):
+            raise ValueError("bad symtab header 0x%02x at %d" % (h, self.i - 1))
+        return h
+
+
+# -- Items ---------------------------------------------------------------
+
+# Symbol entry types, and the type of a symtab event by its source bits.
+SYM_LUA, SYM_C, SYM_TRACE = 0, 1, 2
+SYM_OF_SOURCE = {0x08: SYM_LUA, 0x0C: SYM_C, 0x10: SYM_TRACE}
+
+
+def read_sym(r, kind):
+    """One symbol entry of type kind (SYM_*), names as bytes:
+    ("lfunc", (address, chunk name, first line)), ("cfunc", (address,
+    name)) or ("trace", (trace number, prototype, line))."""
+    if kind == SYM_LUA:
+        return ("lfunc", (r.uleb(), r.string(), r.uleb()))
+    if kind == SYM_C:
+        return ("cfunc", (r.uleb(), r.string()))
+    return ("trace", (r.uleb(), r.uleb(), r.uleb()))
+
+
+def read_loc(r, src):
+    """The location of an event from source src: () internal, (prototype,
+    line) Lua, (address,) C, (trace number,) trace."""
+    if src == SRC_LUA:
+        return (r.uleb(), r.uleb())
+    if src == SRC_C or src == SRC_TRACE:
+        return (r.uleb(),)
+    return ()
+
+
+def read_sizes(r, ev):
+    """(old address, old size, new address, new size) of an event of kind
+    ev; None where it has none (an allocation has no old block, a free no
+    new one)."""
+    oaddr = osize = naddr = nsize = None
+    if ev != ALLOC:
+        oaddr, osize = r.uleb(), r.uleb()
+    if ev != FREE:
+        naddr, nsize = r.uleb(), r.uleb()
+    return oaddr, osize, naddr, nsize
+
+
+def frame_fields(r, k):
+    """The fields of a stack node's frame of kind k (its byte read):
+    (prototype, line) Lua, (address,) C, (trace number,) trace, () for the
+    others (unknown kinds included: the caller decides)."""
+    if k == 1:
+        return (r.uleb(), r.uleb())
+    if k in (2, 3):
+        return (r.uleb(),)
+    return ()
+
+
+def read_frame(r):
+    """The frame of a stack node (0x20, after its parent): (kind, fields)."""
+    k = r.byte()
+    return k, frame_fields(r, k)
+
+
+def read_body(r):
+    """The body of a 0x24..0x2F item: its length, then that many bytes."""
+    return r.take(r.uleb())
+
+
+def read_name(body):
+    """(node, what, name bytes) of a 0x24 item's body; Truncated when node
+    or what run past it."""
+    b = Reader(body)
+    node = b.uleb()
+    what = b.uleb()
+    return node, what, body[b.i:]
+
+
+class Symbols:
+    """What a stream announced: Lua prototypes (address -> chunk name), C
+    symbols (names by address, addresses sorted) and traces (number ->
+    (prototype, line)), from its symbol table and symtab events."""
+
+    def __init__(self):
+        self.lfunc, self.trace, self.caddrs, self.cnames = {}, {}, [], {}
+
+    def read(self, r, kind):
+        """Reads an entry of type kind (SYM_*) from r and keeps it."""
+        if kind not in (SYM_LUA, SYM_C, SYM_TRACE):
+            raise ValueError("byte %d: bad symbol entry" % (r.i - 1))
+        what, f = read_sym(r, kind)
+        if what == "lfunc":
+            self.lfunc[f[0]] = f[1].decode("latin-1")
+        elif what == "cfunc":
+            if f[0] not in self.cnames:
+                bisect.insort(self.caddrs, f[0])
+            self.cnames[f[0]] = f[1].decode("latin-1")
+        else:
+            self.trace[f[0]] = (f[1], f[2])
+
+    def c_below(self, addr):
+        """(address, name) of the nearest C symbol at or below addr, or None."""
+        k = bisect.bisect_right(self.caddrs, addr)
+        return (self.caddrs[k - 1], self.cnames[self.caddrs[k - 1]]) if k else None
+
+
+class _Skipped:
+    """totals(): symbol entries read past (type 3 and the sources without
+    an entry have no payload)."""
+
+    def read(self, r, kind):
+        if kind in (SYM_LUA, SYM_C, SYM_TRACE):
+            read_sym(r, kind)
+
+
+class _Listed:
+    """The strict view: symbol entries appended to a list, as read_sym
+    returns them."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def read(self, r, kind):
+        self.out.append(read_sym(r, kind))
+
+
+def read_symtab(r, syms):
+    """Reads the symbol table (the ljs prologue at r.i, then its entries)
+    into syms (syms.read(r, type) takes each entry); r is left at the ljm
+    prologue."""
+    r.prologue(b"ljs")
+    while True:
+        kind = r.sym_header(r.byte())
+        if kind is None:
+            return
+        syms.read(r, kind)
+
+
+# -- Rows per (section, name) -------------------------------------------
+
+
+def decode(data):
+    """Returns (rows, info): rows[(section, name)] = [count per id...]."""
+    r = Reader(data)
+    syms = Symbols()
+    aliases = {}
+    info = {"complete": False, "events": 0, "symtab_events": 0}
+
+    def pname(addr, line):
+        if addr == 0:
+            return "INTERNAL"
+        if addr in syms.lfunc:
+            src = syms.lfunc[addr]
+            if "\n" in src:
+                if src not in aliases:
+                    aliases[src] = "function_alias_%d" % (len(aliases) + 1)
+                src = aliases[src]
+            return "%s:%d" % (src, line)
+        c = syms.c_below(addr)
+        if c:
+            return "%s:%#x" % (c[1], c[0])
+        return "CFUNC %#x" % addr
+
+    def name(addr, line, traceno):
+        if traceno:
+            n = "TRACE [%d]" % traceno
+            if traceno in syms.trace:
+                n += " started at " + pname(*syms.trace[traceno])
+            return n
+        return pname(addr, line)
+
+    groups = {}
+    try:
+        read_symtab(r, syms)
+        r.prologue(b"ljm")
+        while True:
+            h = r.byte()
+            if h == 0x80:
+                info["complete"] = True
+                break
+            if is_annotation(h):
+                read_body(r)
+                continue
+            if h > 0x13:
+                raise ValueError("bad header %#x at %d" % (h, r.i - 1))
+            ev, src = h & 3, h & 0x1C
+            if ev == 0:
+                info["symtab_events"] += 1
+                syms.read(r, SYM_OF_SOURCE.get(src))
+                continue
+            if src == 0:
+                raise ValueError("unknown asource 0")
+            loc = read_loc(r, src)
+            addr = line = traceno = 0
+            if src == SRC_LUA:
+                addr, line = loc
+            elif src == SRC_C:
+                addr = loc[0]
+            elif src == SRC_TRACE:
+                traceno = loc[0]
+            read_sizes(r, ev)
+            info["events"] += 1
+            key = (ev, addr, line, traceno)
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [name(addr, line, traceno), 1]
+            else:
+                g[1] += 1
+    except Truncated:
+        pass
+    rows = {}
+    for (ev, _, _, _), (n, c) in groups.items():
+        rows.setdefault((SECTIONS[ev], n), []).append(c)
+    return rows, info
+
+
+ROW = re.compile(r"^(.*): (\d+) events\t\+\d+B\t-\d+B$")
+
+
+def parse_report(text):
+    """rows[(section, name)] = [count per row...] of a reference report."""
+    rows, sec = {}, None
+    for line in text.splitlines():
+        if line in ("ALLOCATIONS", "REALLOCATIONS", "DEALLOCATIONS"):
+            sec = line
+            continue
+        if line.startswith("HEAP SUMMARY"):
+            sec = None
+            continue
+        m = ROW.match(line)
+        if sec and m:
+            rows.setdefault((sec, m.group(1)), []).append(int(m.group(2)))
+    return rows
+
+
+# -- Extended streams ----------------------------------------------------
+#
+# Frames are labelled for assertions:
+#   "chunk:line"  a Lua function at a line (chunk as in the symbol table)
+#   "C:name"      a C function or built-in, named like C locations
+#   "TRACE n"     a running trace
+#   "CORO", "TAIL", "TRUNC"  boundary, tail call, frames left out
+# A node's function name (0x24) does not change its label.
+
+
+class Event:
+    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize")
+
+
+class Stream:
+    def __init__(self):
+        self.flags = 0
+        self.complete = False
+        self.problems = []
+        self.nodes = {}        # id -> (parent, label)
+        self.names = {}        # node id -> (what, name): 0x24 items (NAME_KINDS)
+        self.events = []       # Event
+        self.selections = []   # (offset, node)
+        self.marks = []        # (offset, usec, events so far)
+        self.rss = []          # (offset, bytes, last mark usec)
+        self.ev_start = 0      # offset of the event section
+
+    def chain(self, node):
+        """Labels of a stack, innermost first."""
+        out = []
+        seen = 0
+        while node:
+            parent, label = self.nodes[node]
+            out.append(label)
+            node = parent
+            seen += 1
+            if seen > 1000000:
+                raise ValueError("node cycle")
+        return out
+
+    def chains(self, section=None):
+        """{tuple(labels innermost first): event count}."""
+        cnt = {}
+        for e in self.events:
+            if section is not None and e.ev != section:
+                continue
+            key = tuple(self.chain(e.stack)) if e.stack else ()
+            cnt[key] = cnt.get(key, 0) + 1
+        return cnt
+
+
+def parse(data):
+    """Decodes a standard or extended stream and checks every rule of the
+    extension it can see from the bytes alone (Stream.problems)."""
+    st = Stream()
+    r = Reader(data)
+    syms = Symbols()
+    bad = st.problems.append
+
+    def cname(addr):
+        c = syms.c_below(addr)
+        return c[1] if c else None
+
+    def lname(addr, line):
+        src = syms.lfunc.get(addr)
+        return None if src is None else "%s:%d" % (src, line)
+
+    frame_kind = {}     # node id -> frame kind
+    follows = None      # the node defined by the item before (0x25.. aside)
+
+    def name_item(off, h, body):
+        """A 0x24 function name or a reserved item 0x25..0x2F."""
+        if h != 0x24:
+            if not st.flags:
+                bad("byte %d: item %#x in a standard stream" % (off, h))
+            if len(body) > NAME_ITEM_MAX:
+                bad("byte %d: item %#x of %d bytes" % (off, h, len(body)))
+            return
+        if not st.flags & STACKS:
+            bad("byte %d: function name without STACKS" % off)
+        if len(body) > NAME_ITEM_MAX:
+            bad("byte %d: function name of %d bytes" % (off, len(body)))
+        try:
+            node, what, name = read_name(body)
+        except Truncated:
+            bad("byte %d: function name: node and kind run past its %d bytes"
+                % (off, len(body)))
+            return
+        ok = True
+        if node not in st.nodes:
+            bad("byte %d: function name of unknown node %d" % (off, node))
+            ok = False
+        elif node in st.names:
+            bad("byte %d: node %d named again" % (off, node))
+            ok = False
+        else:
+            if frame_kind[node] != 1:
+                bad("byte %d: function name of node %d, not a Lua function" % (off, node))
+            if follows != node:
+                bad("byte %d: function name of node %d not right after it" % (off, node))
+        if what not in NAME_KINDS:
+            bad("byte %d: node %d: unknown kind of name %d" % (off, node, what))
+            ok = False
+        if ok:
+            st.names[node] = (what, name.decode("latin-1"))
+
+    try:
+        read_symtab(r, syms)
+        st.ev_start = r.i
+        if bytes(data[r.i:r.i + 3]) != b"ljm" or data[r.i + 3] != 3:
+            raise ValueError("bad ljm prologue")
+        st.flags = data[r.i + 4]
+        if st.flags & ~(STACKS | TIME):
+            bad("unknown flags %#x" % st.flags)
+        if data[r.i + 5] or data[r.i + 6]:
+            bad("bytes 5, 6 of the prologue not 0")
+        r.i += 7
+        sel = None          # None: no selection yet
+        last_us = None
+        nevents = 0
+        while True:
+            off = r.i
+            h = r.byte()
+            if h == 0x80:
+                st.complete = True
+                break
+            if is_annotation(h):
+                name_item(off, h, read_body(r))
+                continue
+            follows = None
+            if h == 0x20:
+                if not st.flags & STACKS:
+                    bad("byte %d: node without STACKS" % off)
+                parent = r.uleb()
+                kind = r.byte()
+                nid = len(st.nodes) + 1
+                if parent and parent not in st.nodes:
+                    bad("byte %d: node %d before its parent %d" % (off, nid, parent))
+                f = frame_fields(r, kind)
+                if kind == 1:
+                    label = lname(*f)
+                    if label is None:
+                        bad("byte %d: node %d: prototype %#x not announced" % (off, nid, f[0]))
+                        label = "?%#x:%d" % f
+                elif kind == 2:
+                    n = cname(f[0])
+                    if n is None:
+                        bad("byte %d: node %d: C address %#x has no symbol" % (off, nid, f[0]))
+                    label = "C:%s" % n
+                elif kind == 3:
+                    if f[0] not in syms.trace:
+                        bad("byte %d: node %d: trace %d not announced" % (off, nid, f[0]))
+                    label = "TRACE %d" % f[0]
+                elif kind in (4, 5, 6):
+                    label = {4: "CORO", 5: "TAIL", 6: "TRUNC"}[kind]
+                else:
+                    raise ValueError("byte %d: unknown frame kind %#x" % (off, kind))
+                st.nodes[nid] = (parent, label)
+                frame_kind[nid] = kind
+                follows = nid
+                continue
+            if h == 0x21:
+                if not st.flags & STACKS:
+                    bad("byte %d: selection without STACKS" % off)
+                node = r.uleb()
+                if node and node not in st.nodes:
+                    bad("byte %d: selection of unknown node %d" % (off, node))
+                if node == sel:
+                    bad("byte %d: selection of node %d again (no change)" % (off, node))
+                sel = node
+                st.selections.append((off, node))
+                continue
+            if h == 0x22:
+                if not st.flags & TIME:
+                    bad("byte %d: time mark without TIME" % off)
+                us = r.uleb()
+                if last_us is not None and us < last_us:
+                    bad("byte %d: time mark %d after %d" % (off, us, last_us))
+                last_us = us
+                st.marks.append((off, us, nevents))
+                continue
+            if h == 0x23:
+                if not st.flags & TIME:
+                    bad("byte %d: RSS sample without TIME" % off)
+                st.rss.append((off, r.uleb(), last_us))
+                continue
+            if h > 0x13:
+                raise ValueError("byte %d: bad header %#x" % (off, h))
+            ev, src = h & 3, h & 0x1C
+            if ev == 0:
+                syms.read(r, SYM_OF_SOURCE.get(src))
+                continue
+            if src == 0:
+                raise ValueError("byte %d: bad source" % off)
+            loc = read_loc(r, src)
+            name = "INTERNAL"
+            if src == SRC_LUA:
+                name = lname(*loc) or "?"
+            elif src == SRC_C:
+                name = "C:%s" % cname(loc[0])
+            elif src == SRC_TRACE:
+                name = "TRACE %d" % loc[0]
+            e = Event()
+            _, osize, _, size = read_sizes(r, ev)
+            e.osize, e.size = osize or 0, size or 0
+            e.ev, e.name, e.off, e.us = ev, name, off, last_us
+            e.stack = sel or 0
+            if st.flags & STACKS and sel is None:
+                bad("byte %d: event before the first selection" % off)
+            st.events.append(e)
+            nevents += 1
+    except Truncated:
+        pass
+    return st
+
+
+def downgrade(data):
+    """The standard stream of an extended one (EXTENSION.md, Downgrade)."""
+    r = Reader(data)
+    syms = Symbols()    # entries are read to find where they end
+    read_symtab(r, syms)
+    out = bytearray(data[:r.i])
+    out += b"ljm\x03\x00\x00\x00"
+    r.i += 7
+    try:
+        while True:
+            off = r.i
+            h = r.byte()
+            if h == 0x80:
+                out.append(h)
+                break
+            if h == 0x20:
+                r.uleb()
+                read_frame(r)
+                continue
+            if h in (0x21, 0x22, 0x23):
+                r.uleb()
+                continue
+            if is_annotation(h):
+                read_body(r)
+                continue
+            ev, src = h & 3, h & 0x1C
+            if ev == 0:
+                syms.read(r, SYM_OF_SOURCE.get(src))
+            else:
+                read_loc(r, src)
+                read_sizes(r, ev)
+            out += data[off:r.i]
+    except Truncated:
+        pass
+    return bytes(out)
+
+
+def check_time(st, min_marks_per_s=50):
+    """Problems with the time marks and RSS samples of a finished stream:
+    the first mark before any event, marks dense enough while events come
+    (consecutive marks with events between them at most 10 ms + slack
+    apart in half the cases: a mark comes with the first event after each
+    10 ms deadline, so while the process runs the gaps are ~10 ms; the
+    median, not a high percentile, because a test machine running other
+    tests beside this one leaves the process off the CPU for tens of ms now
+    and then (a 99th percentile of 73 ms was seen), which stretches some
+    gaps without the recorder missing a deadline; a writer that missed its
+    deadlines would stretch them all), RSS plausible."""
+    probs = []
+    if not st.marks:
+        return ["no time marks"]
+    if st.marks[0][2] != 0:
+        probs.append("events before the first time mark")
+    gaps = []
+    for (o1, u1, n1), (o2, u2, n2) in zip(st.marks, st.marks[1:]):
+        if n2 > n1:
+            gaps.append(u2 - u1)
+    if gaps:
+        gaps.sort()
+        p50 = gaps[len(gaps) // 2]
+        if len(gaps) >= 20 and p50 > 20000:
+            probs.append("median of mark gaps with events %d us" % p50)
+    if not st.rss:
+        probs.append("no RSS sample")
+    for off, b, us in st.rss:
+        if not (1 << 20) <= b <= (1 << 40):
+            probs.append("byte %d: implausible RSS %d" % (off, b))
+    for (o1, b1, u1), (o2, b2, u2) in zip(st.rss, st.rss[1:]):
+        if u1 is not None and u2 is not None and u2 - u1 < 90000:
+            probs.append("RSS samples %d us apart" % (u2 - u1))
+            break
+    return probs
+
+
+# -- Whole-profile figures ----------------------------------------------
+#
+# Symbols are skipped (names are not needed for totals); the live heap is
+# replayed the way ljm_model.h defines it:
+#
+#   alloc_count/bytes  ALLOC and REALLOC events and their new sizes
+#   inuse_count/bytes  blocks allocated during the profile and live at its end
+#                      (a free or realloc of an unknown block takes nothing
+#                      away; an allocation over a live address drops the old
+#                      block)
+#   peak_bytes/count   the highest live byte total, after any event
+#   by_stack           extended streams: per stack id ("0": none) the
+#                      allocations and bytes made under it and the blocks it
+#                      made that are live at the end [count, bytes, count, bytes]
+#   temporary          frees of a block right after an allocation of the same
+#                      size at the same location (heaptrack's "temporary"):
+#                      the events as the heaptrack exporter writes them, each
+#                      a free of the old block (when known), of a block the
+#                      new one overwrites (when any), then the allocation
+#   rss_max            the largest RSS sample
+#   status             "ok", "truncated" (the stream ends inside an item or
+#                      without its end marker) or "error" (and "why")
+
+
+def totals(data):
+    f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
+             peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
+             rss_max=0, by_stack={})
+    live = {}          # address -> (size, location)
+    live_bytes = 0
+    last_plus = None   # (size, location) of the previous line when a '+'
+    sums = [0, 0]      # freed and allocated bytes so far
+    live_stack = {}    # address -> stack that (re)allocated it
+
+    def minus(block):
+        nonlocal last_plus
+        if block == last_plus:
+            f["temporary"] += 1
+        last_plus = None
+
+    r = _TotalsReader(data)
+    skipped = _Skipped()
+    status = "ok"
+    try:
+        read_symtab(r, skipped)
+        start = r.i
+        if len(r.d) < start + 7 and b"ljm"[:len(r.d) - start] == r.d[start:start + 3]:
+            raise Truncated()  # the stream stops inside the prologue
+        if r.d[start:start + 3] != b"ljm":
+            raise Bad("no ljm prologue")
+        if r.d[start + 3] != 3:
+            raise Bad("event stream version %d" % r.d[start + 3])
+        flags = r.d[start + 4]  # extension flags (decoder/EXTENSION.md)
+        if flags & ~3:
+            raise Bad("unknown extension flags 0x%x" % flags)
+        f["stacks"] = bool(flags & STACKS)
+        r.i = start + 7
+        stack = 0              # stack selected for the events that follow
+        nodes = 0
+        while True:
+            h = r.byte()
+            if h == 0x80:
+                break
+            if h in (0x20, 0x21) and flags & STACKS:
+                parent = r.uleb()
+                if h == 0x21:
+                    if parent > nodes:
+                        raise Bad("undefined stack node")
+                    stack = parent
+                    continue
+                k, _ = read_frame(r)
+                if not 1 <= k <= 6:
+                    raise Bad("unknown frame kind")
+                if parent > nodes:
+                    raise Bad("stack node before its parent")
+                nodes += 1
+                continue
+            if h in (0x22, 0x23) and flags & TIME:
+                v = r.uleb()
+                if h == 0x23:
+                    f["rss_max"] = max(f["rss_max"], v)
+                continue
+            # Function names (STACKS) and later annotations: skipped.
+            if (h == 0x24 and flags & STACKS) or (0x25 <= h <= 0x2F and flags):
+                read_body(r)
+                continue
+            if h > 0x13:
+                raise Bad("bad event header 0x%x" % h)
+            kind, src = h & 3, h & 0x1C
+            if kind == 0:  # symbol events; 0x00 and 0x04 carry nothing
+                skipped.read(r, SYM_OF_SOURCE.get(src))
+                continue
+            if src == 0:
+                raise Bad("unknown source 0")
+            loc = (src,) + read_loc(r, src)
+            # heaptrack's frame of a block: its stack, or its location
+            # when it has none
+            if stack:
+                loc = ("stack", stack)
+
+            oaddr, osize, naddr, nsize = read_sizes(r, kind)
+            # The model's limits (ljm_model_load.h): a block above 2^56
+            # bytes, or byte totals above 2^62, end the stream with an error.
+            if (osize or 0) > 2**56 or (nsize or 0) > 2**56:
+                raise Bad("impossible block size")
+            sums[0] += osize or 0
+            sums[1] += nsize or 0
+            if max(sums) > 2**62:
+                raise Bad("byte totals above 2^62")
+            # The whole event is read: apply it.
+            if oaddr is not None and oaddr in live:
+                block = live.pop(oaddr)
+                live_bytes -= block[0]
+                minus(block)
+            if naddr is not None:
+                per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0])
+                per[0] += 1          # allocations made under this stack
+                per[1] += nsize
+                live_stack[naddr] = stack
+                f["alloc_count"] += 1
+                f["alloc_bytes"] += nsize
+                if naddr in live:
+                    block = live.pop(naddr)
+                    live_bytes -= block[0]
+                    minus(block)
+                live[naddr] = (nsize, loc)
+                live_bytes += nsize
+                last_plus = (nsize, loc)
+            f["events"] += 1
+            if live_bytes > f["peak_bytes"]:
+                f["peak_bytes"] = live_bytes
+                f["peak_count"] = len(live)
+    except Truncated:
+        status = "truncated"
+    except Bad as e:
+        status = "error"
+        f["why"] = str(e)
+    f["inuse_count"] = len(live)
+    f["inuse_bytes"] = live_bytes
+    for a, (size, _) in live.items():  # live blocks by the stack that made them
+        per = f["by_stack"].setdefault(str(live_stack[a]), [0, 0, 0, 0])
+        per[2] += 1
+        per[3] += size
+    f["status"] = status
+    return f
+
+
+def load(path):
+    """totals() of a file, plain or gzip."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return totals(data)
+
+
+# -- Strict: a standard stream exactly as written -----------------------
+#
+# The writer's exact header bytes only, the end marker must be the last
+# byte. parse_strict(data) returns (syms, events): syms a list of (kind,
+# fields) as read_sym returns them, events a list of tuples (hdr, loc,
+# oaddr, osize, naddr, nsize), loc None (internal), (prototype, line) or a
+# C address or trace number; iter_events(data, syms) yields the events one
+# by one (for big streams) and appends to syms. Both raise ValueError on
+# bad input.
+
+
+def iter_events(data, syms):
+    r = _StrictReader(memoryview(data))
+    listed = _Listed(syms)
+    read_symtab(r, listed)
+    r.prologue(b"ljm")
+    while True:
+        h = r.byte()
+        if h == 0x80:
+            break
+        if h in SYM_OF_SOURCE:
+            listed.read(r, SYM_OF_SOURCE[h])
+            continue
+        ev, src = h & 3, h & 0x1C
+        if ev == 0 or src not in (SRC_INT, SRC_LUA, SRC_C, SRC_TRACE) or h > 0x13:
+            raise ValueError("bad event header 0x%02x at %d" % (h, r.i - 1))
+        loc = read_loc(r, src)
+        loc = None if not loc else loc if src == SRC_LUA else loc[0]
+        oaddr, osize, naddr, nsize = read_sizes(r, ev)
+        yield (h, loc, oaddr or 0, osize or 0, naddr or 0, nsize or 0)
+    if r.i != len(data):
+        raise ValueError("%d bytes after the epilogue" % (len(data) - r.i))
+
+
+def parse_strict(data):
+    syms = []
+    events = list(iter_events(data, syms))
+    return syms, events
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--rows"]:
+        rows, info = decode(open(sys.argv[2], "rb").read())
+        for (sec, n), cs in sorted(rows.items()):
+            print("%s\t%s\t%s" % (sec, n, cs))
+        print(info)
+    else:
+        print(json.dumps(load(sys.argv[1]), sort_keys=True))
