@@ -178,6 +178,23 @@ static Rd dec_bytes(Dec *d, uint64_t len)
   return RD_OK;
 }
 
+/* Passes over len bytes. */
+static Rd dec_skip(Dec *d, uint64_t len)
+{
+  while (len) {
+    if (d->p == d->end) {
+      Rd r = dec_fill(d, 1);
+      if (r != RD_OK) return r;
+      if (d->p == d->end) return RD_EOF;
+    }
+    size_t take = (size_t)(d->end - d->p);
+    if (take > len) take = (size_t)len;
+    d->p += take;
+    len -= take;
+  }
+  return RD_OK;
+}
+
 /* Reads a length-prefixed string into d->str (NUL-terminated). */
 static Rd dec_string(Dec *d)
 {
@@ -375,11 +392,11 @@ static Rd dec_ext(Dec *d, uint8_t h)
   default: {  /* 0x24 function name, 0x25..0x2F skipped: len, then the body */
     d->what = h == 0x24 ? "a function name" : "an annotation";
     TRY(dec_uleb(d, &a));
+    if (h != 0x24) return dec_skip(d, a);  /* any length: nothing is kept */
     if (a > LJM_NAME_ITEM_MAX)
       return dec_error(d, d->item, "%s of %llu bytes (at most %d)", d->what,
                        (unsigned long long)a, LJM_NAME_ITEM_MAX);
     uint64_t start = dec_off(d);
-    if (h != 0x24) return dec_bytes(d, a);
     uint64_t node, what;
     TRY(dec_uleb(d, &node));
     TRY(dec_uleb(d, &what));

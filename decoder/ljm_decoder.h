@@ -34,7 +34,7 @@
 **              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
 **   name      := the item's remaining bytes (len counts node, what, name);
 **                what: 1 global, 2 local, 3 method, 4 field, 5 upvalue,
-**                6 metamethod; at most LJM_NAME_ITEM_MAX bytes an item
+**                6 metamethod; at most LJM_NAME_ITEM_MAX bytes
 **
 ** Input comes from a file, stdin ("-") or a gzip file (recognised by its
 ** magic bytes) through a fixed-size buffer: memory does not grow with the
@@ -156,7 +156,8 @@ typedef struct LjmCallbacks {
 /* What a node's name is (0x24 items). */
 enum { LJM_NAME_GLOBAL = 1, LJM_NAME_LOCAL, LJM_NAME_METHOD, LJM_NAME_FIELD,
        LJM_NAME_UPVALUE, LJM_NAME_META };
-/* Largest 0x24..0x2F item body read (longer: an error at the item). */
+/* Largest 0x24 item body read (longer: an error at the item); 0x25..0x2F
+** items of any length are skipped. */
 #define LJM_NAME_ITEM_MAX 4096
 
 typedef struct LjmInput LjmInput;

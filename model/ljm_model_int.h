@@ -159,6 +159,7 @@ struct LjmModel {
   ** stack's innermost frame hangs under that frame; the last one used */
   LjmHmap leaf_by_key;  uint64_t last_leaf_key;  uint32_t last_leaf;
   LjmHmap named_site;  /* (base site, function name) -> its stream-named site */
+  uint32_t named_last;  /* the last stream node named */
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */

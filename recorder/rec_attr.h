@@ -71,15 +71,17 @@ static inline GCfunc *rec_frame_fn(lua_State *L, cTValue *f)
 ** coroutine.resume (the coroutine is its first argument) and the function
 ** coroutine.wrap returns (its upvalue) grow it to copy the arguments in; a
 ** C function may grow one it holds (an argument, an upvalue) before
-** lua_resume. Only values that are surely live are looked at: a fast
-** function's are not on L->top's account, a C function's are. */
+** lua_resume. Only values that are surely live are looked at: resume's
+** argument once its C fallback (the only place it grows a stack) has set
+** L->top, a C function's values below L->top. */
 static inline int rec_coro_stack(lua_State *L, GCfunc *fn, const void *ptr)
 {
   cTValue *o, *top;
   uint32_t i;
   if (isffunc(fn)) {
-    if (fn->c.ffid == rec_ff.resume && rec_ff.resume)
-      return tvisthread(L->base) && mref(threadV(L->base)->stack, void) == ptr;
+    if (fn->c.ffid == rec_ff.resume && rec_ff.resume)  /* its fallback set L->top */
+      return L->top > L->base && tvisthread(L->base) &&
+             mref(threadV(L->base)->stack, void) == ptr;
     if (fn->c.ffid == rec_ff.wrap && rec_ff.wrap && fn->c.nupvalues >= 1)
       return tvisthread(&fn->c.upvalue[0]) &&
              mref(threadV(&fn->c.upvalue[0])->stack, void) == ptr;

@@ -43,13 +43,20 @@ static uint32_t read_uleb(const uint8_t **pp)
 
 /* The local variable in register slot at position pc: 1 with its name,
 ** -1 for an internal one, 0 for none. */
+/* The end of a prototype's block: its debug info lies inside it, and a
+** loaded bytecode chunk's is not checked by LuaJIT, so no scan passes it. */
+static const uint8_t *pt_end(const GCproto *pt)
+{
+  return (const uint8_t *)pt + pt->sizept;
+}
+
 static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
 {
-  const uint8_t *p = proto_varinfo(pt);
+  const uint8_t *p = proto_varinfo(pt), *e = pt_end(pt);
   BCPos last = 0;
   uint32_t k;
-  if (!p) return 0;
-  for (k = 0; k < 65536; k++) {
+  if (!p || p >= e) return 0;
+  for (k = 0; k < 65536 && e - p >= 11; k++) {
     const char *s = (const char *)p;
     uint32_t vn = *p;
     BCPos start, end;
@@ -57,7 +64,9 @@ static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
       if (vn == VARNAME_END) return 0;
       p++;
     } else {
-      p += strlen(s) + 1;
+      const uint8_t *z = memchr(p, 0, (size_t)(e - p));
+      if (!z || e - z < 11) return 0;
+      p = z + 1;
     }
     start = last + read_uleb(&p);
     last = start;
@@ -75,10 +84,13 @@ static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
 /* Upvalue idx's name (NULL without debug info). */
 static const char *uv_name(const GCproto *pt, uint32_t idx)
 {
-  const uint8_t *p = proto_uvinfo(pt);
-  if (!p || idx >= pt->sizeuv) return NULL;
-  while (idx--) p += strlen((const char *)p) + 1;
-  return (const char *)p;
+  const uint8_t *p = proto_uvinfo(pt), *e = pt_end(pt), *z;
+  if (!p || idx >= pt->sizeuv || p >= e) return NULL;
+  for (;; idx--) {
+    if (!(z = memchr(p, 0, (size_t)(e - p)))) return NULL;
+    if (!idx) return (const char *)p;
+    p = z + 1;
+  }
 }
 
 static GCstr *kstr(const GCproto *pt, uint32_t idx)
@@ -114,7 +126,7 @@ static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, 
   for (;;) {
     int v = var_name(pt, (BCPos)(ip - bc), slot, name);
     if (v) {
-      if (v < 0 || !holds(base + slot, fn)) return 0;
+      if (v < 0 || slot >= pt->framesize || !holds(base + slot, fn)) return 0;
       *len = strlen(*name);
       return REC_FN_LOCAL;
     }

@@ -355,7 +355,9 @@ static void stamp(Ht *h, uint64_t ms)
 ** promises that events after a mark come within MARK_WINDOW_MS of it; so a
 ** mark later than that after the last one ends an idle stretch: a point
 ** where the window closed and one at the mark keep the chart flat across
-** it, instead of a ramp from the last allocation to the next. */
+** it, instead of a ramp from the last allocation to the next. (A heuristic:
+** a ticker woken late can leave a busy stretch without marks longer than
+** the window; the chart then shows a step where events continued.) */
 #define MARK_WINDOW_MS 10
 static void ht_on_time(void *st, const LjmModel *m, uint64_t usec)
 {

@@ -291,8 +291,11 @@ def judge(shot):
         return res
     top, bottom = band[0][1], band[1][0]
     res["frame"] = band[0][0]
+    # Columns with a 10 px margin each side: a long debuggee line can reach
+    # past a third of the window, right up to the next column's labels.
     for i in range(3):
-        res["blocks"][i] = len(text_lines(dark, w, i * w // 3, (i + 1) * w // 3, top, bottom))
+        res["blocks"][i] = len(text_lines(dark, w, i * w // 3 + (10 if i else 0),
+                                          (i + 1) * w // 3 - 10, top, bottom))
     left = text_lines(dark, w, 0, w // 3, top, bottom)
     if left:
         margin = min(lx for _, _, lx in left)

@@ -1,7 +1,8 @@
 -- torture.lua -- JIT-heavy work for recording with call stacks: hundreds
 -- of traces and side traces, the trace array growing and flushed (by
 -- jit.flush() and by a small maxtrace), stacks growing under traces,
--- coroutines, errors, FFI allocations and finalizers, GC steps.
+-- coroutines, errors (coroutine.resume with no argument over a collected
+-- thread's slot), FFI allocations and finalizers, GC steps.
 -- usage: torture.lua [ROUNDS]
 local ROUNDS = tonumber(arg and arg[1]) or 3
 local ffi = require "ffi"
@@ -52,9 +53,19 @@ local function coro_work(k)
   for i = 1, 100 do coroutine.resume(c2, {i}) end
 end
 
+local function dead_coroutine()
+  local co = coroutine.create(function() return {} end)
+  coroutine.resume(co)
+end
+
 local function errors(n)
   local caught = 0
   for i = 1, n do
+    if i % 50 == 0 then  -- resume with no argument: a dead thread's slot below
+      dead_coroutine()
+      collectgarbage()
+      keep({pcall(coroutine.resume)})
+    end
     local ok, e = pcall(function()
       if i % 3 == 0 then error({code = i}) end
       if i % 3 == 1 then error("boom " .. i) end
