@@ -6,7 +6,8 @@ both streams must follow decoder/EXTENSION.md, and the downgrade of the
 script's stream (extension items dropped, flags byte 0) must match the
 reference report by the same rules as the standard recording
 (compare_ref.py). Per line, the folded stacks of the whole-run stream count
-what its downgrade's and `ljm report` count. `ljm convert -f ljm` must write that same downgrade byte
+what its downgrade's and `ljm report` count, and so do pprof's leaf
+locations (`go tool pprof -traces -lines`). `ljm convert -f ljm` must write that same downgrade byte
 for byte, and `ljm report` must print the same on the extended stream as
 on its downgrade.
 usage: stacks_corpus_test.py LJM_RECORD CMOD_SO LJM CORPUS_FILE..."""
@@ -78,6 +79,25 @@ def leaves(path, what):
     return out
 
 
+def pprof_lines(path, what):
+    """'file:line' -> allocations whose pprof leaf location is that line
+    (`go tool pprof -traces -lines`, alloc_objects)."""
+    pb = path + ".pb.gz"
+    p = subprocess.run([ljm, "convert", "-q", "-o", pb, path], capture_output=True, text=True,
+                       timeout=300)
+    res.check(p.returncode == 0, "%s: pprof convert: %s" % (what, p.stderr))
+    p = subprocess.run(["go", "tool", "pprof", "-sample_index=alloc_objects", "-traces", "-lines",
+                        pb], capture_output=True, text=True, timeout=300)
+    res.check(p.returncode == 0, "%s: go tool pprof -traces: %s" % (what, p.stderr[-300:]))
+    out = {}
+    for block in p.stdout.split("-----------+")[1:]:
+        rows = [r for r in block.splitlines()[1:] if r.strip()]
+        m = re.match(r"^\s+(\d+)\s+.*\s(\S+:\d+)$", rows[0]) if rows else None
+        if m:
+            out[m.group(2)] = out.get(m.group(2), 0) + int(m.group(1))
+    return out
+
+
 def report_lines(path):
     """'file:line' -> ALLOCATIONS + REALLOCATIONS events of `ljm report`."""
     p = subprocess.run([ljm, "report", path], capture_output=True, text=True, timeout=300)
@@ -104,6 +124,10 @@ def check_per_line(ext, down, what):
     skip = corpus_rules.SKIP.get(s, [])
     bad = {k: (n, a.get(k, 0)) for k, n in rep.items() if k not in skip and a.get(k, 0) != n}
     res.check((rep or s == "empty") and not bad, "%s: per line, stacked folded = ljm report: %s"
+              % (what, sorted(bad.items())[:5]))
+    pp = pprof_lines(ext, what)
+    bad = {k: (n, pp.get(k, 0)) for k, n in rep.items() if k not in skip and pp.get(k, 0) != n}
+    res.check(not bad, "%s: per line, pprof's leaf lines = ljm report: %s"
               % (what, sorted(bad.items())[:5]))
 
 
