@@ -1,8 +1,11 @@
 /* lib_recorder.c -- the Lua binding: require "ljm.recorder", misc.memprof.
 **
 ** Mirrors Tarantool's misc.memprof: start(path) / stop() return true, or
-** nil, message, errno. One module-level recording at a time; it is
-** independent of recordings a host makes through the C API.
+** nil, message, errno. One module-level recording per lua_State, kept in
+** its registry (a userdata whose __gc stops it at lua_close); it is
+** independent of recordings a host makes through the C API. A recording
+** that failed and was never stopped is reported on stderr at lua_close or
+** exit: nobody else would see the error.
 ** start(path, {stacks = true, depth = N}) writes the extended stream
 ** (decoder/EXTENSION.md); unknown keys and wrong types are misuse
 ** (nil, message, EINVAL).
@@ -21,7 +24,45 @@
 
 #include "ljm_recorder.h"
 
-static LjmRecorder *mod_rec;  /* the module's recording, or NULL */
+#define REPORT_PREFIX "ljm.recorder: "
+
+static const char MOD_KEY[] = "ljm.recorder.module";
+
+/* This lua_State's module recording (the registry's MOD_KEY). */
+typedef struct ModRec {
+  LjmRecorder *r;  /* or NULL */
+} ModRec;
+
+static int modrec_gc(lua_State *L)
+{
+  ModRec *m = lua_touserdata(L, 1);
+  LjmRecorder *r = m->r;
+  LjmRecError err;
+  m->r = NULL;
+  if (r && ljm_recorder_stop(r, &err)) {
+    fprintf(stderr, REPORT_PREFIX "%s\n", err.msg);
+    fflush(stderr);
+  }
+  return 0;
+}
+
+/* L's slot, created on first use. */
+static ModRec *modrec(lua_State *L)
+{
+  ModRec *m;
+  lua_getfield(L, LUA_REGISTRYINDEX, MOD_KEY);
+  m = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (m) return m;
+  m = lua_newuserdata(L, sizeof(*m));
+  m->r = NULL;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, modrec_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, MOD_KEY);  /* anchors m */
+  return m;
+}
 
 static int push_fail(lua_State *L, const char *msg, int code)
 {
@@ -84,15 +125,18 @@ static int rec_start(lua_State *L)
   char buf[128];
   int given;
   const char *bad = read_options(L, &opt, &given, buf, sizeof(buf));
+  ModRec *m;
   if (bad) return push_fail(L, bad, EINVAL);
-  if (mod_rec && !ljm_recorder_is_running(mod_rec)) {
-    /* Ended by lua_close(), exit() or a write error nobody collected. */
-    ljm_recorder_stop(mod_rec, NULL);
-    mod_rec = NULL;
+  m = modrec(L);
+  if (m->r && !ljm_recorder_is_running(m->r)) {
+    /* Ended by a write error nobody collected. */
+    ljm_recorder_stop(m->r, NULL);
+    m->r = NULL;
   }
-  if (mod_rec) return push_fail(L, "profiler is running already", EINVAL);
-  mod_rec = ljm_recorder_start_path_ex(L, path, given ? &opt : NULL, &err);
-  if (!mod_rec) return push_fail(L, err.msg, err.code);
+  if (m->r) return push_fail(L, "profiler is running already", EINVAL);
+  m->r = ljm_recorder_start_path_ex(L, path, given ? &opt : NULL, &err);
+  if (!m->r) return push_fail(L, err.msg, err.code);
+  ljm_recorder_report_at_exit(m->r, REPORT_PREFIX);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -100,9 +144,10 @@ static int rec_start(lua_State *L)
 static int rec_stop(lua_State *L)
 {
   LjmRecError err;
-  LjmRecorder *r = mod_rec;
+  ModRec *m = modrec(L);
+  LjmRecorder *r = m->r;
   if (!r) return push_fail(L, "profiler is not running", EINVAL);
-  mod_rec = NULL;
+  m->r = NULL;
   if (ljm_recorder_stop(r, &err)) return push_fail(L, err.msg, err.code);
   lua_pushboolean(L, 1);
   return 1;
@@ -110,7 +155,8 @@ static int rec_stop(lua_State *L)
 
 static int rec_is_running(lua_State *L)
 {
-  lua_pushboolean(L, mod_rec && ljm_recorder_is_running(mod_rec));
+  ModRec *m = modrec(L);
+  lua_pushboolean(L, m->r && ljm_recorder_is_running(m->r));
   return 1;
 }
 

@@ -23,8 +23,10 @@
 **   LjmRecorder *r = ljm_recorder_start_path_ex(L, "out.ljm", &opt, &err);
 **
 ** Several recordings may run at once on the same VM (each stream gets
-** every event); only one VM per process can be recorded at a time. Not
-** thread safe: call from the thread that runs the VM. lua_close() and
+** every event); only one VM per process can be recorded at a time: a
+** start on another lua_State fails with EBUSY ("another Lua state in this
+** process is recording"), from any thread. Call a handle's functions from
+** the thread that runs its VM. lua_close() and
 ** exit() end every running recording with a complete stream; the handle
 ** must still be passed to ljm_recorder_stop() to free it.
 */
@@ -94,6 +96,11 @@ LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, voi
 ** (the stream then stops where the failure happened). NULL r: EINVAL. */
 int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err);
 
+/* If the process exits (exit(), os.exit()) before r is stopped and its
+** stream failed, the exit handler writes one line to stderr: prefix, then
+** "<path>: <strerror>". prefix is kept, not copied; NULL: no report. */
+void ljm_recorder_report_at_exit(LjmRecorder *r, const char *prefix);
+
 /* 1 while events are being recorded; 0 after a write error, lua_close()
 ** or exit() ended the stream. */
 int ljm_recorder_is_running(const LjmRecorder *r);
@@ -110,7 +117,9 @@ int ljm_recorder_check(lua_State *L, LjmRecError *err);
 ** object reachable from the roots with its type, size, label and
 ** references. Reads the heap only (no allocation through the VM, no GC
 ** step); works with or without recordings running. 0, or an errno value
-** with err filled in; path is replaced only by a complete snapshot. */
+** with err filled in; path is replaced only by a complete snapshot. A
+** symbolic link is followed (its target is written); a path that is not a
+** regular file (device, FIFO, directory, socket) is refused. */
 int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
 
 /* The build that matches L's VM, e.g. "Debian luajit2 2.1-20230119-1

@@ -98,6 +98,11 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err)
   return flavour_of(r)->stop(r, err);
 }
 
+void ljm_recorder_report_at_exit(LjmRecorder *r, const char *prefix)
+{
+  if (r) ((RecHandle *)(void *)r)->exit_report = prefix;
+}
+
 int ljm_recorder_is_running(const LjmRecorder *r)
 {
   return r && flavour_of(r)->is_running(r);

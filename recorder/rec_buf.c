@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_sig.h"
 #include "rec_time.h"
 
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
@@ -111,7 +112,7 @@ int rec_buf_async(RecBuf *b)
     pthread_cond_init(&b->cv, &ca);
     pthread_condattr_destroy(&ca);
   }
-  e = pthread_create(&b->th, NULL, writer_main, b);
+  e = rec_sig_thread(&b->th, writer_main, b);  /* no SIGPIPE, SIGXFSZ here */
   if (e) {
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
@@ -130,6 +131,17 @@ static void wait_idle(RecBuf *b)
   while (b->job) pthread_cond_wait(&b->cv, &b->mu);
   if (b->werr && !b->err) b->err = b->werr;
   b->written = b->wdone;
+}
+
+int rec_buf_failed(RecBuf *b)
+{
+  int e = b->err;
+  if (!e && b->async) {
+    pthread_mutex_lock(&b->mu);
+    e = b->werr;
+    pthread_mutex_unlock(&b->mu);
+  }
+  return e != 0;
 }
 
 void rec_buf_free(RecBuf *b)

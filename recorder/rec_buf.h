@@ -73,6 +73,9 @@ int rec_buf_flush(RecBuf *b);
 /* Flushes and waits until everything has been written; returns the
 ** sticky error. */
 int rec_buf_sync(RecBuf *b);
+/* Nonzero once a write failed, also one of the writer thread that the
+** VM's thread has not taken over yet. */
+int rec_buf_failed(RecBuf *b);
 /* After an event: hands the buffer over if the flush interval has passed. */
 static inline void rec_buf_tick(RecBuf *b)
 {

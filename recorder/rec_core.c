@@ -36,6 +36,7 @@
 #include "rec_cname.h"
 #include "rec_ext.h"
 #include "rec_flavour.h"
+#include "rec_sig.h"
 #include "rec_snap.h"
 #include "rec_stack.h"
 #include "rec_stream.h"
@@ -77,6 +78,11 @@ static struct {
   int nstacks;           /* live extended sessions */
   int stacks_dirty;      /* nstacks or their limits changed */
 } R;
+
+/* Guards R against lua_States of other threads: a start, a stop, lua_close
+** and exit() take it. The allocator wrapper does not: only the recorded
+** VM's thread runs it, and that thread changes R only under the lock. */
+static pthread_mutex_t R_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char SENTINEL_KEY[] = "ljm.recorder.closer";
 
@@ -264,9 +270,26 @@ static void unwrap(lua_State *L)
   /* Else someone wrapped our wrapper: it must stay, as a pass-through. */
 }
 
+/* At exit nobody can collect a failed stream's error any more: those that
+** asked for it (ljm_recorder_report_at_exit) say it on stderr, once. */
+static void report_failed(void)
+{
+  LjmRecorder *r;
+  for (r = R.list; r; r = r->next) {
+    int e = r->st.out.err;
+    if (!r->h.exit_report || !e || e == ECHILD) continue;
+    fprintf(stderr, "%s%s: %s\n", r->h.exit_report, r->name, strerror(e));
+    r->h.exit_report = NULL;
+  }
+  fflush(stderr);
+}
+
 static void rec_atexit(void)
 {
+  pthread_mutex_lock(&R_mu);
   end_all();
+  report_failed();
+  pthread_mutex_unlock(&R_mu);
 }
 
 /* A forked child has no writer thread and shares the parent's files:
@@ -274,6 +297,7 @@ static void rec_atexit(void)
 static void rec_atfork_child(void)
 {
   LjmRecorder *r;
+  pthread_mutex_init(&R_mu, NULL);  /* another thread may have held it */
   for (r = R.list; r; r = r->next) {
     r->live = 0;
     r->ended = 1;
@@ -299,12 +323,14 @@ static void rec_atfork_child(void)
 /* __gc of the registry sentinel: only lua_close() collects it. */
 static int sentinel_gc(lua_State *L)
 {
+  pthread_mutex_lock(&R_mu);
   if (R.g == G(L)) {  /* the VM goes away: so does any wrapper chain */
     end_all();
     unwrap(L);
     R.wrapped = 0;
     R.g = NULL;
   }
+  pthread_mutex_unlock(&R_mu);
   return 0;
 }
 
@@ -326,21 +352,32 @@ static void sentinel_ensure(lua_State *L)
 
 /* -- Sinks --------------------------------------------------------------- */
 
+/* Also called on the host's thread (a compressed file's trailer at stop
+** or exit): SIGPIPE and SIGXFSZ are held off, so EPIPE and EFBIG come
+** back as errors (rec_sig.h). */
 static int fd_write(void *ud, const void *data, size_t len)
 {
   LjmRecorder *r = ud;
   const char *p = data;
+  RecSigGuard sg;
+  int e = 0;
+  rec_sig_block(&sg);
   while (len) {
     ssize_t n = write(r->fd, p, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno ? errno : EIO;
+      e = errno ? errno : EIO;
+      break;
     }
-    if (n == 0) return EIO;
+    if (n == 0) {
+      e = EIO;
+      break;
+    }
     p += n;
     len -= (size_t)n;
   }
-  return 0;
+  rec_sig_restore(&sg);
+  return e;
 }
 
 /* The stream's bytes, compressed first when the path asked for it. */
@@ -387,7 +424,7 @@ static int pre_start(lua_State *L, LjmRecError *err)
 {
   if (!L) return set_err(err, EINVAL, "%s", "no lua_State");
   if (R.g && R.g != G(L))
-    return set_err(err, EBUSY, "%s", "another Lua VM is being recorded");
+    return set_err(err, EBUSY, "%s", "another Lua state in this process is recording");
   return 0;
 }
 
@@ -494,8 +531,8 @@ static int check_options(const LjmRecOptions *opt, LjmRecError *err)
 
 /* -- This flavour's entry points (RecFlavour) ------------------------------ */
 
-static LjmRecorder *start_path(lua_State *L, const char *path, const LjmRecOptions *opt,
-                               LjmRecError *err)
+static LjmRecorder *start_path_locked(lua_State *L, const char *path,
+                                      const LjmRecOptions *opt, LjmRecError *err)
 {
   LjmRecorder *r;
   if (pre_start(L, err) || check_options(opt, err)) return NULL;
@@ -550,8 +587,8 @@ static LjmRecorder *start_path(lua_State *L, const char *path, const LjmRecOptio
   return r;
 }
 
-static LjmRecorder *start_fd(lua_State *L, int fd, const LjmRecOptions *opt,
-                             LjmRecError *err)
+static LjmRecorder *start_fd_locked(lua_State *L, int fd, const LjmRecOptions *opt,
+                                    LjmRecError *err)
 {
   LjmRecorder *r;
   char name[32];
@@ -575,8 +612,8 @@ static LjmRecorder *start_fd(lua_State *L, int fd, const LjmRecOptions *opt,
   return r;
 }
 
-static LjmRecorder *start_writer(lua_State *L, LjmRecWriteFn write, void *ud,
-                                 const LjmRecOptions *opt, LjmRecError *err)
+static LjmRecorder *start_writer_locked(lua_State *L, LjmRecWriteFn write, void *ud,
+                                        const LjmRecOptions *opt, LjmRecError *err)
 {
   LjmRecorder *r;
   if (pre_start(L, err) || check_options(opt, err)) return NULL;
@@ -599,7 +636,7 @@ static LjmRecorder *start_writer(lua_State *L, LjmRecWriteFn write, void *ud,
   return r;
 }
 
-static int stop(LjmRecorder *r, LjmRecError *err)
+static int stop_locked(LjmRecorder *r, LjmRecError *err)
 {
   LjmRecorder **pp;
   int e;
@@ -634,9 +671,50 @@ static int stop(LjmRecorder *r, LjmRecError *err)
   return e;
 }
 
+static LjmRecorder *start_path(lua_State *L, const char *path, const LjmRecOptions *opt,
+                               LjmRecError *err)
+{
+  LjmRecorder *r;
+  pthread_mutex_lock(&R_mu);
+  r = start_path_locked(L, path, opt, err);
+  pthread_mutex_unlock(&R_mu);
+  return r;
+}
+
+static LjmRecorder *start_fd(lua_State *L, int fd, const LjmRecOptions *opt,
+                             LjmRecError *err)
+{
+  LjmRecorder *r;
+  pthread_mutex_lock(&R_mu);
+  r = start_fd_locked(L, fd, opt, err);
+  pthread_mutex_unlock(&R_mu);
+  return r;
+}
+
+static LjmRecorder *start_writer(lua_State *L, LjmRecWriteFn write, void *ud,
+                                 const LjmRecOptions *opt, LjmRecError *err)
+{
+  LjmRecorder *r;
+  pthread_mutex_lock(&R_mu);
+  r = start_writer_locked(L, write, ud, opt, err);
+  pthread_mutex_unlock(&R_mu);
+  return r;
+}
+
+static int stop(LjmRecorder *r, LjmRecError *err)
+{
+  int e;
+  pthread_mutex_lock(&R_mu);
+  e = stop_locked(r, err);
+  pthread_mutex_unlock(&R_mu);
+  return e;
+}
+
+/* Also false once the writer thread failed, before the next hand-over
+** notices it, so a host that polls learns of a full disk at once. */
 static int is_running(const LjmRecorder *r)
 {
-  return r && r->live;
+  return r && r->live && !rec_buf_failed((RecBuf *)&r->st.out);
 }
 
 static uint64_t bytes(const LjmRecorder *r)

@@ -38,6 +38,7 @@ typedef struct RecFlavour {
 ** handle's flavour through it. */
 typedef struct RecHandle {
   const RecFlavour *fl;
+  const char *exit_report;  /* ljm_recorder_report_at_exit's prefix, or NULL */
 } RecHandle;
 
 /* The flavours linked in, NULL-terminated, in the order they are tried

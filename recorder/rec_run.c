@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -196,6 +197,55 @@ static void snapshot_at_exit(void)
   }
 }
 
+/* A script that calls os.exit() ends the process from inside pmain: the
+** whole-run recording's error, if any, is reported from this exit handler
+** (registered before the recorder's, so it runs after the stream has
+** ended) and the exit status made non-zero unless the script's already is. */
+static struct {
+  RunArgs *a;      /* the run, NULL once main has reported itself */
+  int code;        /* os.exit()'s status */
+  pid_t pid;       /* a fork()ed child's exit is not the run's */
+} exit_run;
+
+static void record_at_exit(void)
+{
+  RunArgs *a = exit_run.a;
+  LjmRecError err;
+  int failed = exit_snap.failed;
+  if (!a || getpid() != exit_run.pid) return;
+  exit_run.a = NULL;
+  if (a->rec && ljm_recorder_stop(a->rec, &err)) {
+    fprintf(stderr, "ljm record: %s\n", err.msg);
+    failed = 1;
+  }
+  a->rec = NULL;
+  if (failed && !exit_run.code) {
+    fflush(NULL);
+    _exit(1);  /* exit()'s status can only be changed this way */
+  }
+}
+
+/* os.exit() as LuaJIT's, noting the status for record_at_exit. */
+static int os_exit(lua_State *L)
+{
+  if (lua_isboolean(L, 1)) exit_run.code = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+  else exit_run.code = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
+  if (lua_toboolean(L, 2)) snapshot_at_exit();  /* before os.exit closes L */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  return 0;
+}
+
+static void wrap_os_exit(lua_State *L)
+{
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "exit");
+  lua_pushcclosure(L, os_exit, 1);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
+}
+
 static int pmain(lua_State *L)
 {
   RunArgs *a = lua_touserdata(L, 1);
@@ -205,6 +255,7 @@ static int pmain(lua_State *L)
   lua_gc(L, LUA_GCSTOP, 0);
   luaL_openlibs(L);
   lua_gc(L, LUA_GCRESTART, -1);
+  wrap_os_exit(L);
   ljm_recorder_open_misc(L);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
@@ -325,9 +376,13 @@ int ljm_record_main(int argc, char **argv)
     free(defout);
     return 1;
   }
+  exit_run.a = &a;
+  exit_run.pid = getpid();
+  atexit(record_at_exit);  /* before the recorder's: runs after it */
   status = lua_cpcall(L, pmain, &a);
   report(L, status);
   exit_snap.L = NULL;
+  exit_run.a = NULL;  /* from here on main reports */
   lua_close(L);  /* ends the stream (final 0x80) like a stop() */
   if (a.rec && ljm_recorder_stop(a.rec, &err)) {
     fprintf(stderr, "ljm record: %s\n", err.msg);

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lj_str.h"
 #if LJ_HASBUFFER
@@ -27,6 +26,7 @@
 #include "ljm_flavour.h"
 #include "rec_buf.h"
 #include "rec_lj.h"
+#include "rec_outfile.h"
 #include "rec_snap.h"
 
 /* Object types and edge kinds as the format numbers them. */
@@ -542,17 +542,17 @@ static int snap_fail(LjmRecError *err, int code, const char *path, const char *w
 int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
 {
   Snap s;
-  char tmp[4096], label[SN_LABEL_MAX + 64];
+  RecOutFile out;
+  const char *why;
+  char label[SN_LABEL_MAX + 64];
   memset(&s, 0, sizeof(s));
   if (!path || !*path) return snap_fail(err, EINVAL, "snapshot", "empty path");
   s.g = G(L);
   if (s.g->vmstate != ~LJ_VMST_INTERP && s.g->vmstate != ~LJ_VMST_C)
     return snap_fail(err, EBUSY, path, "the VM is not running Lua or C code (inside the GC or a trace)");
-  if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= sizeof(tmp))
-    return snap_fail(err, ENAMETOOLONG, path, strerror(ENAMETOOLONG));
-  s.f = fopen(tmp, "wb");
-  if (!s.f) return snap_fail(err, errno, path, strerror(errno));
-  setvbuf(s.f, NULL, _IOFBF, 1 << 20);
+  int oe = rec_outfile_open(&out, path, &why);
+  if (oe) return snap_fail(err, oe, path, why ? why : strerror(oe));
+  s.f = out.f;
   fwrite("ljh\x01", 1, 4, s.f);
   f_str(s.f, LJM_FLAVOUR_LABEL, strlen(LJM_FLAVOUR_LABEL));
   f_uleb(s.f, s.g->gc.total);
@@ -581,17 +581,13 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
     flush_object(&s, type, (uint64_t)(uintptr_t)o, size, label);
   }
   putc(SN_END, s.f);
-  int werr = ferror(s.f);
-  int cerr = fclose(s.f) ? errno : 0;
   for (size_t i = 0; i < s.seen_cap; i++) free(s.seen[i]);
   free(s.seen);
   free(s.todo);
   free(s.ebuf);
-  int e = s.oom ? ENOMEM : bad ? EFAULT : werr ? EIO : cerr;
-  if (!e && rename(tmp, path)) e = errno;
-  if (e) {
-    remove(tmp);
-    return snap_fail(err, e, path, bad ? "an object of unknown type on the heap" : strerror(e));
-  }
+  /* The write's own errno (ENOSPC, EFBIG...), not stdio's lost one. */
+  int e = rec_outfile_commit(&out, !s.oom && !bad);
+  if (s.oom || bad) e = s.oom ? ENOMEM : EFAULT;
+  if (e) return snap_fail(err, e, path, bad ? "an object of unknown type on the heap" : strerror(e));
   return 0;
 }

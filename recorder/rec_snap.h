@@ -9,7 +9,8 @@
 #include "ljm_recorder.h"
 
 /* Writes a snapshot of L's VM to path (created with mode 0644, replaced
-** only once it is complete); 0, or an errno value with err filled in.
+** only once it is complete; links followed, special files refused:
+** rec_outfile.h); 0, or an errno value with err filled in.
 ** Reads the heap only: no allocation through the VM, no GC step. */
 REC_API int rec_snap_write(lua_State *L, const char *path, LjmRecError *err);
 

@@ -3,11 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "rec_sig.h"
 
 uint64_t rec_time_now_ns(void)
 {
@@ -74,7 +75,6 @@ static void *ticker_main(void *arg)
 int rec_ticker_start(RecTicker *t)
 {
   pthread_condattr_t ca;
-  sigset_t all, old;
   int e;
   atomic_init(&t->tick, 0);
   t->quit = 0;
@@ -87,10 +87,7 @@ int rec_ticker_start(RecTicker *t)
   pthread_cond_init(&t->cv, &ca);
   pthread_condattr_destroy(&ca);
   /* The ticker takes no signals: they stay with the program's threads. */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  e = pthread_create(&t->th, NULL, ticker_main, t);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  e = rec_sig_thread(&t->th, ticker_main, t);
   if (e) {
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);

@@ -12,6 +12,8 @@ JIT on) under wrk's load, on 127.0.0.1 with its own prefix:
   the respawned worker records a stream of its own.
 * on-demand.conf: nothing recorded until /ljm/start on the loopback control
   server; every worker records then, and stops by the time limit alone.
+* a full disk (a 64 KiB tmpfs): each worker logs "ljm: <path>: No space
+  left on device" once, while it runs, and nothing more at exit.
 
 usage: nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
 import os
@@ -149,6 +151,37 @@ check(done == [True, True], "complete after the time limit, before nginx stops: 
 ok, out = ngx.quit()
 check(ok, "graceful stop (on demand)")
 check(not log_problems(prefix), "error log clean (on demand): %s" % log_problems(prefix)[:3])
+
+# -- A full disk ------------------------------------------------------------
+# ljm/ is a 64 KiB tmpfs (in a private mount namespace): the first hand-over
+# fails. Each worker logs it once, with the path once, while it runs (the
+# example polls is_running()), and nothing more when it exits.
+prefix, (port, ctl) = make_prefix(top, "full", example, so)
+
+
+class FullNginx(Nginx):
+    def __init__(self, prefix_, conf, env=None):
+        self.prefix = prefix_
+        mount = "mount -t tmpfs -o size=64k,mode=0777 tmpfs %sljm && exec \"$@\"" % prefix_
+        self.proc = subprocess.Popen(["unshare", "-m", "sh", "-c", mount, "sh", "nginx", "-p", prefix_,
+                                      "-c", conf, "-g", "daemon off;"],
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+ngx = FullNginx(prefix, "always.conf", testlib.module_env(so))
+check(ngx.wait_ready(port), "nginx started on a full disk")
+workers = ngx.workers()
+wrk(port, "/leak", 3)
+time.sleep(1.5)  # a flush (1 s), then a poll (0.5 s)
+full = [l for l in open(prefix + "logs/error.log") if "No space left on device" in l]
+want = {"ljm: %sljm/worker-%d.ljm.gz: No space left on device" % (prefix, w) for w in workers}
+check(len(full) == 2 and all(sum(w in l for l in full) == 1 for w in want) and
+      all(l.count(prefix + "ljm/") == 1 and "[error]" in l for l in full),
+      "full disk: one [error] line per worker, path once, while running: %s" % full)
+ok, out = ngx.quit()
+check(ok, "graceful stop (full disk)")
+after = [l for l in open(prefix + "logs/error.log") if "ljm: " in l and "[notice]" not in l]
+check(after == full, "nothing more logged at exit: %s" % after[len(full):])
 
 shutil.rmtree(top, ignore_errors=True)
 sys.exit(check.done(minimum=20))

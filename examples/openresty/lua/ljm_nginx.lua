@@ -19,7 +19,9 @@
 -- Options (both): dir (default <prefix>/ljm), suffix (".ljm.gz": compressed
 -- on the recorder's writer thread; ".ljm.zst", ".ljm"), flush (seconds: what
 -- a killed worker can lose at most; default 1), stacks (call stacks: the
--- extended stream). on_demand also: max_seconds (600), poll (0.5 s).
+-- extended stream), poll (0.5 s: how often a write error, such as a full
+-- disk, is looked for; it ends the recording, and is logged once, then).
+-- on_demand also: max_seconds (600).
 local rec = require "ljm.recorder"
 
 local M = {}
@@ -64,14 +66,24 @@ local function stop()
   if ok then
     ngx.log(ngx.NOTICE, "ljm: recorded ", path)
   else
-    ngx.log(ngx.ERR, "ljm: ", path, ": ", err)
+    ngx.log(ngx.ERR, "ljm: ", err)  -- err is "<path>: <strerror>"
   end
+end
+
+-- A write error (a full disk) has ended the recording: say so now, once,
+-- not when the worker exits.
+local function failed()
+  return current and not rec.is_running()
 end
 
 -- Records this worker's whole life (init_worker_by_lua*).
 function M.always(opts)
   configure(opts)
-  start("worker")
+  if not start("worker") then return end
+  local ok, err = ngx.timer.every(cfg.poll, function(premature)
+    if not premature and failed() then stop() end
+  end)
+  if not ok then ngx.log(ngx.ERR, "ljm: cannot start the timer: ", err) end
 end
 
 -- Ends this worker's recording (exit_worker_by_lua*): a complete stream.
@@ -85,7 +97,7 @@ local function follow(premature)
   local d = ngx.shared[cfg.dict]
   local gen, limit = d:get("gen"), d:get("until")
   local want = not premature and gen and limit and ngx.now() < limit and gen or nil
-  if current and want ~= current_gen then stop() end
+  if current and (want ~= current_gen or failed()) then stop() end
   if want and want ~= current_gen then start("ondemand-" .. want) end
   current_gen = want
 end
