@@ -77,11 +77,16 @@ static int heapsnapshot(const char *in_path, const char *out_path)
     ljm_heapgraph_free(&g);
     return LJM_EXIT_BAD_INPUT;
   }
-  LjmOutput out = { NULL, NULL, NULL };
+  LjmOutput out = LJM_OUTPUT_INIT;
   char err[256] = "";
   if (ljm_output_open(&out, out_path) != 0) {
     ljm_heapgraph_free(&g);
     return LJM_EXIT_BAD_INPUT;
+  }
+  if (rc && ljm_output_is_file(&out)) {  /* failed: no file is written or replaced */
+    ljm_output_abort(&out);
+    ljm_heapgraph_free(&g);
+    return rc;
   }
   if (ljm_heapsnapshot_write(&g, out.f, err, sizeof(err))) {
     fprintf(stderr, "ljm convert: %s: %s\n", out_path, err);
@@ -210,7 +215,7 @@ int ljm_cmd_convert(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  LjmOutput out = { NULL, NULL, NULL };
+  LjmOutput out = LJM_OUTPUT_INIT;
   char err[256] = "";
   int rc = 0, worth = 0;
   /* Streaming formats write while decoding, the others once it is over. */
@@ -225,19 +230,21 @@ int ljm_cmd_convert(int argc, char **argv)
     ljm_model_set_listener(m, &l, run.st);
   }
   rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
-  if (!worth) {  /* nothing was read: leave no output behind */
+  if (worth && !run.e->streaming && ljm_output_open(&out, o.out_path) != 0) {
+    ljm_model_free(m);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  /* Nothing was read: leave no output behind. A failed conversion writes
+  ** what was read before the error only where it replaces nothing (stdout,
+  ** a device), never into a file: an existing one stays as it was. */
+  if (!worth || (rc && ljm_output_is_file(&out))) {
     if (run.st) run.e->finish(run.st, m, err, sizeof(err));
     ljm_output_abort(&out);
     ljm_model_free(m);
     return rc ? rc : LJM_EXIT_BAD_INPUT;
   }
-  if (!run.e->streaming) {
-    if (ljm_output_open(&out, o.out_path) != 0) {
-      ljm_model_free(m);
-      return LJM_EXIT_BAD_INPUT;
-    }
-    if (!(run.st = run.e->begin(&o, out.f, err, sizeof(err)))) goto export_failed;
-  }
+  if (!run.e->streaming && !(run.st = run.e->begin(&o, out.f, err, sizeof(err))))
+    goto export_failed;
   if (run.e->finish(run.st, m, err, sizeof(err)) != 0) goto export_failed;
   if (ljm_output_commit(&out)) rc = 1;
   note_missing_sources(m, run.e, quiet);

@@ -7,15 +7,24 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 
+typedef struct Sink {
+  FILE *f;
+  int werr;  /* errno of the first failed write */
+} Sink;
+
 static int write_file(void *ud, const void *p, size_t n)
 {
-  return fwrite(p, 1, n, ud) == n ? 0 : (errno ? errno : EIO);
+  Sink *s = ud;
+  errno = 0;
+  if (fwrite(p, 1, n, s->f) == n) return 0;
+  if (!s->werr) s->werr = errno ? errno : EIO;
+  return s->werr;
 }
 
 int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict)
 {
   LjmDiag d;
-  LjmOutput out = { NULL, NULL, NULL };
+  LjmOutput out = LJM_OUTPUT_INIT;
   if (strcmp(out_path, "-") == 0 && isatty(1)) {
     fprintf(stderr, "ljm convert: ljm output is binary; not writing it to a terminal\n");
     return LJM_EXIT_USAGE;
@@ -29,8 +38,14 @@ int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict)
     ljm_input_close(in);
     return LJM_EXIT_BAD_INPUT;
   }
-  LjmStatus st = ljm_downgrade(in, write_file, out.f, &d);
+  Sink sink = { out.f, 0 };
+  LjmStatus st = ljm_downgrade(in, write_file, &sink, &d);
   ljm_input_close(in);
+  if (sink.werr) {  /* the output's fault, not the input's */
+    fprintf(stderr, "ljm convert: %s: write error: %s\n", out_path, strerror(sink.werr));
+    ljm_output_abort(&out);
+    return LJM_EXIT_BAD_INPUT;
+  }
   char line[512];
   ljm_diag_format(&d, in_path, line, sizeof(line));
   if (st == LJM_ERROR || (st == LJM_TRUNCATED && strict)) {

@@ -55,6 +55,11 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
   if (info->trailing)
     fprintf(stderr, "%s: byte %llu: warning: %llu bytes after the end marker ignored\n",
             path, (unsigned long long)info->bytes, (unsigned long long)info->trailing);
+  if (info->names_cut)
+    fprintf(stderr, "%s: byte %llu: warning: a name of %llu bytes was cut to its first %u "
+            "(%llu name%s cut in all)\n", path, (unsigned long long)info->name_cut_at,
+            (unsigned long long)info->name_cut_len, LJM_STRING_MAX,
+            (unsigned long long)info->names_cut, info->names_cut == 1 ? "" : "s");
   return 0;
 }
 

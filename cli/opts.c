@@ -9,8 +9,19 @@ int ljm_getopt(int argc, char **argv, const char *shortopts,
                const struct option *longopts, const char *cmd)
 {
   opterr = 0;
-  int c = getopt_long(argc, argv, shortopts, longopts, NULL);
-  if (c != '?' && c != ':') return c;
+  int li = -1;
+  int c = getopt_long(argc, argv, shortopts, longopts, &li);
+  if (c != '?' && c != ':') {
+    /* An empty value names nothing (-o "" is no file): a usage error. */
+    if (optarg && !*optarg) {
+      if (li >= 0)
+        ljm_cli_usage_error(cmd, "option '--%s' needs a value, not an empty one", longopts[li].name);
+      else
+        ljm_cli_usage_error(cmd, "option '-%c' needs a value, not an empty one", c);
+      return '?';
+    }
+    return c;
+  }
   const char *bad = argv[optind - 1];
   if (optopt && strchr(shortopts, optopt) && optopt != ':')
     ljm_cli_usage_error(cmd, "option '-%c' needs a value", optopt);

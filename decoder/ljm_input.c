@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY  /* ZSTD_getFrameHeader: a refused frame's window */
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "ljm_decoder.h"
 #include "ljm_input.h"
@@ -28,6 +30,8 @@ struct LjmInput {
   uint8_t *zin;          /* zstd: compressed bytes; else the first bytes read */
   size_t zlen, zpos;
   int zeof;              /* zstd: no more compressed bytes */
+  uint8_t fh[ZSTD_FRAMEHEADERSIZE_MAX];  /* zstd: the current frame's first bytes */
+  size_t fhlen, fhfrom;  /* bytes in fh; where in zin they continue */
   uint64_t nread;        /* bytes read (after decompression) */
   uint64_t pos;          /* position after the last read */
   int64_t size;          /* file size, -1 when unknown */
@@ -42,6 +46,9 @@ static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 #define ZIN_SIZE (1u << 17)
+/* The largest zstd window accepted (zstd's own default: 128 MiB, what
+** zstd --long writes); a window is memory the decompressor must hold. */
+#define ZSTD_WINDOW_LOG_MAX 27
 
 /* A regular file can be peeked at without consuming it: plain files then
 ** skip zlib's extra copy. */
@@ -188,12 +195,30 @@ static int sniff(LjmInput *in, LjmDiag *diag, uint64_t offset)
   if (n < 0) return -1;
   in->zlen = (size_t)n;
   if (!in->gzip && n >= 4 && memcmp(in->zin, zstd_magic, 4) == 0) {
-    if (!(in->zs = ZSTD_createDStream()) || ZSTD_isError(ZSTD_initDStream(in->zs))) {
+    if (!(in->zs = ZSTD_createDStream()) || ZSTD_isError(ZSTD_initDStream(in->zs)) ||
+        ZSTD_isError(ZSTD_DCtx_setParameter(in->zs, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX))) {
       diag_set(diag, offset, "cannot set up zstd decompression");
       return -1;
     }
   }
   return 0;
+}
+
+/* What a zstd error is: a window above the limit is no corruption. */
+static void zstd_error(const LjmInput *in, size_t r, LjmDiag *diag, uint64_t offset)
+{
+  char text[200];
+  ZSTD_frameHeader h;
+  if (ZSTD_getErrorCode(r) != ZSTD_error_frameParameter_windowTooLarge)
+    snprintf(text, sizeof(text), "corrupt zstd data: %s", ZSTD_getErrorName(r));
+  else if (ZSTD_getFrameHeader(&h, in->fh, in->fhlen) == 0)
+    snprintf(text, sizeof(text), "zstd window %llu MiB exceeds the limit of %u MiB",
+             (unsigned long long)((h.windowSize + (1u << 20) - 1) >> 20),
+             1u << (ZSTD_WINDOW_LOG_MAX - 20));
+  else
+    snprintf(text, sizeof(text), "zstd window exceeds the limit of %u MiB",
+             1u << (ZSTD_WINDOW_LOG_MAX - 20));
+  diag_set(diag, offset, text);
 }
 
 /* Decompressed zstd bytes (frames one after another). 0 at the end, also
@@ -208,15 +233,21 @@ static ptrdiff_t zstd_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag, u
       in->zlen = (size_t)n;
       in->zpos = 0;
       in->zeof = n == 0;
+      in->fhfrom = 0;
     }
+    /* The frame's header, kept whole across refills for zstd_error(). */
+    while (in->fhlen < sizeof(in->fh) && in->fhfrom < in->zlen)
+      in->fh[in->fhlen++] = in->zin[in->fhfrom++];
     ZSTD_inBuffer zi = { in->zin, in->zlen, in->zpos };
     size_t r = ZSTD_decompressStream(in->zs, &out, &zi);
     in->zpos = zi.pos;
     if (ZSTD_isError(r)) {
-      char text[200];
-      snprintf(text, sizeof(text), "corrupt zstd data: %s", ZSTD_getErrorName(r));
-      diag_set(diag, offset, text);
+      zstd_error(in, r, diag, offset);
       return -1;
+    }
+    if (r == 0) {  /* a frame ended: the next one starts here */
+      in->fhlen = 0;
+      in->fhfrom = zi.pos;
     }
     if (out.pos > 0) break;
     if (in->zeof && in->zpos == in->zlen) break;  /* nothing buffered either */

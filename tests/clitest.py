@@ -24,6 +24,16 @@ class Checks:
         return 1 if self.failures or self.count < minimum else 0
 
 
+def uleb(v):
+    """ULEB128, as ljm and ljh streams write numbers."""
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
 def run(ljm, args, stdin=None, timeout=120):
     return subprocess.run([ljm] + args, input=stdin, capture_output=True, timeout=timeout)
 

@@ -14,6 +14,7 @@
 ** the width the window (or the embedding element) gives, on load and on
 ** every resize, and sets the viewBox to it so text keeps its size.
 */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +46,24 @@ static void *svg_begin(const LjmExportOptions *o, FILE *out, char *err,
   return ljm_export_state_new(sizeof(SvgState), o, out, err, errlen);
 }
 
+/* The writer's sink: the FILE, and the errno of its first failed write
+** (libxml2 only learns "-1"). */
+typedef struct SvgSink {
+  FILE *f;
+  int werr;
+} SvgSink;
+
 static int out_write(void *ctx, const char *buf, int len)
 {
-  return fwrite(buf, 1, (size_t)len, ctx) == (size_t)len ? len : -1;
+  SvgSink *s = ctx;
+  errno = 0;
+  if (fwrite(buf, 1, (size_t)len, s->f) == (size_t)len) return len;
+  if (!s->werr) s->werr = errno ? errno : EIO;
+  return -1;
 }
+
+/* libxml2 prints "I/O error : write error" itself; the exporter reports it. */
+static void quiet_xml_error(void *ctx, const char *msg, ...) {}
 
 static int out_close(void *ctx) { return 0; }
 
@@ -271,8 +286,10 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   double scale = t.nodes[0].total
                      ? (double)(SVG_WIDTH - 2 * SVG_XPAD) / t.nodes[0].total
                      : 0;
-  xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(out_write, out_close,
-                                                  st->base.out, NULL);
+  SvgSink sink = { st->base.out, 0 };
+  xmlGenericErrorFunc old_handler = xmlGenericError;
+  void *old_ctx = xmlGenericErrorContext;
+  xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(out_write, out_close, &sink, NULL);
   c->w = ob ? xmlNewTextWriter(ob) : NULL;
   if (!c->w) {
     if (ob) xmlOutputBufferClose(ob);
@@ -280,6 +297,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
     snprintf(err, errlen, "cannot create the XML writer");
     return -1;
   }
+  xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
   write_head(c, st, &t, height);
   W(xmlTextWriterStartElement(c->w, X("g")));
@@ -290,9 +308,14 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   }
   W(xmlTextWriterEndDocument(c->w));  /* closes every open element */
   xmlFreeTextWriter(c->w);           /* flushes and frees ob */
+  xmlSetGenericErrorFunc(old_ctx, old_handler);
   int bad = c->bad || c->tmp.oom;
   ljm_buf_free(&c->tmp);
   svg_tree_free(&t);
+  if (sink.werr) {
+    snprintf(err, errlen, "write error: %s", strerror(sink.werr));
+    return -1;
+  }
   if (bad) {
     snprintf(err, errlen, "writing the SVG failed");
     return -1;
