@@ -53,6 +53,18 @@ static int bad(Rd *r, const char *msg)
   return -1;
 }
 
+/* An impossible figure (worded as the ljm reader words them): the error is
+** at the number's own offset. */
+static int impossible(Rd *r, uint64_t at, const char *fmt, uint64_t v)
+{
+  if (!r->err) {
+    r->err = 1;
+    r->diag->offset = at;
+    snprintf(r->diag->msg, sizeof(r->diag->msg), fmt, (unsigned long long)v);
+  }
+  return -1;
+}
+
 /* 1 with a byte, 0 at the end of input, -1 on error. */
 static int get_byte(Rd *r, uint8_t *b)
 {
@@ -180,10 +192,15 @@ LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *di
     return finish(r, LJM_ERROR);
   }
   size_t at, len;
-  uint64_t total;
+  uint64_t total, sum = 0, size_at;
   int k;
-  if ((k = get_str(r, &at, &len)) <= 0 || (k = get_uleb(r, &total)) <= 0)
+  if ((k = get_str(r, &at, &len)) <= 0) goto stop;
+  size_at = offset(r);
+  if ((k = get_uleb(r, &total)) <= 0) goto stop;
+  if (total > LJH_TOTAL_MAX) {
+    k = impossible(r, size_at, "impossible GC total %llu (above 2^62 bytes)", total);
     goto stop;
+  }
   if (cb->header) cb->header(ud, r->text + at, len, total);
   for (int first = 1;; first = 0) {
     uint64_t addr, size, n;
@@ -203,9 +220,20 @@ LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *di
       k = bad(r, first ? "snapshot without its root" : "unknown object type");
       goto stop;
     }
-    if ((k = get_uleb(r, &addr)) <= 0 || (k = get_uleb(r, &size)) <= 0 ||
-        (k = get_str(r, &at, &len)) <= 0 || (k = get_uleb(r, &n)) <= 0)
+    if ((k = get_uleb(r, &addr)) <= 0) goto stop;
+    size_at = offset(r);
+    if ((k = get_uleb(r, &size)) <= 0) goto stop;
+    /* Bounded here, so that no sum a reader makes of sizes can wrap. */
+    if (size > LJH_SIZE_MAX) {
+      k = impossible(r, size_at, "impossible object size %llu (above 2^56 bytes)", size);
       goto stop;
+    }
+    sum += size;  /* <= 2^62 + 2^56: cannot wrap */
+    if (sum > LJH_TOTAL_MAX) {
+      k = impossible(r, size_at, "object sizes add up to %llu, above 2^62: impossible", sum);
+      goto stop;
+    }
+    if ((k = get_str(r, &at, &len)) <= 0 || (k = get_uleb(r, &n)) <= 0) goto stop;
     for (uint64_t i = 0; i < n; i++)
       if ((k = get_edge(r)) <= 0) goto stop;
     for (size_t i = 0; i < r->nedges; i++)

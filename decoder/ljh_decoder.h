@@ -38,6 +38,12 @@
 **   label: a string's first 64 bytes; "chunk:line" of a function or
 **          prototype; a userdata's metatable __name; "ctype N" of a cdata;
 **          "TRACE [N]"; an internal's name.
+**
+** Impossible figures are errors at the number's offset, as in ljm streams:
+** an object above 2^56 bytes (LJH_SIZE_MAX: no address space holds one),
+** sizes adding up to more than 2^62 (LJH_TOTAL_MAX), a gctotal above 2^62.
+** So any sum of a snapshot's sizes (per type, retained) is exact in a
+** uint64_t and in an int64_t, and differences of two such sums too.
 */
 #ifndef LJH_DECODER_H
 #define LJH_DECODER_H
@@ -57,6 +63,9 @@ typedef enum LjhEdgeKind {
 } LjhEdgeKind;
 
 #define LJH_EDGE_WEAK 0x80
+
+#define LJH_SIZE_MAX (1ull << 56)   /* largest object size accepted */
+#define LJH_TOTAL_MAX (1ull << 62)  /* largest sum of sizes, and gctotal */
 
 /* One edge: for NAME, name/len; for STRKEY and OBJKEY, key (an address);
 ** for INDEX, key (the integer). */

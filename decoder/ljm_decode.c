@@ -195,13 +195,18 @@ static Rd dec_skip(Dec *d, uint64_t len)
   return RD_OK;
 }
 
-/* Reads a length-prefixed string into d->str (NUL-terminated). */
+/* Reads a length-prefixed string into d->str (NUL-terminated): its first
+** LJM_STRING_MAX bytes, the rest skipped and reported (on_long_string). */
 static Rd dec_string(Dec *d)
 {
-  uint64_t len;
+  uint64_t len, at = dec_off(d);
   Rd r = dec_uleb(d, &len);
   if (r != RD_OK) return r;
-  return dec_bytes(d, len);
+  if (len <= LJM_STRING_MAX) return dec_bytes(d, len);
+  if ((r = dec_bytes(d, LJM_STRING_MAX)) != RD_OK || (r = dec_skip(d, len - LJM_STRING_MAX)) != RD_OK)
+    return r;
+  if (d->cb->on_long_string) d->cb->on_long_string(d->ud, at, len);
+  return RD_OK;
 }
 
 #define TRY(x) do { Rd r_ = (x); if (r_ != RD_OK) return r_; } while (0)

@@ -19,6 +19,7 @@
 **                SSS 0x04 internal, 0x08 Lua, 0x0C C, 0x10 trace (v2+)
 **   loc       := ε | proto:U line:U | addr:U | traceno:U [mcode:U (v2)]
 **   U         := ULEB128 (at most 10 bytes), S := U length + raw bytes
+**                (names past LJM_STRING_MAX bytes are cut to it)
 **
 ** ljmkit's extension (ljm v3 only; decoder/EXTENSION.md): 'flags' is 0 in a
 ** standard stream; in an extended one it says which items may follow:
@@ -151,7 +152,15 @@ typedef struct LjmCallbacks {
   /* The function name of stack node id (once per node, after the node),
   ** as the recorder read it from the calling instruction (LJM_NAME_*). */
   void (*on_node_name)(void *ud, uint32_t id, unsigned what, const char *name, size_t len);
+  /* A chunk or C symbol name (S) of len bytes at offset was longer than
+  ** LJM_STRING_MAX: its first LJM_STRING_MAX bytes were delivered. */
+  void (*on_long_string)(void *ud, uint64_t offset, uint64_t len);
 } LjmCallbacks;
+
+/* Longest name (S) delivered whole. A real one this long is a loaded
+** string's source (load(s) names its chunk s); a longer one is cut, not
+** refused, so the rest of the stream still counts. */
+#define LJM_STRING_MAX (1u << 20)
 
 /* What a node's name is (0x24 items). */
 enum { LJM_NAME_GLOBAL = 1, LJM_NAME_LOCAL, LJM_NAME_METHOD, LJM_NAME_FIELD,

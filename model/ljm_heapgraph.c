@@ -215,6 +215,16 @@ static int paths(LjmHeapGraph *g)
     }
   }
   free(seen);
+  /* Parents come before their children in BFS order. */
+  if (!(g->head = malloc((size_t)g->nobj * sizeof(*g->head)))) {
+    free(queue);
+    return 0;
+  }
+  for (uint32_t k = 0; k < g->nobj; k++) g->head[k] = k;  /* the unreached too */
+  for (uint32_t k = 1; k < tail; k++) {
+    uint32_t v = queue[k];
+    if (g->obj[v].depth > LJM_HEAP_PATH_HEAD) g->head[v] = g->head[g->ref[g->obj[v].parent].from];
+  }
   free(queue);
   return 1;
 }
@@ -322,7 +332,8 @@ static int dominators(LjmHeapGraph *g)
     while (pre[d] > semi[w]) d = g->obj[d].idom;
     g->obj[w].idom = d;
   }
-  /* Retained sizes: children come after their dominator in preorder. */
+  /* Retained sizes: children come after their dominator in preorder. No sum
+  ** wraps: ljh_decode refuses sizes adding up to more than 2^62. */
   for (uint32_t i = 0; i < n; i++) g->obj[i].retained = g->obj[i].size;
   for (uint32_t i = nv - 1; i > 0; i--) {
     uint32_t w = vert[i];
@@ -362,6 +373,7 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
 
 void ljm_heapgraph_free(LjmHeapGraph *g)
 {
+  free(g->head);
   free(g->build);
   free(g->obj);
   free(g->ref);
@@ -427,21 +439,84 @@ static uint32_t chain(const LjmHeapGraph *g, uint32_t i, uint32_t *edges)
   return n;
 }
 
-/* Writes the path edges[0..n) (object first, root last) into buf, root
-** first, in Lua notation. */
-static void render(const LjmHeapGraph *g, const uint32_t *edges, uint32_t n, char *buf,
-                   size_t len)
+/* Copies piece after buf[0..*at) if it fits in len (with the NUL). */
+static int append(char *buf, size_t len, size_t *at, const char *piece)
 {
+  size_t m = strlen(piece);
+  if (*at + m + 1 > len) return 0;
+  memcpy(buf + *at, piece, m + 1);
+  *at += m;
+  return 1;
+}
+
+#define ELIDE_MIN 128  /* a buffer this short is cut instead */
+
+/* A path's references, object first: all n of them (tail), or only its two
+** ends (tail: the steps nearest the object; head: those nearest the root,
+** both object first) around steps never read. */
+typedef struct Steps {
+  const uint32_t *tail, *head;
+  uint32_t ntail, nhead, n;
+} Steps;
+
+/* Whether step x was read (empty steps, an upvalue's value, could run
+** into the gap otherwise). */
+static int known(const Steps *p, uint32_t x)
+{
+  return x < p->ntail || x >= p->n - p->nhead;
+}
+
+static uint32_t edge_at(const Steps *p, uint32_t x)
+{
+  return x < p->ntail ? p->tail[x] : p->head[x - (p->n - p->nhead)];
+}
+
+/* Writes the path p (object first, root last) into buf, root first, in Lua
+** notation. A path longer than buf keeps its root end and its
+** object end, the steps between counted: "_G.a.next<... 299850 steps ...>.next.v".
+** Costs O(len), not O(n): a path may be a million steps deep. */
+static void render(const LjmHeapGraph *g, const Steps *p, char *buf, size_t len)
+{
+  uint32_t n = p->n;
   size_t at = 0;
   char piece[160];
+  uint32_t k = n;  /* edges[k - 1] is the next step from the root end */
   buf[0] = '\0';
-  for (uint32_t k = n; k-- > 0 && at + 1 < len;) {
-    step(g, &g->ref[edges[k]], k + 1 == n, piece, sizeof(piece));
+  for (; k > 0 && known(p, k - 1); k--) {
+    step(g, &g->ref[edge_at(p, k - 1)], k == n, piece, sizeof(piece));
+    if (!append(buf, len, &at, piece)) break;
+  }
+  if (k == 0) return;
+  if (len < ELIDE_MIN) {  /* too short for both ends: cut */
     size_t m = strlen(piece);
     if (at + m + 1 > len) m = len - 1 - at;
     memcpy(buf + at, piece, m);
-    at += m;
-    buf[at] = '\0';
+    buf[at + m] = '\0';
+    return;
+  }
+  /* The root end in the first half. */
+  at = 0;
+  buf[0] = '\0';
+  for (k = n; k > 0 && known(p, k - 1); k--) {
+    step(g, &g->ref[edge_at(p, k - 1)], k == n, piece, sizeof(piece));
+    if (!append(buf, len / 2, &at, piece)) break;
+  }
+  /* The object end in what is left after the marker: steps edges[t - 1 .. 0]. */
+  char mark[48];
+  size_t room = len - 1 - at - sizeof(mark), used = 0;
+  uint32_t t = 0;
+  for (; t < k && known(p, t); t++) {
+    step(g, &g->ref[edge_at(p, t)], t + 1 == n, piece, sizeof(piece));
+    size_t m = strlen(piece);
+    if (used + m > room) break;
+    used += m;
+  }
+  snprintf(mark, sizeof(mark), "<... %u steps ...>", (unsigned)(k - t));
+  append(buf, len, &at, mark);
+  while (t > 0) {
+    t--;
+    step(g, &g->ref[edge_at(p, t)], t + 1 == n, piece, sizeof(piece));
+    append(buf, len, &at, piece);
   }
 }
 
@@ -457,10 +532,25 @@ const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, siz
     snprintf(buf, len, "(only weakly reachable)");
     return buf;
   }
-  uint32_t *edges = malloc((size_t)g->obj[i].depth * sizeof(*edges) + 1);
-  if (!edges) return buf;
-  render(g, edges, chain(g, i, edges), buf, len);
-  free(edges);
+  /* At most LJM_HEAP_PATH_HEAD steps of each end: buf shows fewer. */
+  uint32_t d = g->obj[i].depth;
+  if (len > LJM_HEAP_PATH_HEAD || d <= 2 * LJM_HEAP_PATH_HEAD) {
+    uint32_t *edges = malloc((size_t)d * sizeof(*edges) + 1);
+    if (!edges) return buf;
+    Steps p = { edges, NULL, chain(g, i, edges), 0, 0 };
+    p.n = p.ntail;
+    render(g, &p, buf, len);
+    free(edges);
+    return buf;
+  }
+  uint32_t *tail = malloc(2 * (size_t)LJM_HEAP_PATH_HEAD * sizeof(*tail));
+  if (!tail) return buf;
+  Steps p = { tail, tail + LJM_HEAP_PATH_HEAD, 0, 0, d };
+  for (uint32_t v = i; p.ntail < LJM_HEAP_PATH_HEAD; v = g->ref[g->obj[v].parent].from)
+    tail[p.ntail++] = g->obj[v].parent;
+  p.nhead = chain(g, g->head[i], tail + LJM_HEAP_PATH_HEAD);
+  render(g, &p, buf, len);
+  free(tail);
   return buf;
 }
 
@@ -519,56 +609,65 @@ uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint3
 
 /* -- All shortest paths ------------------------------------------------------ */
 
-typedef struct AllPaths {
-  const LjmHeapGraph *g;
-  const LjmHeapPreds *p;
-  uint32_t *stack;           /* edges from the object back towards the root */
-  uint32_t max, found;
-  void (*cb)(void *ud, const char *path);
-  void *ud;
-  char buf[4096];
-} AllPaths;
-
-static void walk_back(AllPaths *a, uint32_t v, uint32_t n)
-{
-  if (a->found > a->max) return;
-  if (v == 0) {
-    if (++a->found <= a->max) {
-      render(a->g, a->stack, n, a->buf, sizeof(a->buf));
-      a->cb(a->ud, a->buf);
-    }
-    return;
-  }
-  uint32_t d = a->g->obj[v].depth;
-  for (uint32_t k = a->p->start[v]; k < a->p->start[v + 1] && a->found <= a->max; k++) {
-    uint32_t e = a->p->edge[k], from = a->g->ref[e].from;
-    if (a->g->obj[from].parent == LJM_HEAP_NONE && from != 0) continue;  /* weakly reached */
-    if (a->g->obj[from].depth + 1 != d) continue;
-    a->stack[n] = e;
-    walk_back(a, from, n + 1);
-  }
-}
-
+/* Every shortest path to object i, depth first from i back to the root,
+** with an explicit stack: a path is as deep as the heap's longest chain
+** (a million-element list), far beyond what the C stack holds. */
 uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
                                  uint32_t max, void (*cb)(void *ud, const char *path), void *ud)
 {
   if (i >= g->nobj || (i != 0 && g->obj[i].parent == LJM_HEAP_NONE)) return 0;
-  AllPaths *a = malloc(sizeof(*a));
-  uint32_t found = 0;
-  if (!a) return 0;
-  a->g = g;
-  a->p = p;
-  a->max = max;
-  a->found = 0;
-  a->cb = cb;
-  a->ud = ud;
-  a->stack = malloc(((size_t)g->obj[i].depth + 1) * sizeof(uint32_t));
-  if (a->stack) {
-    walk_back(a, i, 0);
-    found = a->found;
+  if (g->obj[i].depth > 2 * LJM_HEAP_PATH_HEAD) {
+    /* Each path would cost its whole depth: deeper than both ends a path
+    ** shows, one shortest path is written (in O(LJM_HEAP_PATH_HEAD)). */
+    char *one = max ? malloc(4096) : NULL;
+    if (one) cb(ud, ljm_heapgraph_path(g, i, one, 4096));
+    free(one);
+    return 1;
   }
-  free(a->stack);
-  free(a);
+  size_t levels = (size_t)g->obj[i].depth + 1;
+  /* Level l (l steps back from i): object node[l], the index of its next
+  ** predecessor to try next[l]; edge[l] the reference from node[l + 1] into
+  ** node[l], so edge[0..l) is the path so far, object first. */
+  uint32_t *node = malloc(levels * sizeof(uint32_t)), *next = malloc(levels * sizeof(uint32_t));
+  uint32_t *edge = malloc(levels * sizeof(uint32_t));
+  char *buf = malloc(4096);
+  uint32_t found = 0, l = 0;
+  if (!node || !next || !edge || !buf) goto done;
+  node[0] = i;
+  next[0] = p->start[i];
+  for (;;) {
+    uint32_t v = node[l];
+    if (v == 0) {
+      if (++found <= max) {
+        Steps sp = { edge, NULL, l, 0, l };
+        render(g, &sp, buf, 4096);
+        cb(ud, buf);
+      }
+    } else {
+      uint32_t d = g->obj[v].depth, from = LJM_HEAP_NONE, e = 0;
+      while (found <= max && next[l] < p->start[v + 1]) {
+        e = p->edge[next[l]++];
+        from = g->ref[e].from;
+        if ((g->obj[from].parent != LJM_HEAP_NONE || from == 0) &&  /* not weakly reached */
+            g->obj[from].depth + 1 == d && l + 1 < levels)
+          break;
+        from = LJM_HEAP_NONE;
+      }
+      if (from != LJM_HEAP_NONE) {  /* one step nearer the root */
+        edge[l++] = e;
+        node[l] = from;
+        next[l] = p->start[from];
+        continue;
+      }
+    }
+    if (l == 0 || found > max) break;
+    l--;  /* back to the object one step farther */
+  }
+done:
+  free(node);
+  free(next);
+  free(edge);
+  free(buf);
   return found;
 }
 
@@ -606,26 +705,36 @@ static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGr
   }
 }
 
-/* The object of b at the shortest path of object i of a, or LJM_HEAP_NONE. */
-static uint32_t follow(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b)
+#define FOLLOW_UNSET (LJM_HEAP_NONE - 1)
+
+/* The object of b at the shortest path of object i of a, or LJM_HEAP_NONE.
+** memo[v] keeps the answer for every object v of a on the way (FOLLOW_UNSET:
+** not yet), so the candidates' paths cost the objects on them once, not
+** once per candidate (a million-step chain's 2000 deepest objects). */
+static uint32_t follow(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b, uint32_t *memo,
+                       uint32_t *up)
 {
-  uint32_t v = 0;
   if (a->obj[i].parent == LJM_HEAP_NONE || !b->nobj) return LJM_HEAP_NONE;
-  uint32_t *edges = malloc((size_t)a->obj[i].depth * sizeof(*edges) + 1);
-  if (!edges) return LJM_HEAP_NONE;
-  uint32_t n = chain(a, i, edges);
-  while (n > 0 && v != LJM_HEAP_NONE) {
-    const LjmHeapRef *e = &a->ref[edges[--n]];
+  uint32_t n = 0, v = i;
+  memo[0] = 0;
+  while (memo[v] == FOLLOW_UNSET) {  /* up to an object already followed */
+    up[n++] = v;
+    v = a->ref[a->obj[v].parent].from;
+  }
+  uint32_t w = memo[v];
+  while (n > 0) {  /* and down again, one step each */
+    v = up[--n];
+    const LjmHeapRef *e = &a->ref[a->obj[v].parent];
     uint32_t next = LJM_HEAP_NONE;
-    for (uint32_t k = b->obj[v].first_edge; k < edge_end(b, v); k++)
+    for (uint32_t k = w == LJM_HEAP_NONE ? 0 : b->obj[w].first_edge;
+         w != LJM_HEAP_NONE && k < edge_end(b, w); k++)
       if (!b->ref[k].weak && same_step(a, e, b, &b->ref[k])) {
         next = b->ref[k].to;
         break;
       }
-    v = next;
+    w = memo[v] = next;
   }
-  free(edges);
-  return v;
+  return w;
 }
 
 static int by_growth(const void *a, const void *b)
@@ -651,16 +760,26 @@ static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, i
                           uint32_t max, LjmHeapGrowth *gr, uint32_t *k)
 {
   uint32_t *top = malloc((size_t)max * sizeof(*top) + 1);
+  uint32_t *memo = malloc((size_t)from->nobj * sizeof(*memo) + 1);
+  uint32_t *up = malloc((size_t)from->nobj * sizeof(*up) + 1);
   char buf[1024];
-  if (!top) return -1;
+  if (!top || !memo || !up) {
+    free(top);
+    free(memo);
+    free(up);
+    return -1;
+  }
+  for (uint32_t i = 0; i < from->nobj; i++) memo[i] = FOLLOW_UNSET;
   uint32_t n = ljm_heapgraph_top_retainers(from, top, max);
   for (uint32_t i = 0; i < n; i++) {
     LjmHeapGrowth *x = &gr[*k];
-    uint32_t o = follow(from, top[i], other);
+    uint32_t o = follow(from, top[i], other, memo, up);
     uint64_t mine = from->obj[top[i]].retained, theirs = o == LJM_HEAP_NONE ? 0 : other->obj[o].retained;
     x->path = strdup(ljm_heapgraph_path(from, top[i], buf, sizeof(buf)));
     if (!x->path) {
       free(top);
+      free(memo);
+      free(up);
       return -1;
     }
     x->type = (LjhType)from->obj[top[i]].type;
@@ -670,6 +789,8 @@ static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, i
     (*k)++;
   }
   free(top);
+  free(memo);
+  free(up);
   return 0;
 }
 

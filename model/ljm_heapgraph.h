@@ -17,7 +17,8 @@
 
 typedef struct LjmHeapObj {
   uint64_t addr, size;
-  uint64_t retained;   /* bytes freed if this object went: its dominator subtree */
+  uint64_t retained;   /* bytes freed if this object went: its dominator subtree
+                          (at most 2^62: the decoder bounds the sizes' sum) */
   uint32_t label;      /* offset in the label arena */
   uint32_t first_edge; /* its edges: [first_edge, next object's first_edge) */
   uint32_t idom;       /* immediate dominator (LJM_HEAP_NONE: the root, or
@@ -46,7 +47,13 @@ typedef struct LjmHeapGraph {
   char *labels;        /* NUL-terminated labels and edge names */
   size_t nlabels, caplabels;
   uint32_t dangling;   /* references to addresses no object has (dropped) */
+  uint32_t *head;      /* per object: its shortest path's object at depth
+                          LJM_HEAP_PATH_HEAD (itself when not deeper), so
+                          a path is written from its two ends in O(1) */
 } LjmHeapGraph;
+
+/* Steps of a path's root end (and object end) a written path can show. */
+#define LJM_HEAP_PATH_HEAD 4096
 
 /* Reads a snapshot into g (zeroed first) and computes dominators, retained
 ** sizes and shortest paths. Status and diag as ljh_decode gives them; what
@@ -67,7 +74,9 @@ static inline const char *ljm_heapgraph_label(const LjmHeapGraph *g, uint32_t i)
 ** ("_G.points[3]", "registry._LOADED.mymod", "main thread<stack slot 4>",
 ** "_G.owners[table: 0x7f3c2a1b4e80]" under an object key, "_G.owners<key
 ** table: 0x7f3c2a1b4e80>" the key itself);
-** "(only weakly reachable)" when no strong path exists. Returns buf. */
+** "(only weakly reachable)" when no strong path exists. A path longer than
+** buf (128 bytes or more) keeps both ends with the steps between counted:
+** "_G.list.next<... 299850 steps ...>.next.v". Returns buf. */
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
 
 /* Objects and bytes of one type. */
@@ -103,6 +112,9 @@ void ljm_heapgraph_preds_free(LjmHeapPreds *p);
 ** them: every strong reference from an object one step nearer the roots
 ** starts one), at most max paths; returns how many there are in all,
 ** counted up to max + 1 (so more than max says some were left out).
+** Paths are written as ljm_heapgraph_path writes them, into 4 KiB. An
+** object deeper than 2 * LJM_HEAP_PATH_HEAD steps gets its one shortest
+** path of ljm_heapgraph_path (enumerating would cost the depth per path).
 ** p: g's predecessors (ljm_heapgraph_preds). */
 uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
                                  uint32_t max, void (*cb)(void *ud, const char *path), void *ud);

@@ -31,6 +31,15 @@ uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len)
   return id;
 }
 
+uint32_t ljm_model_intern_shown(LjmModel *m, const char *s, size_t len)
+{
+  char cut[LJM_NAME_SHOWN_MAX + 3];
+  if (len <= LJM_NAME_SHOWN_MAX) return ljm_model_intern(m, s, len);
+  memcpy(cut, s, LJM_NAME_SHOWN_MAX);
+  memcpy(cut + LJM_NAME_SHOWN_MAX, "...", 3);
+  return ljm_model_intern(m, cut, sizeof(cut));
+}
+
 LjmModel *ljm_model_new(void)
 {
   LjmModel *m = calloc(1, sizeof(*m));
@@ -168,10 +177,13 @@ static inline void site_touch(LjmModel *m, uint32_t si)
   peak_touch(&m->sitex[si].snap, m->epoch, &m->sites[si].fig);
 }
 
-/* The same for a node (extended streams). */
-static inline void node_touch(LjmModel *m, uint32_t n)
+/* The same for a node (extended streams): one an event ended at, so it
+** has figures. */
+static inline LjmFigures *node_touch(LjmModel *m, uint32_t n)
 {
-  peak_touch(&m->nodex[n], m->epoch, &m->nodes[n].self);
+  NodeFig *f = &m->figs[m->node_fig[n]];
+  peak_touch(&f->snap, m->epoch, &f->self);
+  return &f->self;
 }
 
 /* A block's owner is its site, or in an extended stream its ctx (site and
@@ -204,10 +216,9 @@ static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t
   m->sites[si].fig.inuse_count++;
   m->sites[si].fig.inuse_bytes += size;
   if (m->stacks) {
-    uint32_t n = m->ctxs[owner].node;
-    node_touch(m, n);
-    m->nodes[n].self.inuse_count++;
-    m->nodes[n].self.inuse_bytes += size;
+    LjmFigures *nf = node_touch(m, m->ctxs[owner].node);
+    nf->inuse_count++;
+    nf->inuse_bytes += size;
   }
   m->live_count++;
   m->live_bytes += size;
@@ -221,10 +232,9 @@ static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t
   m->sites[si].fig.inuse_count--;
   m->sites[si].fig.inuse_bytes -= size;
   if (m->stacks) {
-    uint32_t n = m->ctxs[owner].node;
-    node_touch(m, n);
-    m->nodes[n].self.inuse_count--;
-    m->nodes[n].self.inuse_bytes -= size;
+    LjmFigures *nf = node_touch(m, m->ctxs[owner].node);
+    nf->inuse_count--;
+    nf->inuse_bytes -= size;
   }
   m->live_count--;
   m->live_bytes -= size;
@@ -286,7 +296,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     node = ljm_stacks_event_node(m, ev->stack, si);
     owner = ljm_stacks_ctx(m, si, node);
     if (node == NONE || owner == NONE) return;
-    LjmNode *nd = &m->nodes[node];
+    NodeFig *nd = ljm_stacks_fig(m, node);
+    if (!nd) return;
     nf = &nd->self;
     if (ev->time != LJM_NO_TIME) {
       if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
@@ -465,6 +476,15 @@ static void on_node_name(void *ud, uint32_t id, unsigned what, const char *name,
   if (!m->oom && !m->bad) ljm_stacks_on_name(m, id, name, len);
 }
 
+static void on_long_string(void *ud, uint64_t offset, uint64_t len)
+{
+  LjmModel *m = ud;
+  if (!m->info.names_cut++) {
+    m->info.name_cut_at = offset;
+    m->info.name_cut_len = len;
+  }
+}
+
 static void on_rss(void *ud, uint64_t time, uint64_t bytes)
 {
   LjmModel *m = ud;
@@ -485,7 +505,7 @@ static void on_progress(void *ud, uint64_t offset)
 
 static const LjmCallbacks model_callbacks = {
   on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
-  on_flags, on_stack_node, on_rss, on_time, on_node_name
+  on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)

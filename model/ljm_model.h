@@ -139,11 +139,7 @@ typedef struct LjmNode {
   uint32_t depth;       /* 1 when outermost */
   uint32_t stream_id;   /* its id in the stream (1, 2, ...), 0 for a
                            site's own node */
-  LjmFigures self;      /* events whose stack ends at this node */
-  LjmFigures total;     /* self plus every node above it */
-  uint64_t first_time;  /* usec of its first and last event (extended */
-  uint64_t last_time;   /* streams with time marks), else LJM_NO_TIME_US */
-} LjmNode;
+} LjmNode;  /* figures apart (below): most nodes of deep stacks have none */
 
 /* An event charged to another site than its stack's innermost frame
 ** (INTERNAL work under Lua code, a built-in's calling line, a C function
@@ -159,6 +155,14 @@ static inline int ljm_node_is_charge(const LjmNode *n)
 size_t ljm_model_nnodes(const LjmModel *m);
 /* Node by id (id < ljm_model_nnodes). */
 const LjmNode *ljm_model_node(const LjmModel *m, uint32_t id);
+/* Figures of the events whose stack ends at node id (zeros if none). */
+const LjmFigures *ljm_model_node_self(const LjmModel *m, uint32_t id);
+/* Its self figures plus every node's above it. The first call sums them for
+** all nodes (64 bytes each; zeros for every node if that memory is missing). */
+const LjmFigures *ljm_model_node_total(const LjmModel *m, uint32_t id);
+/* Time (usec) of node id's first and last event, LJM_NO_TIME_US without
+** time marks. */
+void ljm_model_node_times(const LjmModel *m, uint32_t id, uint64_t *first, uint64_t *last);
 
 /* Samples of the process's resident set size (extended streams). */
 typedef struct LjmRssSample {
@@ -182,6 +186,9 @@ typedef struct LjmStreamInfo {
   unsigned ext_flags;     /* extension flags (EXTENSION.md): 0 standard,
                              1 stacks, 2 time marks and RSS */
   uint64_t duration;      /* last time mark (usec), LJM_NO_TIME_US if none */
+  uint64_t names_cut;     /* names longer than LJM_STRING_MAX, kept cut */
+  uint64_t name_cut_at;   /* the first one: its offset and full length */
+  uint64_t name_cut_len;
 } LjmStreamInfo;
 
 const LjmTotals *ljm_model_totals(const LjmModel *m);

@@ -16,9 +16,19 @@
 /* A Lua prototype as last defined at its address. */
 typedef struct Proto {
   uint32_t chunk;     /* chunk name (strtab id) */
-  uint32_t shown;     /* what names show: the chunk or its alias */
+  uint32_t shown;     /* what names show: the chunk (cut to
+                         LJM_NAME_SHOWN_MAX bytes) or its alias */
   uint64_t firstline;
+  int aliased;        /* shown is an alias: no '@' or '=' to strip */
 } Proto;
+
+/* Longest chunk or C symbol name shown in a site's names; a longer one
+** shows its first bytes and "...": each site costs a bounded amount
+** whatever one name costs in the stream. */
+#define LJM_NAME_SHOWN_MAX 512
+
+/* Interns s, cut to LJM_NAME_SHOWN_MAX bytes and "..." when longer. */
+uint32_t ljm_model_intern_shown(LjmModel *m, const char *s, size_t len);
 
 typedef struct Trace {
   uint64_t proto, line;  /* start location */
@@ -84,7 +94,12 @@ static inline void peak_finish(const PeakSnap *s, uint64_t epoch, LjmFigures *f)
   }
 }
 
-typedef PeakSnap NodeX;  /* a node's bookkeeping: its peak snapshot */
+/* Figures of a node events end at (extended streams): few nodes have any. */
+typedef struct NodeFig {
+  LjmFigures self;
+  PeakSnap snap;                  /* its peak snapshot */
+  uint64_t first_time, last_time; /* LJM_NO_TIME_US: none */
+} NodeFig;
 
 /* Owner of a live block in an extended stream or with slices: the site,
 ** the stack (the site's own node in a standard stream) and the slice. */
@@ -152,7 +167,10 @@ struct LjmModel {
   int ctx_owners;         /* stacks or slices: blocks are owned by ctxs */
   uint32_t slice_events;  /* ljm_model_set_slices; 0: none */
   uint64_t slice, slice_no, slice_time;  /* the current slice and what makes it */
-  LjmNode *nodes;  NodeX *nodex;  uint32_t nnodes, capnodes;
+  LjmNode *nodes;  uint32_t nnodes, capnodes;
+  uint32_t *node_fig;  /* node -> its figures (figs), NONE when it has none */
+  NodeFig *figs;  uint32_t nfigs, capfigs;
+  LjmFigures *node_total;  /* ljm_model_node_total's sums, made on first use */
   uint32_t *stream_node;  uint32_t nstream, capstream;  /* stream id - 1 -> node */
   uint32_t *site_node;  uint32_t capsite_node;  /* site -> its own node, or NONE */
   /* (stream node, site) -> the leaf an event of another site than its
@@ -212,6 +230,8 @@ uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
 /* Interned owner (site, node, current slice) of a block (m->ctx_owners). */
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node);
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
+/* The figures of node n, made on first use; NULL when out of memory. */
+NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n);
 /* Node figures once decoding is over (peaks and totals). */
 void ljm_stacks_finish(LjmModel *m);
 void ljm_stacks_free(LjmModel *m);

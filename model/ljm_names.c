@@ -211,7 +211,7 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
   case LJM_SITE_LUA: {
     const LjmStrEntry *shown = ljm_strtab_get(&m->str, r->proto->shown);
     s->chunk = shown->s;
-    s->file = file_of(shown->s, r->proto->shown != r->proto->chunk);
+    s->file = file_of(shown->s, r->proto->aliased);
     s->line = (int64_t)lua_int((double)L->line);
     if (r->proto->firstline >= (1ull << 63)) {  /* built-ins say -1: no line */
       s->func = s->file;

@@ -13,21 +13,22 @@ static uint32_t node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNodeKin
     LjmNode *n = ljm_model_grow(m, m->nodes, &cap, sizeof(*n));
     if (!n) return NONE;
     m->nodes = n;
-    cap = m->capnodes;
-    NodeX *x = ljm_model_grow(m, m->nodex, &cap, sizeof(*x));
-    if (!x) return NONE;
-    m->nodex = x;
+    if (m->stacks) {
+      cap = m->capnodes;
+      uint32_t *x = ljm_model_grow(m, m->node_fig, &cap, sizeof(*x));
+      if (!x) return NONE;
+      m->node_fig = x;
+    }
     m->capnodes = cap;
   }
   uint32_t id = m->nnodes++;
   LjmNode *n = &m->nodes[id];
   memset(n, 0, sizeof(*n));
-  memset(&m->nodex[id], 0, sizeof(m->nodex[id]));
+  if (m->stacks) m->node_fig[id] = NONE;
   n->parent = parent == NONE ? LJM_NO_NODE : parent;
   n->site = site == NONE ? LJM_NO_SITE : site;
   n->kind = kind;
   n->depth = parent == NONE ? 1 : m->nodes[parent].depth + 1;
-  n->first_time = n->last_time = LJM_NO_TIME_US;
   return id;
 }
 
@@ -163,6 +164,21 @@ void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes)
   m->rss[m->nrss++] = (LjmRssSample){ time, bytes };
 }
 
+NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n)
+{
+  uint32_t i = m->node_fig[n];
+  if (i != NONE) return &m->figs[i];
+  if (m->nfigs == m->capfigs) {
+    NodeFig *p = ljm_model_grow(m, m->figs, &m->capfigs, sizeof(*p));
+    if (!p) return NULL;
+    m->figs = p;
+  }
+  i = m->node_fig[n] = m->nfigs++;
+  memset(&m->figs[i], 0, sizeof(m->figs[i]));
+  m->figs[i].first_time = m->figs[i].last_time = LJM_NO_TIME_US;
+  return &m->figs[i];
+}
+
 static void add_figures(LjmFigures *a, const LjmFigures *b)
 {
   a->alloc_count += b->alloc_count;
@@ -177,25 +193,48 @@ static void add_figures(LjmFigures *a, const LjmFigures *b)
 
 void ljm_stacks_finish(LjmModel *m)
 {
-  if (!m->stacks) {  /* node i is site i: the same figures */
-    for (uint32_t i = 0; i < m->nnodes; i++)
-      m->nodes[i].self = m->nodes[i].total = m->sites[m->nodes[i].site].fig;
-    return;
+  for (uint32_t i = 0; i < m->nfigs; i++)
+    peak_finish(&m->figs[i].snap, m->epoch, &m->figs[i].self);
+}
+
+static const LjmFigures no_figures;
+
+const LjmFigures *ljm_model_node_self(const LjmModel *m, uint32_t id)
+{
+  if (!m->stacks) return &m->sites[m->nodes[id].site].fig;  /* node i is site i */
+  uint32_t i = m->node_fig[id];
+  return i == NONE ? &no_figures : &m->figs[i].self;
+}
+
+const LjmFigures *ljm_model_node_total(const LjmModel *m, uint32_t id)
+{
+  if (!m->stacks) return &m->sites[m->nodes[id].site].fig;
+  if (!m->node_total) {  /* made once, on first use: most callers need none */
+    LjmModel *w = (LjmModel *)m;
+    LjmFigures *t = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*t));
+    if (!t) return &no_figures;
+    for (uint32_t i = 0; i < m->nnodes; i++) t[i] = *ljm_model_node_self(m, i);
+    /* Children come after their parents: one backward pass sums subtrees. */
+    for (uint32_t i = m->nnodes; i-- > 0;)
+      if (m->nodes[i].parent != LJM_NO_NODE) add_figures(&t[m->nodes[i].parent], &t[i]);
+    w->node_total = t;
   }
-  for (uint32_t i = 0; i < m->nnodes; i++) {
-    peak_finish(&m->nodex[i], m->epoch, &m->nodes[i].self);
-    m->nodes[i].total = m->nodes[i].self;
-  }
-  /* Children come after their parents: one backward pass sums subtrees. */
-  for (uint32_t i = m->nnodes; i-- > 0;)
-    if (m->nodes[i].parent != LJM_NO_NODE)
-      add_figures(&m->nodes[m->nodes[i].parent].total, &m->nodes[i].total);
+  return &m->node_total[id];
+}
+
+void ljm_model_node_times(const LjmModel *m, uint32_t id, uint64_t *first, uint64_t *last)
+{
+  uint32_t i = m->stacks ? m->node_fig[id] : NONE;
+  *first = i == NONE ? LJM_NO_TIME_US : m->figs[i].first_time;
+  *last = i == NONE ? LJM_NO_TIME_US : m->figs[i].last_time;
 }
 
 void ljm_stacks_free(LjmModel *m)
 {
   free(m->nodes);
-  free(m->nodex);
+  free(m->node_fig);
+  free(m->figs);
+  free(m->node_total);
   free(m->stream_node);
   free(m->site_node);
   free(m->ctxs);

@@ -13,11 +13,13 @@ const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr)
   return i == NONE ? NULL : &m->protos[i];
 }
 
-/* A chunk with a newline is shown as "function_alias_<k>", one per text. */
-static uint32_t shown_chunk(LjmModel *m, uint32_t chunk)
+/* A chunk with a newline is shown as "function_alias_<k>", one per text;
+** others as they are, cut when long. */
+static uint32_t shown_chunk(LjmModel *m, uint32_t chunk, int *aliased)
 {
   const LjmStrEntry *e = ljm_strtab_get(&m->str, chunk);
-  if (!memchr(e->s, '\n', e->len)) return chunk;
+  *aliased = memchr(e->s, '\n', e->len) != NULL;
+  if (!*aliased) return e->len > LJM_NAME_SHOWN_MAX ? ljm_model_intern_shown(m, e->s, e->len) : chunk;
   uint32_t a = ljm_hmap_get(&m->alias_by_chunk, chunk);
   if (a == NONE) {
     if (m->naliases == m->capaliases) {
@@ -42,13 +44,15 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
 {
   uint32_t cid = ljm_model_intern(m, chunk, len);
   if (cid == NONE) return;
-  uint32_t shown = shown_chunk(m, cid);
+  int aliased;
+  uint32_t shown = shown_chunk(m, cid, &aliased);
+  if (shown == NONE) return;
   m->totals.protos++;
   uint32_t i = ljm_hmap_get(&m->proto_by_addr, addr);
   if (i != NONE) {
     Proto *p = &m->protos[i];
     if (p->chunk != cid || p->firstline != firstline) {
-      *p = (Proto){ cid, shown, firstline };
+      *p = (Proto){ cid, shown, firstline, aliased };
       m->gen++;
     }
     return;
@@ -58,7 +62,7 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
     if (!ps) return;
     m->protos = ps;
   }
-  m->protos[m->nprotos] = (Proto){ cid, shown, firstline };
+  m->protos[m->nprotos] = (Proto){ cid, shown, firstline, aliased };
   if (ljm_hmap_put(&m->proto_by_addr, addr, m->nprotos++) != 0) m->oom = 1;
   m->gen++;
 }
@@ -67,11 +71,12 @@ void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len)
 {
   m->totals.cfuncs++;
   uint32_t old = ljm_hmap_get(&m->cname_by_addr, addr);
-  if (old != NONE) {  /* re-dumps repeat names: compare before interning */
+  if (old != NONE && len <= LJM_NAME_SHOWN_MAX) {  /* re-dumps repeat names */
     const LjmStrEntry *e = ljm_strtab_get(&m->str, old);
     if (e->len == len && memcmp(e->s, name, len) == 0) return;
   }
-  uint32_t id = ljm_model_intern(m, name, len);
+  uint32_t id = ljm_model_intern_shown(m, name, len);
+  if (id == old) return;
   if (id == NONE) return;
   if (ljm_hmap_put(&m->cname_by_addr, addr, id) != 0 ||
       ljm_addrset_insert(&m->caddrs, addr) < 0)

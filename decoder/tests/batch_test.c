@@ -160,12 +160,19 @@ static void on_node_name(void *ud, uint32_t id, unsigned what, const char *name,
   for (size_t i = 0; i < len; i++) mix(ud, (unsigned char)name[i]);
 }
 
+static void on_long_string(void *ud, uint64_t offset, uint64_t len)
+{
+  Seen *s = ud;
+  mix(s, offset);
+  mix(s, len);
+}
+
 /* A consumer of every call, batched or one by one. */
 static void callbacks(int batched, LjmCallbacks *cb)
 {
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
                         stopped, on_progress, on_flags, on_stack_node, on_rss, on_time,
-                        on_node_name };
+                        on_node_name, on_long_string };
   if (!batched) cb->on_events = NULL;
 }
 

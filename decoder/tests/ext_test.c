@@ -205,10 +205,99 @@ static void errors(void)
   free(b.p);
 }
 
+/* Names past LJM_STRING_MAX: cut, reported once each, the stream goes on. */
+typedef struct Long {
+  size_t proto_len, cfunc_len, nlong, nev;
+  uint64_t long_at[4], long_len[4];
+  int proto_ok;
+} Long;
+
+static void long_proto(void *ud, uint64_t a, const char *c, size_t len, uint64_t l, int ev)
+{
+  Long *g = ud;
+  (void)a, (void)l, (void)ev;
+  g->proto_len = len;
+  g->proto_ok = len && c[0] == '@' && c[len - 1] == 'x' && c[len] == '\0';
+}
+
+static void long_cfunc(void *ud, uint64_t a, const char *n, size_t len, int ev)
+{
+  (void)a, (void)n, (void)ev;
+  ((Long *)ud)->cfunc_len = len;
+}
+
+static void long_string(void *ud, uint64_t at, uint64_t len)
+{
+  Long *g = ud;
+  if (g->nlong < 4) {
+    g->long_at[g->nlong] = at;
+    g->long_len[g->nlong] = len;
+  }
+  g->nlong++;
+}
+
+static void long_event(void *ud, const LjmRawEvent *ev)
+{
+  (void)ev;
+  ((Long *)ud)->nev++;
+}
+
+static void long_names(void)
+{
+  Sbuf b;
+  Long g;
+  LjmDiag d;
+  LjmCallbacks cb;
+  size_t big = LJM_STRING_MAX + 1000;
+  char *name = malloc(big);
+  CHECK(name != NULL);
+  if (!name) return;
+  memset(name, 'x', big);
+  name[0] = '@';
+  memset(&b, 0, sizeof(b));
+  sb_prologue(&b, "ljs", 3);
+  sb_byte(&b, 0x00);  /* a prototype whose chunk is 1000 bytes too long */
+  sb_uleb(&b, 0x100);
+  sb_uleb(&b, big);
+  sb_bytes(&b, name, big);
+  sb_uleb(&b, 1);
+  sb_cfunc(&b, 0x01, 0x500, "fine");
+  sb_byte(&b, 0x80);
+  sb_prologue(&b, "ljm", 3);
+  sb_byte(&b, 0x0C);  /* a C symbol exactly at the limit: whole, no report */
+  sb_uleb(&b, 0x600);
+  sb_uleb(&b, LJM_STRING_MAX);
+  sb_bytes(&b, name, LJM_STRING_MAX);
+  uint64_t second = b.n;
+  sb_byte(&b, 0x0C);  /* one byte over it */
+  sb_uleb(&b, 0x700);
+  sb_uleb(&b, LJM_STRING_MAX + 1);
+  sb_bytes(&b, name, LJM_STRING_MAX + 1);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_byte(&b, 0x80);
+  memset(&cb, 0, sizeof(cb));
+  memset(&g, 0, sizeof(g));
+  cb.on_proto = long_proto;
+  cb.on_cfunc = long_cfunc;
+  cb.on_long_string = long_string;
+  cb.on_event = long_event;
+  LjmInput *in = ljm_input_mem(b.p, b.n);
+  CHECK(ljm_decode(in, &cb, &g, &d, NULL, NULL) == LJM_OK);
+  ljm_input_close(in);
+  CHECK(g.proto_len == LJM_STRING_MAX && g.proto_ok);
+  CHECK(g.cfunc_len == LJM_STRING_MAX && g.nev == 1);
+  /* Reported at the length's offset: after "ljs" v3, 0x00 and the address. */
+  CHECK(g.nlong == 2 && g.long_at[0] == 7 + 1 + 2 && g.long_len[0] == big);
+  CHECK(g.long_at[1] == second + 1 + 2 && g.long_len[1] == LJM_STRING_MAX + 1);
+  free(name);
+  free(b.p);
+}
+
 int main(void)
 {
   good();
   names();
   errors();
+  long_names();
   return check_done("ext_test");
 }

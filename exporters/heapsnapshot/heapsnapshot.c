@@ -4,6 +4,7 @@
 ** to_node] with to_node the index of the target's first field). */
 #include "ljm_heapsnapshot.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,25 +102,35 @@ static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
   return i + 1 < g->nobj ? g->obj[i + 1].first_edge : g->nref;
 }
 
-/* A table's metatable __name (a string), or NULL. */
-static const char *metatable_name(const LjmHeapGraph *g, uint32_t i)
+/* A table's metatable __name (a string), or NULL. Found once per metatable
+** (mtname: 0 not looked at, 1 none, else its string + 2): tables sharing a
+** metatable with many keys cost its keys once, not once each. */
+static const char *metatable_name(const LjmHeapGraph *g, uint32_t i, uint32_t *mtname)
 {
   for (uint32_t e = g->obj[i].first_edge; e < edge_end(g, i); e++) {
     const LjmHeapRef *r = &g->ref[e];
     if (r->kind != LJH_EDGE_NAME || strcmp(g->labels + r->what, "metatable")) continue;
     uint32_t mt = r->to;
-    for (uint32_t k = g->obj[mt].first_edge; k < edge_end(g, mt); k++) {
-      const LjmHeapRef *m = &g->ref[k];
-      if (m->kind == LJH_EDGE_STRKEY && !strcmp(ljm_heapgraph_label(g, (uint32_t)m->what), "__name") &&
-          g->obj[m->to].type == LJH_STR)
-        return ljm_heapgraph_label(g, m->to);
+    if (!mtname[mt]) {
+      mtname[mt] = 1;
+      for (uint32_t k = g->obj[mt].first_edge; k < edge_end(g, mt); k++) {
+        const LjmHeapRef *m = &g->ref[k];
+        if (m->kind == LJH_EDGE_STRKEY &&
+            !strcmp(ljm_heapgraph_label(g, (uint32_t)m->what), "__name") &&
+            g->obj[m->to].type == LJH_STR) {
+          mtname[mt] = m->to + 2;
+          break;
+        }
+      }
     }
+    return mtname[mt] > 1 ? ljm_heapgraph_label(g, mtname[mt] - 2) : NULL;
   }
   return NULL;
 }
 
 /* The node's type and name: the name is what the Summary groups by. */
-static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, int *type, uint32_t *name)
+static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, uint32_t *mtname,
+                      int *type, uint32_t *name)
 {
   const LjmHeapObj *o = &g->obj[i];
   const char *mt;
@@ -146,7 +157,7 @@ static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, int *type, 
     return;
   case LJH_TAB:
   case LJH_UDATA:
-    mt = metatable_name(g, i);
+    mt = metatable_name(g, i, mtname);
     *type = NT_OBJECT;
     *name = intern(t, mt ? mt : ljh_type_name((LjhType)o->type));
     return;
@@ -186,8 +197,16 @@ static void edge_kind(const LjmHeapGraph *g, const LjmHeapRef *r, Strings *t, in
   if (r->weak) *type = ET_WEAK;
 }
 
+/* Right after a write: the errno of the first failed one (later calls may
+** change errno; the stream only keeps its error flag). */
+static void note_werr(FILE *f, int *werr)
+{
+  if (!*werr && ferror(f)) *werr = errno ? errno : EIO;
+}
+
 int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t errlen)
 {
+  int werr = 0;
   Strings t;
   memset(&t, 0, sizeof(t));
   intern(&t, "");
@@ -210,14 +229,19 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
              "\"node_count\":%" PRIu32 ",\"edge_count\":%" PRIu32 ",\"trace_function_count\":0},\n"
              "\"nodes\":[",
           g->nobj, g->nref);
-  for (uint32_t i = 0; i < g->nobj; i++) {
+  note_werr(f, &werr);
+  uint32_t *mtname = calloc(g->nobj ? g->nobj : 1, sizeof(*mtname));
+  if (!mtname) t.oom = 1;
+  for (uint32_t i = 0; i < g->nobj && mtname; i++) {
     int type;
     uint32_t name;
-    node_kind(g, i, &t, &type, &name);
+    node_kind(g, i, &t, mtname, &type, &name);
     /* Ids: odd, as V8 gives heap objects; the root is 1. */
     fprintf(f, "%s%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",0,0", i ? ",\n" : "", type,
             name, 2 * (uint64_t)i + 1, g->obj[i].size, edge_end(g, i) - g->obj[i].first_edge);
+    note_werr(f, &werr);
   }
+  free(mtname);
   fprintf(f, "],\n\"edges\":[");
   for (uint32_t e = 0; e < g->nref; e++) {
     int type;
@@ -225,6 +249,7 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
     edge_kind(g, &g->ref[e], &t, &type, &name);
     fprintf(f, "%s%d,%" PRIu64 ",%" PRIu64, e ? ",\n" : "", type, name,
             (uint64_t)g->ref[e].to * NODE_FIELDS);
+    note_werr(f, &werr);
   }
   fprintf(f, "],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],\"locations\":[],"
              "\n\"strings\":[");
@@ -232,10 +257,12 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
   for (uint32_t i = 0; i < t.n; i++) {
     if (i) fputs(",\n", f);
     ljm_json_fputs(f, &out, &tmp, t.s[i]);
+    note_werr(f, &werr);
   }
   ljm_buf_free(&out);
   ljm_buf_free(&tmp);
   fprintf(f, "]}\n");
+  note_werr(f, &werr);
   int oom = t.oom;
   for (uint32_t i = 0; i < t.nowned; i++) free(t.owned[i]);
   free(t.owned);
@@ -246,7 +273,7 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
     return -1;
   }
   if (ferror(f)) {
-    snprintf(err, errlen, "write error");
+    snprintf(err, errlen, "write error: %s", strerror(werr ? werr : EIO));
     return -1;
   }
   return 0;

@@ -274,8 +274,178 @@ static void test_object_keys(void)
   free(b2.p);
 }
 
+/* -- Deep chains: no recursion per step --------------------------------------- */
+
+/* Occurrences of s in h. */
+static uint32_t count_of(const char *h, const char *s)
+{
+  uint32_t n = 0;
+  for (const char *p = strstr(h, s); p; p = strstr(p + strlen(s), s)) n++;
+  return n;
+}
+
+/* A path of "_G" then steps "<n>", elided: the shown steps and the counted
+** ones add up to want, and both ends are there. */
+static int chain_path_ok(const char *path, uint32_t want)
+{
+  const char *m = strstr(path, "<... ");
+  unsigned elided = 0;
+  if (!m || sscanf(m, "<... %u steps ...>", &elided) != 1) return 0;
+  size_t len = strlen(path);
+  return !strncmp(path, "_G<n>", 5) && len > 3 && !strcmp(path + len - 3, "<n>") &&
+         count_of(path, "<n>") + elided == want;
+}
+
+static void path_count_cb(void *ud, const char *path)
+{
+  char **out = ud;
+  free(*out);
+  *out = strdup(path);
+}
+
+/* root -_G-> 1 -n-> 2 -n-> ... -n-> N: a list a million long, built in
+** memory. Paths, depths and retained sizes used to recurse once per step. */
+static void test_deep_chain(void)
+{
+  enum { N = 1000000 };
+  Buf b = {0};
+  for (const char *m = "ljh\x01"; *m; m++) put(&b, (unsigned char)*m);
+  str(&b, "test build");
+  uleb(&b, 0);
+  obj_head(&b, LJH_ROOT, 0, 0, "", 1);
+  edge(&b, LJH_EDGE_NAME, 16);
+  str(&b, "_G");
+  for (uint64_t v = 1; v <= N; v++) {
+    obj_head(&b, LJH_TAB, 16 * v, 32, v == N ? "tail" : "", v < N);
+    if (v < N) {
+      edge(&b, LJH_EDGE_NAME, 16 * (v + 1));
+      str(&b, "n");
+    }
+  }
+  put(&b, 0);
+  LjmInput *in = ljm_input_mem(b.p, b.n);
+  LjmHeapGraph hg;
+  LjmDiag d;
+  CHECK(ljm_heapgraph_load(&hg, in, &d) == LJM_OK && hg.nobj == N + 1, "chain: loads: %s", d.msg);
+  if (hg.nobj == N + 1) {
+    CHECK(hg.obj[N].depth == N && hg.obj[N].idom == N - 1, "chain: the tail is %u deep",
+          hg.obj[N].depth);
+    CHECK(hg.obj[1].retained == 32ull * N && hg.obj[0].retained == 32ull * N &&
+          hg.obj[N / 2].retained == 32ull * (N - N / 2 + 1),
+          "chain: retained %llu", (unsigned long long)hg.obj[1].retained);
+    LjmHeapPreds preds;
+    CHECK(ljm_heapgraph_preds(&hg, &preds) == 0, "chain: predecessors");
+    char *all = NULL;
+    uint32_t n = ljm_heapgraph_all_paths(&hg, &preds, N, 20, path_count_cb, &all);
+    CHECK(n == 1 && all && chain_path_ok(all, N - 1) && strlen(all) < 4096,
+          "chain: one path, %u steps, elided: %.80s", N, all ? all : "(none)");
+    free(all);
+    ljm_heapgraph_preds_free(&preds);
+    char path[1024];
+    CHECK(chain_path_ok(ljm_heapgraph_path(&hg, N, path, sizeof(path)), N - 1),
+          "chain: the shortest path elided: %.80s", path);
+    CHECK(strlen(ljm_heapgraph_path(&hg, N, path, 40)) == 39, "chain: a short buffer cuts");
+    /* A path that fits is whole: 120 steps in 1 KiB. */
+    CHECK(!strstr(ljm_heapgraph_path(&hg, 121, path, sizeof(path)), "...") &&
+          count_of(path, "<n>") == 120, "chain: 120 steps whole: %s", path);
+    uint32_t top[2];
+    CHECK(ljm_heapgraph_top_retainers(&hg, top, 2) == 2 && top[0] == 1 && top[1] == 2,
+          "chain: the head retains most");
+  }
+  ljm_heapgraph_free(&hg);
+  ljm_input_close(in);
+  free(b.p);
+}
+
+/* -- Impossible sizes: refused where they are, nothing wraps ------------------ */
+
+static void header(Buf *b, uint64_t gctotal)
+{
+  b->n = 0;
+  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
+  str(b, "");
+  uleb(b, gctotal);
+}
+
+/* root -_G-> 1 -> 2 -> ... -> n, object i of size[i - 1]; *at gets the
+** offset of each object's size. */
+static void write_sized(Buf *b, const uint64_t *size, int n, uint64_t *at)
+{
+  header(b, 0);
+  obj_head(b, LJH_ROOT, 0, 0, "", 1);
+  edge(b, LJH_EDGE_NAME, 16);
+  str(b, "_G");
+  for (int i = 1; i <= n; i++) {
+    put(b, LJH_TAB);
+    uleb(b, 16 * (uint64_t)i);
+    at[i - 1] = b->n;
+    uleb(b, size[i - 1]);
+    str(b, "");
+    uleb(b, i < n);
+    if (i < n) {
+      edge(b, LJH_EDGE_NAME, 16 * (uint64_t)i + 16);
+      str(b, "n");
+    }
+  }
+  put(b, 0);
+}
+
+static LjmStatus load_buf(LjmHeapGraph *g, const Buf *b, LjmDiag *d)
+{
+  LjmInput *in = ljm_input_mem(b->p, b->n);
+  LjmStatus st = ljm_heapgraph_load(g, in, d);
+  ljm_input_close(in);
+  return st;
+}
+
+static void test_impossible_sizes(void)
+{
+  Buf b = {0};
+  LjmHeapGraph g;
+  LjmDiag d;
+  uint64_t size[70], at[70];
+  /* Two objects of 2^63: their sum wrapped to 0 ("_G retains 0"). */
+  size[0] = size[1] = 1ull << 63;
+  write_sized(&b, size, 2, at);
+  CHECK(load_buf(&g, &b, &d) == LJM_ERROR && d.offset == at[0] &&
+        !strcmp(d.msg, "impossible object size 9223372036854775808 (above 2^56 bytes)") &&
+        g.nobj == 1, "2^63: refused at its size (byte %llu): %s", (unsigned long long)d.offset, d.msg);
+  ljm_heapgraph_free(&g);
+  /* 64 objects of 2^56 make 2^62 exactly: read, exact. */
+  for (int i = 0; i < 65; i++) size[i] = 1ull << 56;
+  write_sized(&b, size, 64, at);
+  CHECK(load_buf(&g, &b, &d) == LJM_OK && g.nobj == 65 && g.obj[1].retained == 1ull << 62 &&
+        g.obj[64].retained == 1ull << 56, "2^62 in all: read (%s)", d.msg);
+  ljm_heapgraph_free(&g);
+  /* One byte more: refused at that object, what came before kept. */
+  size[64] = 1;
+  write_sized(&b, size, 65, at);
+  CHECK(load_buf(&g, &b, &d) == LJM_ERROR && d.offset == at[64] &&
+        !strcmp(d.msg, "object sizes add up to 4611686018427387905, above 2^62: impossible") &&
+        g.nobj == 65 && g.obj[1].retained == 1ull << 62,
+        "past 2^62: refused at byte %llu: %s", (unsigned long long)d.offset, d.msg);
+  ljm_heapgraph_free(&g);
+  /* Each within the bound, past 2^62 together: refused at the first too many. */
+  for (int i = 0; i < 70; i++) size[i] = (1ull << 56) - 1;
+  write_sized(&b, size, 70, at);
+  CHECK(load_buf(&g, &b, &d) == LJM_ERROR && d.offset == at[64] && g.nobj == 65 &&
+        g.obj[1].retained == 64 * ((1ull << 56) - 1), "many near 2^56: refused at the 65th");
+  ljm_heapgraph_free(&g);
+  /* The VM's count too. */
+  header(&b, (1ull << 62) + 1);
+  obj_head(&b, LJH_ROOT, 0, 0, "", 0);
+  put(&b, 0);
+  CHECK(load_buf(&g, &b, &d) == LJM_ERROR && d.offset == 5 &&
+        !strcmp(d.msg, "impossible GC total 4611686018427387905 (above 2^62 bytes)") && !g.nobj,
+        "gctotal past 2^62: byte %llu: %s", (unsigned long long)d.offset, d.msg);
+  ljm_heapgraph_free(&g);
+  free(b.p);
+}
+
 int main(void)
 {
+  test_deep_chain();
+  test_impossible_sizes();
   test_object_keys();
 
   /* Random graphs: sparse and dense, with and without weak references. */

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""heap_deep_test.py -- ljm heap on a real snapshot of a 300 000-element
+linked list, and on snapshots with impossible sizes.
+
+--path-to used to recurse once per path step and died of a stack overflow
+(SIGSEGV) at the default 8 MB stack on this list; it must print the one
+path, elided in the middle, its shown and counted steps adding up. Sizes
+that sum past 2^64 used to wrap ("_G retains 0"); now the snapshot is
+refused at the size's byte (exit 1, one line) and what came before it is
+reported exactly.
+usage: heap_deep_test.py LJM FUZZ_INPUT"""
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+
+import clitest
+from clitest import uleb
+
+N = 300000
+ljm, fuzz_input = sys.argv[1], sys.argv[2]
+chk = clitest.Checks("heap_deep")
+work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+
+
+def stack_8mb():
+    """The default stack, whatever the test runner was given."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    lim = 8 << 20 if hard == resource.RLIM_INFINITY else min(8 << 20, hard)
+    resource.setrlimit(resource.RLIMIT_STACK, (lim, hard))
+
+
+def heap(*args):
+    return subprocess.run([ljm, "heap"] + list(args), capture_output=True, text=True,
+                          preexec_fn=stack_8mb, timeout=600)
+
+
+# -- A real recording: the tail of a 300 000-element list -----------------------
+script = os.path.join(work, "deep.lua")
+with open(script, "w") as f:
+    # The tail's string is made at run time: a constant would be reached
+    # through a prototype, by a shorter path.
+    f.write('head = {v = "list tail " .. #arg}\n'
+            "for i = 2, %d do head = {next = head, v = i} end\n" % N)
+snap = os.path.join(work, "deep.ljh")
+r = subprocess.run([ljm, "record", "-o", os.path.join(work, "deep.ljm"), "--snapshot-at-exit",
+                    snap, script], capture_output=True, text=True, timeout=600)
+chk(r.returncode == 0 and os.path.exists(snap), "ljm record: %d %s" % (r.returncode, r.stderr))
+
+# _G.head, then N - 1 times .next, then .v: the middle elided and counted.
+PATH = re.compile(r"^_G\.head((?:\.next)*)<\.\.\. (\d+) steps \.\.\.>((?:\.next)*)\.v$")
+
+
+def steps(path):
+    """The .next steps of a path to the tail, shown and elided, or None."""
+    m = PATH.match(path)
+    if not m:
+        return None
+    return m.group(1).count(".next") + int(m.group(2)) + m.group(3).count(".next")
+
+
+p = heap("--path-to", "^list tail [0-9]+$", snap)
+chk(p.returncode == 0 and not p.stderr, "--path-to: exit %d (-11: stack overflow) %s"
+    % (p.returncode, p.stderr[-300:]))
+lines = p.stdout.splitlines()
+chk(len(lines) == 2 and lines[0].startswith("string list tail 0 ("),
+    "--path-to: the tail and one path: %r" % [x[:120] for x in lines[:4]])
+path = lines[1].strip() if len(lines) > 1 else ""
+chk(steps(path) == N - 1 and len(path) < 4096,
+    "--path-to: %s steps (want %d) in %d bytes: %s...%s" % (steps(path), N - 1, len(path),
+                                                             path[:60], path[-60:]))
+
+p = heap("--json", "--path-to", "^list tail [0-9]+$", snap)
+chk(p.returncode == 0, "--path-to --json: exit %d" % p.returncode)
+try:
+    j = json.loads(p.stdout)
+    m = j["matches"]
+    chk(j["matched"] == 1 and len(m) == 1 and len(m[0]["paths"]) == 1 and
+        not m[0]["more_paths"] and m[0]["paths"][0] == path,
+        "--path-to --json: one match, the same path")
+except (ValueError, KeyError, IndexError) as e:
+    chk(False, "--path-to --json: %s" % e)
+
+p = heap("--json", "--top", "3", snap)
+chk(p.returncode == 0, "summary: exit %d" % p.returncode)
+try:
+    ret = {x["path"]: x["retained_bytes"] for x in json.loads(p.stdout)["retainers"]}
+    chk(set(ret) == {"_G", "_G.head", "_G.head.next"} and ret["_G.head"] > N * 32,
+        "summary: the list's head retains it all: %r" % ret)
+except (ValueError, KeyError) as e:
+    chk(False, "summary: %s" % e)
+
+
+# -- Impossible sizes ------------------------------------------------------------
+def sized(sizes):
+    """root -_G-> 1 -a-> 2 ... of those sizes; the offsets of the sizes."""
+    d = bytearray(b"ljh\x01" + uleb(0) + uleb(0))
+    d += b"\x01" + uleb(0) + uleb(0) + uleb(0) + uleb(1) + b"\x01" + uleb(16) + uleb(2) + b"_G"
+    at = []
+    for i, size in enumerate(sizes, 1):
+        d += b"\x03" + uleb(16 * i)
+        at.append(len(d))
+        d += uleb(size) + uleb(0)
+        if i < len(sizes):
+            d += uleb(1) + b"\x01" + uleb(16 * i + 16) + uleb(1) + b"a"
+        else:
+            d += uleb(0)
+    return bytes(d + b"\x00"), at
+
+
+# Two objects of 2^63: the sum wrapped to 0 and _G "retained 0". The fuzz
+# target's regression input is this file.
+data, at = sized([1 << 63, 1 << 63])
+with open(fuzz_input, "rb") as f:
+    chk(f.read() == data, "the fuzz regression input is the 2^63 pair")
+p = heap(fuzz_input)
+chk(p.returncode == 1 and p.stderr == "%s: byte %d: impossible object size %d (above 2^56 bytes)\n"
+    % (fuzz_input, at[0], 1 << 63), "2^63: refused at its byte: %r" % p.stderr)
+chk("retains 0" not in p.stdout and not re.search(r"\s0\s+table\s+_G$", p.stdout, re.M),
+    "2^63: nothing retains a wrapped 0: %s" % p.stdout)
+
+# Each size allowed, 2^62 + 2^56 together: refused at the 65th object; the 64
+# before are reported exactly (_G retains 2^62).
+f65 = os.path.join(work, "sum.ljh")
+data, at = sized([1 << 56] * 65)
+with open(f65, "wb") as f:
+    f.write(data)
+p = heap("--json", f65)
+chk(p.returncode == 1 and p.stderr == "%s: byte %d: object sizes add up to %d, above 2^62: "
+    "impossible\n" % (f65, at[64], (1 << 62) + (1 << 56)), "past 2^62: %r" % p.stderr)
+try:
+    j = json.loads(p.stdout)
+    g = [x for x in j["retainers"] if x["path"] == "_G"]
+    chk(j["bytes"] == 1 << 62 and g and g[0]["retained_bytes"] == 1 << 62,
+        "past 2^62: what came before, exact: %r" % p.stdout[:300])
+except (ValueError, KeyError) as e:
+    chk(False, "past 2^62: %s" % e)
+
+sys.exit(chk.done())
