@@ -9,20 +9,33 @@
 **     peak figures sum to the peak (what held the peak);
 **   - an exporter that starts always finishes without error (only pprof may
 **     refuse peak_bytes, and only heaptrack a pipe);
-**   - the folded stacks' counts add up to the total of their --value kind.
+**   - the folded stacks' counts add up to the total of their --value kind;
+**   - amplification: for the decoded input's size N (the bytes the decoder
+**     consumed, after decompression), the model's peak memory, and each
+**     exporter's output, peak memory and CPU time, stay within a multiple
+**     of N plus a constant (the AMP_* limits below).
+** Inputs that start "LJR" are recipes (fuzz/ljm_recipe.h): they expand
+** here into large valid extended streams or snapshots; fuzz/ljm_mutator.c
+** writes and mutates them. LJM_FUZZ_DUMP=FILE writes the expansion,
+** LJM_FUZZ_AMP_LOG=1 prints each phase's figures.
 ** Streaming exporters (heaptrack, speedscope) are all fed by the same
 ** decoding, heaptrack with the codec chosen by the first input byte (plain
 ** mostly; gzip and zstd start a writer thread each).
 */
+#include <sanitizer/allocator_interface.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "exporters/ljm_exporter.h"
+#include "exporters/common/frames.h"
 #include "exporters/heapreport/ljm_heapreport.h"
 #include "exporters/heapsnapshot/ljm_heapsnapshot.h"
+#include "exporters/ljm_exporter.h"
+#include "fuzz/ljm_recipe.h"
 #include "model/ljm_heapgraph.h"
 #include "model/ljm_model_load.h"
 
@@ -30,12 +43,220 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
-static FILE *devnull(void)
+/* Amplification limits, for N decoded bytes (what legitimate inputs need:
+** LJM_FUZZ_AMP_LOG=1 on the corpus and on generated streams):
+** - memory: the model (with the streaming exporters' state) at its peak
+**   while decoding, and each exporter at its peak on top of the model. The
+**   model needs up to ~100 bytes per input byte on stack trees (a node is
+**   4-8 bytes of stream), svg as much on wide trees; the constant covers
+**   fixed buffers (decoder, zstd/gzip writer threads, libFuzzer's own).
+** - output: each exporter's bytes. A format repeats a name or a frame per
+**   site or stack node, not per event times depth: json needed 52 per
+**   byte on a 10^5-node tree, the others under 30. Folded, Markdown, pprof
+**   and speedscope print each stack whole, at most LJM_FRAMES_SHOWN_MAX + 2
+**   frames (frames.h) per event: AMP_PATH_TEXT bytes per frame for the two
+**   that print names (512 bytes shown of a chunk, of a function, escaping),
+**   AMP_PATH_INDEX for the two that print frame numbers (speedscope five
+**   times, one profile per figure, and as timeline open/close events) on
+**   top, and as much memory (folded and Markdown sort before they write).
+** - work: each phase's process CPU time (heaptrack's writer threads count).
+**   ASan builds need 0.1-1.3 us per byte in the model and up to 5.5 in an
+**   exporter (pprof on a 10^5-node tree); 10 us trips only superlinear work
+**   (a 20 000-deep chain costs the model 54), plus 2 us per frame of the
+**   stacks the four formats above print whole. Wall time is also capped by
+**   libFuzzer's -timeout. */
+#define AMP_MEM_PER_BYTE 128u
+#define AMP_MEM_CONST (48ull << 20)
+#define AMP_OUT_PER_BYTE 64u
+#define AMP_OUT_CONST (4ull << 20)
+#define AMP_PATH_TEXT 4096u
+#define AMP_PATH_INDEX (5u * 12u + 2u * 48u)
+#define AMP_NS_PER_BYTE 10000u
+#define AMP_NS_CONST 2000000000ull
+#define AMP_NS_PER_FRAME 2000u
+
+/* Recipes expand to at most this much (LJM_FUZZ_BUDGET overrides; 16 MiB
+** reaches 10^6-node trees): 4 MiB keeps a legitimate input under ~10 s. */
+#define RECIPE_BUDGET (4u << 20)
+
+/* Events of the stream being exported (set once it is decoded). */
+static uint64_t amp_events;
+
+/* Bytes per event a format may print on top: each of its stacks whole. */
+static uint64_t path_cost(const char *fmt)
 {
-  static FILE *f;
-  if (!f) f = fopen("/dev/null", "w");
+  uint64_t per_frame = !strcmp(fmt, "folded") || !strcmp(fmt, "markdown") ? AMP_PATH_TEXT
+                       : !strcmp(fmt, "pprof") || !strcmp(fmt, "speedscope") ? AMP_PATH_INDEX
+                                                                              : 0;
+  return (LJM_FRAMES_SHOWN_MAX + 2) * per_frame;
+}
+
+/* Memory of a phase: the four formats hold their stacks (folded and
+** Markdown their whole output, sorted before it is written). */
+static uint64_t mem_limit(const char *phase, uint64_t n)
+{
+  return AMP_MEM_PER_BYTE * n + AMP_MEM_CONST + amp_events * path_cost(phase);
+}
+/* Output of a format for n decoded bytes holding 'events' events. */
+static uint64_t out_limit(const char *fmt, uint64_t n, uint64_t events)
+{
+  return AMP_OUT_PER_BYTE * n + AMP_OUT_CONST + events * path_cost(fmt);
+}
+/* CPU time of a phase: a stack printed whole costs time per frame too. */
+static uint64_t ns_limit(const char *phase, uint64_t n)
+{
+  uint64_t paths = path_cost(phase) ? amp_events * (LJM_FRAMES_SHOWN_MAX + 2) : 0;
+  return AMP_NS_PER_BYTE * n + AMP_NS_CONST + paths * AMP_NS_PER_FRAME;
+}
+
+/* Says which limit broke (without malloc: it may run in a malloc hook). */
+static void amp_fail(const char *what, const char *phase, uint64_t got, uint64_t limit,
+                     uint64_t n)
+{
+  char line[256];
+  int len = snprintf(line, sizeof(line),
+                     "AMPLIFICATION: %s of %s: %llu > limit %llu (decoded input %llu bytes)\n",
+                     what, phase, (unsigned long long)got, (unsigned long long)limit,
+                     (unsigned long long)n);
+  if (len > 0 && write(2, line, (size_t)len) < 0) len = 0;
+  __builtin_trap();
+}
+
+/* Live heap bytes, counted by ASan's malloc and free hooks (all threads). */
+static int64_t mem_now, mem_peak, mem_trap = INT64_MAX;
+static const char *mem_phase = "";
+static uint64_t mem_n;
+
+static void on_malloc(const volatile void *p, size_t size)
+{
+  int64_t now = __atomic_add_fetch(&mem_now, (int64_t)size, __ATOMIC_RELAXED);
+  int64_t peak = __atomic_load_n(&mem_peak, __ATOMIC_RELAXED);
+  while (now > peak && !__atomic_compare_exchange_n(&mem_peak, &peak, now, 1,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+  /* Trap at once: a runaway allocation would otherwise hit -rss_limit_mb
+  ** first, which says less. */
+  int64_t trap = __atomic_load_n(&mem_trap, __ATOMIC_RELAXED);
+  if (now > trap) amp_fail("memory", mem_phase, (uint64_t)now, (uint64_t)trap, mem_n);
+}
+
+static void on_free(const volatile void *p)
+{
+  const void *q = (const void *)p;
+  if (q && __sanitizer_get_ownership(q))
+    __atomic_sub_fetch(&mem_now, (int64_t)__sanitizer_get_allocated_size(q), __ATOMIC_RELAXED);
+}
+
+/* A measured phase: peak memory over its start, CPU time. */
+typedef struct Phase {
+  const char *name;
+  int64_t base;
+  uint64_t t0;
+} Phase;
+
+static uint64_t cpu_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* bound: the input size known so far (an upper bound of the decoded size
+** while decoding), for the early trap in the malloc hook. */
+static void phase_begin(Phase *ph, const char *name, uint64_t bound)
+{
+  ph->name = name;
+  ph->base = __atomic_load_n(&mem_now, __ATOMIC_RELAXED);
+  __atomic_store_n(&mem_peak, ph->base, __ATOMIC_RELAXED);
+  mem_phase = name;
+  mem_n = bound;
+  __atomic_store_n(&mem_trap, ph->base + (int64_t)mem_limit(name, bound), __ATOMIC_RELAXED);
+  ph->t0 = cpu_ns();
+}
+
+/* LJM_FUZZ_AMP_LOG=1: one line per phase (how the limits were chosen). */
+static int amp_log = -1;
+
+/* n: the decoded input's size; out: the phase's output bytes (for the log). */
+static void phase_end(Phase *ph, uint64_t n, uint64_t out)
+{
+  __atomic_store_n(&mem_trap, INT64_MAX, __ATOMIC_RELAXED);
+  uint64_t ns = cpu_ns() - ph->t0;
+  int64_t peak = __atomic_load_n(&mem_peak, __ATOMIC_RELAXED) - ph->base;
+  if (amp_log < 0) amp_log = getenv("LJM_FUZZ_AMP_LOG") != NULL;
+  if (amp_log)
+    fprintf(stderr, "amp %-24s n %10llu mem %11lld (%6.1f/B) out %11llu (%6.1f/B) cpu %8.3f ms (%7.1f ns/B)\n",
+            ph->name, (unsigned long long)n, (long long)peak, n ? (double)peak / (double)n : 0.0,
+            (unsigned long long)out, n ? (double)out / (double)n : 0.0, (double)ns / 1e6,
+            n ? (double)ns / (double)n : 0.0);
+  if (peak > 0 && (uint64_t)peak > mem_limit(ph->name, n))
+    amp_fail("memory", ph->name, (uint64_t)peak, mem_limit(ph->name, n), n);
+  if (ns > ns_limit(ph->name, n)) amp_fail("CPU ns", ph->name, ns, ns_limit(ph->name, n), n);
+}
+
+/* An exporter's output: counted (a trap as soon as it passes its limit),
+** and for folded, summed line by line ("stack count"). */
+typedef struct Sink {
+  const char *name;
+  uint64_t n, limit, bound;
+  int folded;
+  uint64_t sum, num;
+  size_t line, digits;
+  int space;
+} Sink;
+
+static ssize_t sink_write(void *c, const char *p, size_t len)
+{
+  Sink *s = c;
+  s->n += len;
+  if (s->n > s->limit) amp_fail("output", s->name, s->n, s->limit, s->bound);
+  for (size_t i = 0; s->folded && i < len; i++) {
+    char ch = p[i];
+    if (ch == '\n') {
+      CHECK(s->space && s->digits > 0 && s->num > 0 && s->line > s->digits + 1);
+      s->sum += s->num;
+      s->line = s->digits = 0;
+      s->num = 0;
+      s->space = 0;
+      continue;
+    }
+    s->line++;
+    if (ch == ' ') {
+      s->space = 1;
+      s->num = 0;
+      s->digits = 0;
+    } else if (ch >= '0' && ch <= '9') {
+      s->num = s->num * 10 + (uint64_t)(ch - '0');
+      s->digits++;
+    } else {
+      s->num = 0;
+      s->digits = 0;
+    }
+  }
+  return (ssize_t)len;
+}
+
+/* bound: the input size the output comes from (an upper bound while the
+** input is decoded). */
+static FILE *sink_open(Sink *s, const char *name, uint64_t bound, int folded)
+{
+  memset(s, 0, sizeof(*s));
+  s->name = name;
+  s->bound = bound;
+  s->limit = out_limit(name, bound, bound / 2);  /* an event takes 2 bytes or more */
+  s->folded = folded;
+  cookie_io_functions_t io = { NULL, sink_write, NULL, NULL };
+  FILE *f = fopencookie(s, "w", io);
   CHECK(f != NULL);
   return f;
+}
+
+/* After the output is complete: within the limit of the decoded size n. */
+static void sink_close(Sink *s, FILE *f, uint64_t n, uint64_t events)
+{
+  CHECK(fclose(f) == 0);
+  uint64_t lim = out_limit(s->name, n, events);
+  if (s->n > lim) amp_fail("output", s->name, s->n, lim, n);
+  if (s->folded) CHECK(s->line == 0);
 }
 
 #define MAX_STREAMING 8
@@ -44,6 +265,8 @@ static FILE *devnull(void)
 typedef struct Streams {
   const LjmExporter *e[MAX_STREAMING];
   void *st[MAX_STREAMING];
+  Sink sink[MAX_STREAMING];
+  FILE *out[MAX_STREAMING];
   size_t n, seen;
 } Streams;
 
@@ -95,25 +318,6 @@ static void check_model(const LjmModel *m, size_t seen)
   for (size_t i = 0; i < nh; i++) CHECK(h[i].dbytes > 0);
 }
 
-/* Sum of the counts of folded output (one "stack count" per line). */
-static uint64_t folded_sum(const char *p, size_t len)
-{
-  uint64_t sum = 0;
-  const char *end = p + len;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    CHECK(nl != NULL);
-    const char *sp = nl;
-    while (sp > p && sp[-1] != ' ') sp--;
-    CHECK(sp > p);
-    uint64_t v = strtoull(sp, NULL, 10);
-    CHECK(v > 0);
-    sum += v;
-    p = nl + 1;
-  }
-  return sum;
-}
-
 static uint64_t total_of(const LjmTotals *t, LjmValueKind k)
 {
   switch (k) {
@@ -125,28 +329,27 @@ static uint64_t total_of(const LjmTotals *t, LjmValueKind k)
   }
 }
 
-/* One export after decoding; returns 0 when the exporter refused to start. */
-static int export_once(const LjmExporter *e, const LjmModel *m, LjmExportOptions *o)
+/* One export after decoding of n bytes; returns 0 when the exporter
+** refused to start. */
+static int export_once(const LjmExporter *e, const LjmModel *m, LjmExportOptions *o, uint64_t n)
 {
   char err[256];
-  char *mem = NULL;
-  size_t memlen = 0;
   int folded = strcmp(e->name, "folded") == 0;
-  FILE *out = folded ? open_memstream(&mem, &memlen) : devnull();
-  CHECK(out != NULL);
+  Sink sink;
+  Phase ph;
+  phase_begin(&ph, e->name, n);
+  FILE *out = sink_open(&sink, e->name, n, folded);
   void *st = e->begin(o, out, err, sizeof(err));
   if (!st) {
     CHECK(strcmp(e->name, "pprof") == 0 && o->value == LJM_VALUE_PEAK_BYTES);
-    if (folded) { fclose(out); free(mem); }
+    sink_close(&sink, out, n, ljm_model_totals(m)->events);
+    phase_end(&ph, n, sink.n);
     return 0;
   }
   CHECK(e->finish(st, m, err, sizeof(err)) == 0);
-  if (folded) {
-    CHECK(fflush(out) == 0);
-    CHECK(folded_sum(mem, memlen) == total_of(ljm_model_totals(m), o->value));
-    fclose(out);
-    free(mem);
-  }
+  sink_close(&sink, out, n, ljm_model_totals(m)->events);
+  phase_end(&ph, n, sink.n);
+  if (folded) CHECK(sink.sum == total_of(ljm_model_totals(m), o->value));
   return 1;
 }
 
@@ -164,72 +367,100 @@ static int match_every(void *ud, const char *label)
   return label != NULL;
 }
 
-static void fuzz_heap(const uint8_t *data, size_t size)
+/* A heap writer's run, measured: out is a sink for it. */
+#define HEAP_WRITE(name, n, call) do {                                        \
+    Sink sink_; Phase ph_;                                                    \
+    phase_begin(&ph_, name, n);                                               \
+    FILE *out = sink_open(&sink_, name, n, 0);                                \
+    CHECK((call) == 0);                                                       \
+    sink_close(&sink_, out, n, 0);                                            \
+    phase_end(&ph_, n, sink_.n);                                              \
+  } while (0)
+
+/* Reads one snapshot into g and checks it and its views; returns the
+** bytes its decoder read. */
+static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
 {
-  uint8_t *buf = malloc(size + 4);
-  CHECK(buf != NULL);
-  memcpy(buf, "ljh\x01", 4);
-  memcpy(buf + 4, data, size);
-  LjmHeapGraph graphs[2];
-  for (int pass = 0; pass < 2; pass++) {
-    LjmInput *in = pass ? ljm_input_mem(buf, size + 4) : ljm_input_mem(data, size);
-    LjmHeapGraph g;
-    LjmDiag d;
-    LjmStatus st = ljm_heapgraph_load(&g, in, &d);
-    CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
-    LjmHeapType types[LJH_NTYPES];
-    uint64_t objects, bytes, count = 0, sum = 0;
-    int n = ljm_heapgraph_types(&g, types, &objects, &bytes);
-    for (int i = 0; i < n; i++) {
-      count += types[i].count;
-      sum += types[i].bytes;
-      if (i) CHECK(types[i - 1].bytes >= types[i].bytes);
-    }
-    CHECK(count == objects && sum == bytes);
-    uint32_t top[8];
-    char path[256];
-    uint32_t nt = ljm_heapgraph_top_retainers(&g, top, 8);
-    LjmHeapPreds preds;
-    CHECK(ljm_heapgraph_preds(&g, &preds) == 0);
-    for (uint32_t i = 0; i < nt; i++) {
-      CHECK(top[i] < g.nobj);
-      CHECK(g.obj[top[i]].retained >= g.obj[top[i]].size);
-      ljm_heapgraph_path(&g, top[i], path, sizeof(path));
-      if (i) CHECK(g.obj[top[i - 1]].retained >= g.obj[top[i]].retained);
-      uint32_t np = 0;
-      CHECK(ljm_heapgraph_all_paths(&g, &preds, top[i], 4, count_path, &np) >= np && np <= 4);
-      CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
-    }
-    ljm_heapgraph_preds_free(&preds);
-    for (uint32_t i = 1; i < g.nobj; i++) CHECK(g.obj[i].idom == LJM_HEAP_NONE || g.obj[i].idom < g.nobj);
-    char err[128];
-    CHECK(ljm_heapsnapshot_write(&g, devnull(), err, sizeof(err)) == 0);
-    for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
-      CHECK(ljm_heapreport_summary(&g, 8, json, devnull(), err, sizeof(err)) == 0);
-      CHECK(ljm_heapreport_paths(&g, match_every, NULL, ".", 4, json, devnull(), err,
-                                 sizeof(err)) == 0);
-    }
-    graphs[pass] = g;
-    ljm_input_close(in);
+  LjmInput *in = ljm_input_mem(data, size);
+  CHECK(in != NULL);
+  LjmDiag d;
+  Phase ph;
+  phase_begin(&ph, "heap graph", size);
+  LjmStatus st = ljm_heapgraph_load(g, in, &d);
+  uint64_t n = ljm_input_position(in);
+  phase_end(&ph, n, 0);
+  CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
+  LjmHeapType types[LJH_NTYPES];
+  uint64_t objects, bytes, count = 0, sum = 0;
+  int nt0 = ljm_heapgraph_types(g, types, &objects, &bytes);
+  for (int i = 0; i < nt0; i++) {
+    count += types[i].count;
+    sum += types[i].bytes;
+    if (i) CHECK(types[i - 1].bytes >= types[i].bytes);
   }
+  CHECK(count == objects && sum == bytes);
+  uint32_t top[8];
+  char path[256];
+  phase_begin(&ph, "heap retainers and paths", n);
+  uint32_t nt = ljm_heapgraph_top_retainers(g, top, 8);
+  LjmHeapPreds preds;
+  CHECK(ljm_heapgraph_preds(g, &preds) == 0);
+  for (uint32_t i = 0; i < nt; i++) {
+    CHECK(top[i] < g->nobj);
+    CHECK(g->obj[top[i]].retained >= g->obj[top[i]].size);
+    ljm_heapgraph_path(g, top[i], path, sizeof(path));
+    if (i) CHECK(g->obj[top[i - 1]].retained >= g->obj[top[i]].retained);
+    uint32_t np = 0;
+    CHECK(ljm_heapgraph_all_paths(g, &preds, top[i], 4, count_path, &np) >= np && np <= 4);
+    CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
+  }
+  ljm_heapgraph_preds_free(&preds);
+  phase_end(&ph, n, 0);
+  for (uint32_t i = 1; i < g->nobj; i++) CHECK(g->obj[i].idom == LJM_HEAP_NONE || g->obj[i].idom < g->nobj);
+  char err[128];
+  HEAP_WRITE("heapsnapshot", n, ljm_heapsnapshot_write(g, out, err, sizeof(err)));
+  for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
+    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, json, out, err, sizeof(err)));
+    HEAP_WRITE("heap paths", n, ljm_heapreport_paths(g, match_every, NULL, ".", 4, json, out, err,
+                                                      sizeof(err)));
+  }
+  ljm_input_close(in);
+  return n;
+}
+
+/* Two snapshots (b may be a; blen 0: none) and the growth between them. */
+static void fuzz_heap(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+  LjmHeapGraph graphs[2];
+  uint64_t n = heap_one(&graphs[0], a, alen);
+  int two = b != a;
+  if (two) n += heap_one(&graphs[1], b, blen);
+  else graphs[1] = graphs[0];
   /* The growth from one reading to the other, largest first. */
   LjmHeapGrowth *gr;
   uint32_t ng;
+  Phase ph;
+  phase_begin(&ph, "heap growth", n);
   if (ljm_heapgraph_growth(&graphs[0], &graphs[1], 16, &gr, &ng) == 0) {
     for (uint32_t i = 1; i < ng; i++) CHECK(gr[i - 1].diff >= gr[i].diff);
     ljm_heapgraph_growth_free(gr, ng);
   }
+  phase_end(&ph, n, 0);
   char err[128];
   for (int json = 0; json < 2; json++)
-    CHECK(ljm_heapreport_growth(&graphs[0], &graphs[1], 8, json, devnull(), err, sizeof(err)) == 0);
+    HEAP_WRITE("heap growth report", n,
+               ljm_heapreport_growth(&graphs[0], &graphs[1], 8, json, out, err, sizeof(err)));
   ljm_heapgraph_free(&graphs[0]);
-  ljm_heapgraph_free(&graphs[1]);
-  free(buf);
+  if (two) ljm_heapgraph_free(&graphs[1]);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The stream through the model, the streaming exporters and every other. */
+static void fuzz_stream(const uint8_t *data, size_t size)
 {
   static const char *const ht_names[] = {"f.heaptrack", "f.heaptrack.gz", "f.heaptrack.zst"};
+  Phase ph;
+  amp_events = 0;
+  phase_begin(&ph, "model", size);
   LjmModel *m = ljm_model_new();
   CHECK(m != NULL);
   LjmInput *in = ljm_input_mem(data, size);
@@ -237,7 +468,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   memset(&o, 0, sizeof(o));
   o.in_path = "fuzz.ljm";
   char err[256];
-  Streams s;
+  static Streams s;
   memset(&s, 0, sizeof(s));
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
     if (!(*e)->streaming) continue;
@@ -247,7 +478,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  : ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
     if ((*e)->slice_events) ljm_model_set_slices(m, (*e)->slice_events);
     s.e[s.n] = *e;
-    s.st[s.n] = (*e)->begin(&o, devnull(), err, sizeof(err));
+    s.out[s.n] = sink_open(&s.sink[s.n], (*e)->name, size, 0);
+    s.st[s.n] = (*e)->begin(&o, s.out[s.n], err, sizeof(err));
     CHECK(s.st[s.n] != NULL);
     s.n++;
   }
@@ -256,9 +488,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   ljm_model_set_listener(m, &l, &s);
   LjmDiag d;
   LjmStatus st = ljm_model_load(m, in, "fuzz.ljm", &d);
+  uint64_t n = ljm_model_stream(m)->bytes;
+  CHECK(n <= size);
+  amp_events = ljm_model_totals(m)->events;
+  phase_end(&ph, n, 0);
   CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
   check_model(m, s.seen);
-  for (size_t i = 0; i < s.n; i++) CHECK(s.e[i]->finish(s.st[i], m, err, sizeof(err)) == 0);
+  for (size_t i = 0; i < s.n; i++) {
+    phase_begin(&ph, s.e[i]->name, n);
+    CHECK(s.e[i]->finish(s.st[i], m, err, sizeof(err)) == 0);
+    sink_close(&s.sink[i], s.out[i], n, ljm_model_totals(m)->events);
+    phase_end(&ph, n, s.sink[i].n);
+  }
 
   /* Every other format once, with a --value kind (and text report mode)
   ** picked from the input, so the corpus covers all of them. */
@@ -270,9 +511,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   o.top = pick >> 5;                     /* markdown options */
   o.min_bytes = size > 1 ? data[1] : 0;
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
-    if (!(*e)->streaming) export_once(*e, m, &o);
+    if (!(*e)->streaming) export_once(*e, m, &o, n);
   ljm_input_close(in);
   ljm_model_free(m);
-  fuzz_heap(data, size);
+}
+
+static size_t recipe_budget(void)
+{
+  const char *e = getenv("LJM_FUZZ_BUDGET");
+  return e && *e ? (size_t)strtoull(e, NULL, 0) : RECIPE_BUDGET;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static int hooked;
+  if (!hooked) {
+    CHECK(__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0);
+    hooked = 1;
+  }
+  int kind = ljr_kind(data, size);
+  if (kind != LJR_NONE) {
+    uint8_t *buf;
+    size_t len;
+    CHECK(ljr_expand(data, size, recipe_budget(), &buf, &len) == 0);
+    const char *dump = getenv("LJM_FUZZ_DUMP");  /* the expansion, for a reproducer */
+    if (dump) {
+      FILE *f = fopen(dump, "wb");
+      CHECK(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0);
+    }
+    if (kind == LJR_HEAP) fuzz_heap(buf, len, buf, len);
+    else fuzz_stream(buf, len);
+    free(buf);
+    return 0;
+  }
+  fuzz_stream(data, size);
+  uint8_t *buf = malloc(size + 4);
+  CHECK(buf != NULL);
+  memcpy(buf, "ljh\x01", 4);
+  memcpy(buf + 4, data, size);
+  fuzz_heap(data, size, buf, size + 4);
+  free(buf);
   return 0;
 }

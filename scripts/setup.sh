@@ -48,7 +48,7 @@ if [ $tests -eq 1 ]; then
     heaptrack                # heaptrack_print, the heaptrack client
     python3                  # test drivers
     man-db                   # man -l renders the manual page (man_test)
-    time                     # /usr/bin/time for peak RSS in benchmarks
+    time                     # /usr/bin/time: peak RSS in benchmarks and hostile_inputs_test
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server (needs luajit2)
     wrk                      # load for the nginx test and benchmark
     neovim                   # a real application recording itself (nvim_test)

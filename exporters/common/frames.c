@@ -176,41 +176,69 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
   }
 }
 
-void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
+/* A charged Lua site's leaf is its line alone: the frames above say where. */
+static int charged_line(const LjmModel *m, const LjmNode *n)
+{
+  const LjmSite *s = n->kind == LJM_NODE_FRAME ? ljm_model_site(m, n->site) : NULL;
+  return ljm_node_is_charge(n) && s && s->kind == LJM_SITE_LUA &&
+         s->func_from != LJM_FUNC_BUILTIN;
+}
+
+/* The line a Lua node's own events were at, after its frames. */
+static void line_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f)
+{
+  if (n->kind != LJM_NODE_FRAME) return;
+  const LjmSite *s = ljm_model_site(m, n->site);
+  if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
+    frames_at(f, file_of(s), s->line);
+    frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
+  }
+}
+
+/* Empties f; returns whether node is a site on its own (standard streams). */
+static int frames_start(const LjmModel *m, const LjmNode *n, LjmFrames *f)
 {
   f->n = 0;
   frames_at(f, NULL, 0);
   ljm_buf_reset(&f->text);
+  return n->parent == LJM_NO_NODE && n->kind == LJM_NODE_FRAME &&
+         !(ljm_model_stream(m)->ext_flags & 1);
+}
+
+void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
+{
   const LjmNode *n = ljm_model_node(m, node);
-  if (n->parent == LJM_NO_NODE && n->kind == LJM_NODE_FRAME &&
-      !(ljm_model_stream(m)->ext_flags & 1)) {
-    frames_site(m, ljm_model_site(m, n->site), f);  /* a site on its own */
+  if (frames_start(m, n, f)) {
+    frames_site(m, ljm_model_site(m, n->site), f);
     return;
   }
-  /* Root first: collect the chain leaf first, then emit it reversed. */
-  uint32_t chain[512], depth = 0, id = node;
-  uint32_t *ch = chain;
-  if (n->depth > 512 && !(ch = malloc(n->depth * sizeof(*ch)))) {
-    f->oom = 1;
-    return;
-  }
-  while (id != LJM_NO_NODE && depth < (n->depth > 512 ? n->depth : 512)) {
-    ch[depth++] = id;
+  /* Root first: collect the chain leaf first, then emit it reversed; only
+  ** the innermost LJM_FRAMES_SHOWN_MAX nodes, below a "[...]" frame. */
+  uint32_t chain[LJM_FRAMES_SHOWN_MAX], depth = 0, id = node;
+  while (id != LJM_NO_NODE && depth < LJM_FRAMES_SHOWN_MAX) {
+    chain[depth++] = id;
     id = ljm_model_node(m, id)->parent;
   }
-  /* A charged site's leaf is its line alone: the frames above say where. */
-  const LjmSite *ls = n->kind == LJM_NODE_FRAME ? ljm_model_site(m, n->site) : NULL;
-  int charge = ljm_node_is_charge(n) && ls && ls->kind == LJM_SITE_LUA &&
-               ls->func_from != LJM_FUNC_BUILTIN;
-  while (depth-- > (uint32_t)charge) frames_stack_frame(m, ljm_model_node(m, ch[depth]), f);
-  if (ch != chain) free(ch);
-  if (n->kind == LJM_NODE_FRAME) {
-    const LjmSite *s = ljm_model_site(m, n->site);
-    if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
-      frames_at(f, file_of(s), s->line);
-      frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
-    }
+  if (id != LJM_NO_NODE) frames_adds(f, LJM_SITE_INTERNAL, "[...]");
+  int charge = charged_line(m, n);
+  while (depth-- > (uint32_t)charge) frames_stack_frame(m, ljm_model_node(m, chain[depth]), f);
+  line_frame(m, n, f);
+}
+
+size_t ljm_frames_step(const LjmModel *m, uint32_t node, LjmFrames *f)
+{
+  const LjmNode *n = ljm_model_node(m, node);
+  if (frames_start(m, n, f)) {
+    frames_site(m, ljm_model_site(m, n->site), f);
+    return 0;
   }
+  size_t through = 0;
+  if (!charged_line(m, n)) {
+    frames_stack_frame(m, n, f);
+    through = 1;
+  }
+  line_frame(m, n, f);
+  return through;
 }
 
 void ljm_frames_free(LjmFrames *f)

@@ -59,9 +59,21 @@ typedef struct LjmFrames {
   int64_t cur_line;
 } LjmFrames;
 
+/* Most nodes of a stack a path shows: deeper stacks keep their innermost
+** nodes below one "[...]" frame (as ljm record --stack-depth cuts them), so
+** one path costs at most this many frames, whatever the input. */
+#define LJM_FRAMES_SHOWN_MAX 256
+
 /* Fills f (emptied first) with the path of node id. Frames of the same
 ** LjmFrames may be reused for many nodes; free it once at the end. */
 void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f);
+/* The frames node adds below its parent's, for a tree built walking nodes
+** in id order (parents first), in time linear in the nodes and uncut: f
+** gets them (emptied first); its children continue below the first
+** 'through' of them (the return value, 0 or 1), its own figures go below
+** all of them. The path of a node within LJM_FRAMES_SHOWN_MAX is its
+** ancestors' 'through' frames, root first, then its own step. */
+size_t ljm_frames_step(const LjmModel *m, uint32_t node, LjmFrames *f);
 /* Frees the frames' memory. */
 void ljm_frames_free(LjmFrames *f);
 

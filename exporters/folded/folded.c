@@ -61,7 +61,7 @@ static int folded_write(FoldedState *st, const LjmModel *m, char *err,
   int rc = -1;
   if (n && !lines) goto oom;
   for (uint32_t id = 0; id < n; id++) {
-    uint64_t v = ljm_value_get(&ljm_model_node(m, id)->self, st->base.value);
+    uint64_t v = ljm_value_get(ljm_model_node_self(m, id), st->base.value);
     if (v == 0) continue;
     lines[nl].stack.off = b.len;
     ljm_frames_folded(&b, m, id, &fr);

@@ -82,10 +82,14 @@ typedef struct HpTree {
   size_t nslots;
 } HpTree;
 
+/* Mixes every bit of both halves into the low ones (splitmix64's finalizer):
+** a deep chain has few frames and many parents, so no half may be dropped. */
 static size_t edge_hash(uint32_t parent, uint32_t frame, size_t cap)
 {
-  uint64_t k = ((uint64_t)parent << 32 | frame) * 0x9E3779B97F4A7C15ull;
-  return (size_t)(k >> 20) & (cap - 1);
+  uint64_t k = (uint64_t)parent << 32 | frame;
+  k = (k ^ (k >> 30)) * 0xBF58476D1CE4E5B9ull;
+  k = (k ^ (k >> 27)) * 0x94D049BB133111EBull;
+  return (size_t)(k ^ (k >> 31)) & (cap - 1);
 }
 
 static int tree_grow_slots(HpTree *t)
@@ -217,21 +221,27 @@ static int hp_write(HpState *st, const LjmModel *m, char *err, size_t errlen)
   HpTree t;
   LjmFrames fr;
   LjmBuf tmp = {0};
-  uint32_t *samples = NULL, nsamples = 0;
+  uint32_t *samples = NULL, nsamples = 0, *at = NULL;
   int rc = -1;
   memset(&urls, 0, sizeof(urls));
   memset(&frames, 0, sizeof(frames));
   memset(&t, 0, sizeof(t));
   memset(&fr, 0, sizeof(fr));
   if (tree_add(&t, HP_NONE) == HP_NONE) goto oom;
+  /* Nodes in id order, parents first: each one's step (frames.h) goes below
+  ** the tree node its parent's children hang under (at[parent]). */
   size_t nn = ljm_model_nnodes(m);
+  if (!(at = malloc((nn ? nn : 1) * sizeof(*at)))) goto oom;
   for (uint32_t id = 0; id < nn; id++) {
-    uint64_t v = ljm_value_get(&ljm_model_node(m, id)->self, kind);
-    if (v == 0) continue;
-    ljm_frames_of(m, id, &fr);
+    const LjmNode *nd = ljm_model_node(m, id);
+    uint32_t cur = nd->parent == LJM_NO_NODE ? 0 : at[nd->parent];
+    uint64_t v = ljm_value_get(ljm_model_node_self(m, id), kind);
+    at[id] = HP_NONE;
+    if (cur == HP_NONE || ljm_value_get(ljm_model_node_total(m, id), kind) == 0) continue;
+    size_t through = ljm_frames_step(m, id, &fr);
     if (fr.oom) goto oom;
-    uint32_t cur = 0;
-    for (size_t i = 0; i < fr.n; i++) {
+    if (!through) at[id] = cur;
+    for (size_t i = 0; i < (v ? fr.n : through); i++) {
       uint32_t script = 0;
       if (fr.file[i]) {
         size_t start = urls.b.len;
@@ -257,7 +267,9 @@ static int hp_write(HpState *st, const LjmModel *m, char *err, size_t errlen)
         ljm_buf_puts(&frames.b, ",\"lineNumber\":-1,\"columnNumber\":-1}");
       uint32_t k = ljm_uniq_add(&frames, start);
       if (k == LJM_UNIQ_NONE || (cur = tree_child(&t, cur, k)) == HP_NONE) goto oom;
+      if (i + 1 == through) at[id] = cur;
     }
+    if (!v) continue;
     if (t.n[cur].self > UINT64_MAX - v) {
       snprintf(err, errlen, "figure overflows 64 bits");
       goto done;
@@ -288,6 +300,7 @@ oom:
   snprintf(err, errlen, "out of memory");
 done:
   free(samples);
+  free(at);
   ljm_uniq_free(&urls);
   ljm_uniq_free(&frames);
   tree_free(&t);

@@ -62,6 +62,8 @@ typedef struct Ht {
   size_t capsite;
   uint32_t *node;         /* trace node per call-tree node (real stacks) */
   size_t capnode;
+  uint32_t *chain;        /* scratch: the nodes stack_trace writes */
+  size_t capchain;
   uint32_t *ip;           /* frame ('i') index per site, 0: not written yet */
   size_t capip;
   uint32_t marker_ip[3];  /* frames of [coroutine], [tail call], [...] */
@@ -236,21 +238,23 @@ static uint32_t site_trace(Ht *h, const LjmModel *m, uint32_t id, int depth)
   return h->site[id] = trace_node(h, ip, parent);
 }
 
-/* Trace node of a node of a real stack, writing its callers first. */
+/* Trace node of a node of a real stack, writing its callers first: the
+** nodes up to a written caller (or the root) are collected once, then
+** written outermost first, so a chain costs its length, not its square. */
 static uint32_t stack_trace(Ht *h, const LjmModel *m, uint32_t id)
 {
   if (fit(&h->node, &h->capnode, id) != 0) return h->oom = 1, 0;
   if (h->node[id]) return h->node[id];
-  /* Walk down to a written caller (or the root), then write back up. */
-  uint32_t top = id, n = 0;
+  size_t n = 0;
+  uint32_t top = id;
   while (top != LJM_NO_NODE && !(top < h->capnode && h->node[top])) {
+    if (fit(&h->chain, &h->capchain, n) != 0) return h->oom = 1, 0;
+    h->chain[n++] = top;
     top = ljm_model_node(m, top)->parent;
-    n++;
   }
   uint32_t parent = top == LJM_NO_NODE ? 0 : h->node[top];
   while (n-- > 0) {
-    uint32_t k = id;  /* the n-th node below id (0: id itself) */
-    for (uint32_t i = 0; i < n; i++) k = ljm_model_node(m, k)->parent;
+    uint32_t k = h->chain[n];
     const LjmNode *nd = ljm_model_node(m, k);
     const char *marker = nd->kind == LJM_NODE_RESUME ? "[coroutine]"
                          : nd->kind == LJM_NODE_TAIL ? "[tail call]"
@@ -392,6 +396,7 @@ static void ht_free(Ht *h)
   ht_events_free(&h->ev);
   free(h->site);
   free(h->node);
+  free(h->chain);
   free(h->ip);
   ljm_buf_free(&h->clean);
   free(h);

@@ -145,7 +145,7 @@ static const char *node_kind(LjmNodeKind k)
   }
 }
 
-static void json_node(FILE *f, uint32_t id, const LjmNode *n)
+static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n)
 {
   json_num(f, "{\"id\":", id);
   fputs(",\"parent\":", f);
@@ -158,12 +158,14 @@ static void json_node(FILE *f, uint32_t id, const LjmNode *n)
   fputs(",\"stream_id\":", f);
   if (n->stream_id) json_num(f, "", n->stream_id);
   else fputs("null", f);
-  json_time(f, ",\"first_us\":", n->first_time);
-  json_time(f, ",\"last_us\":", n->last_time);
+  uint64_t first, last;
+  ljm_model_node_times(m, id, &first, &last);
+  json_time(f, ",\"first_us\":", first);
+  json_time(f, ",\"last_us\":", last);
   fputs(",\"self\":{", f);
-  json_figures(f, &n->self);
+  json_figures(f, ljm_model_node_self(m, id));
   fputs("},\"total\":{", f);
-  json_figures(f, &n->total);
+  json_figures(f, ljm_model_node_total(m, id));
   fputs("}}", f);
 }
 
@@ -267,7 +269,7 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   size_t nn = ljm_model_nnodes(m);
   for (uint32_t id = 0; id < nn; id++) {
     fputs(id ? ",\n" : "\n", f);
-    json_node(f, id, ljm_model_node(m, id));
+    json_node(f, m, id, ljm_model_node(m, id));
   }
   fputs("\n],\n", f);
   json_rss(f, m);

@@ -122,12 +122,18 @@ static void md_code(LjmBuf *b, const char *s, size_t len)
   ljm_buf_free(&t);
 }
 
-/* The Context cell of a node: its site's label, or for a real stack every
-** frame from the innermost out, each a code span, joined by <br>. */
+/* The Context cell of a node: its site's label, or for a real stack its
+** frames from the innermost out (at most LJM_FRAMES_SHOWN_MAX, then
+** "[...]"), each a code span, joined by <br>. */
 static void md_context(LjmBuf *b, LjmBuf *label, const LjmModel *m, uint32_t id)
 {
   int stacks = ljm_model_stream(m)->ext_flags & 1;
-  for (int first = 1; id != LJM_NO_NODE; first = 0) {
+  for (unsigned k = 0; id != LJM_NO_NODE; k++) {
+    if (k == LJM_FRAMES_SHOWN_MAX) {
+      ljm_buf_puts(b, "<br>");
+      md_code(b, "[...]", 5);
+      return;
+    }
     const LjmNode *nd = ljm_model_node(m, id);
     ljm_buf_reset(label);
     switch (nd->kind) {
@@ -136,7 +142,7 @@ static void md_context(LjmBuf *b, LjmBuf *label, const LjmModel *m, uint32_t id)
     case LJM_NODE_CUT: ljm_buf_puts(label, "[...]"); break;
     default: ljm_site_label(label, m, ljm_model_site(m, nd->site)); break;
     }
-    if (!first) ljm_buf_puts(b, "<br>");
+    if (k) ljm_buf_puts(b, "<br>");
     md_code(b, label->p ? label->p : "", label->len);
     if (!stacks) return;
     id = nd->parent;
@@ -158,7 +164,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     if (nd->kind != LJM_NODE_FRAME) continue;  /* markers never allocate */
     r->s = ljm_model_site(m, nd->site);
     r->id = id;
-    row_pair(&nd->self, st->base.value, &r->count, &r->bytes);
+    row_pair(ljm_model_node_self(m, id), st->base.value, &r->count, &r->bytes);
     if (r->count == 0 && r->bytes == 0) continue;
     r->key = by_count ? r->count : r->bytes;
     r->key2 = by_count ? r->bytes : r->count;

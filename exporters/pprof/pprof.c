@@ -29,6 +29,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "exporters/common/frames.h"
 #include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/ljm_exporter.h"
@@ -131,6 +132,7 @@ typedef struct Builder {
   size_t nsmp, capsmp, capids, capvals;
   LjmBuf clean;           /* the name being cleaned */
   LjmBuf qual;            /* a qualified function name */
+  uint64_t *node_loc;     /* location of each stack node's frame, 0: not yet */
   void *tmp;              /* for GROW */
   int oom;
 } Builder;
@@ -324,10 +326,10 @@ static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
 static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
 {
   const LjmNode *nd = ljm_model_node(m, id);
-  const LjmFigures *f = &nd->self;
+  const LjmFigures *f = ljm_model_node_self(m, id);
   if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
     return;
-  size_t i = b->nsmp, need = b->nids + (nd->depth > SITEFRAMES ? nd->depth : SITEFRAMES);
+  size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 1 + SITEFRAMES;
   if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
       !GROW(b, ids, capids, need) || !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
     b->oom = 1;
@@ -338,8 +340,13 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
   if (!(ljm_model_stream(m)->ext_flags & 1)) {
     n = site_frames(b, m, ljm_model_site(m, nd->site), ids);
   } else {
-    for (uint32_t k = id; k != LJM_NO_NODE && n < nd->depth; k = ljm_model_node(m, k)->parent)
-      ids[n++] = stack_frame(b, m, ljm_model_node(m, k));
+    /* The innermost frames, below a "[...]" one as frames.h cuts paths. */
+    uint32_t k = id;
+    for (; k != LJM_NO_NODE && n < LJM_FRAMES_SHOWN_MAX; k = ljm_model_node(m, k)->parent) {
+      if (!b->node_loc[k]) b->node_loc[k] = stack_frame(b, m, ljm_model_node(m, k));
+      ids[n++] = b->node_loc[k];  /* made once per node, not once per path */
+    }
+    if (k != LJM_NO_NODE) ids[n++] = other_frame(b, FK_MARK, "[...]", "[LuaJIT VM]");
   }
   b->first[i] = b->nids;
   b->nids += n;
@@ -435,6 +442,7 @@ static void builder_free(Builder *b)
   free(b->vals);
   ljm_buf_free(&b->clean);
   ljm_buf_free(&b->qual);
+  free(b->node_loc);
 }
 
 /* Adds the comment lines: source, stream versions, peak, truncation. */
@@ -497,7 +505,8 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   map.has_functions = map.has_filenames = map.has_line_numbers = 1;
 
   size_t nn = ljm_model_nnodes(m);
-  for (uint32_t i = 0; i < nn; i++) add_sample(&b, m, i);
+  if (!(b.node_loc = calloc(nn ? nn : 1, sizeof(*b.node_loc)))) b.oom = 1;
+  for (uint32_t i = 0; i < nn && !b.oom; i++) add_sample(&b, m, i);
 
   int64_t cm[4];
   size_t ncm = comments(&b, m, st, cm);

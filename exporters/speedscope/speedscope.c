@@ -80,8 +80,14 @@ typedef struct SsFrameTab {
   size_t npool, cappool;
   size_t *node_off;        /* path of node i: pool[node_off[i] ..] */
   uint32_t *node_len;      /* its length; UINT32_MAX: not computed */
+  uint32_t *thru;          /* frame node i's children go below (frames.h),
+                              SS_NO_FRAME when none; SS_UNSET: not computed */
+  uint32_t cut;            /* the "[...]" frame, SS_UNSET until used */
   size_t nnodes;
 } SsFrameTab;
+
+#define SS_UNSET UINT32_MAX
+#define SS_NO_FRAME (UINT32_MAX - 1)
 
 #define SS_MAX_RUNS (1u << 31)
 
@@ -235,27 +241,61 @@ typedef struct SsScratch {
   LjmBuf tmp;
 } SsScratch;
 
-/* Computes the path (frame indices, root first) of node id once. */
+/* The index of frame i of sc->fr in the shared table (added when new). */
+static uint32_t frame_index(SsFrameTab *t, SsScratch *sc, size_t i)
+{
+  size_t start = t->frames.b.len;
+  ljm_buf_puts(&t->frames.b, "{\"name\":");
+  ljm_json_name(&t->frames.b, &sc->tmp, ljm_frame_s(&sc->fr, i), sc->fr.len[i]);
+  if (sc->fr.file[i]) {
+    ljm_buf_puts(&t->frames.b, ",\"file\":");
+    ljm_json_name(&t->frames.b, &sc->tmp, sc->fr.file[i], strlen(sc->fr.file[i]));
+  }
+  if (sc->fr.line[i] > 0) ljm_buf_printf(&t->frames.b, ",\"line\":%" PRId64, sc->fr.line[i]);
+  ljm_buf_putc(&t->frames.b, '}');
+  return ljm_uniq_add(&t->frames, start);
+}
+
+/* The frame node id's children go below, made once per node. */
+static uint32_t thru_frame(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc)
+{
+  if (t->thru[id] != SS_UNSET) return t->thru[id];
+  size_t through = ljm_frames_step(m, id, &sc->fr);
+  if (sc->fr.oom) return SS_UNSET;
+  uint32_t k = through ? frame_index(t, sc, 0) : SS_NO_FRAME;
+  return k == LJM_UNIQ_NONE ? SS_UNSET : (t->thru[id] = k);
+}
+
+/* Computes the path (frame indices, root first) of node id once: what
+** ljm_frames_of gives, from frames made once per node (a frame's text is
+** cleaned and looked up once, not once per path through it). */
 static int tab_node(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc)
 {
+  uint32_t anc[LJM_FRAMES_SHOWN_MAX], na = 0, a;
   if (t->node_len[id] != UINT32_MAX) return 0;
-  ljm_frames_of(m, id, &sc->fr);
-  if (sc->fr.oom) return -1;
+  for (a = ljm_model_node(m, id)->parent; a != LJM_NO_NODE && na < LJM_FRAMES_SHOWN_MAX - 1;
+       a = ljm_model_node(m, a)->parent)
+    anc[na++] = a;
   t->node_off[id] = t->npool;
-  for (size_t i = 0; i < sc->fr.n; i++) {
-    size_t start = t->frames.b.len;
-    ljm_buf_puts(&t->frames.b, "{\"name\":");
-    ljm_json_name(&t->frames.b, &sc->tmp, ljm_frame_s(&sc->fr, i), sc->fr.len[i]);
-    if (sc->fr.file[i]) {
-      ljm_buf_puts(&t->frames.b, ",\"file\":");
-      ljm_json_name(&t->frames.b, &sc->tmp, sc->fr.file[i], strlen(sc->fr.file[i]));
+  if (a != LJM_NO_NODE) {  /* deeper than shown: "[...]" first, as frames.h */
+    if (t->cut == SS_UNSET) {
+      size_t start = t->frames.b.len;
+      ljm_buf_puts(&t->frames.b, "{\"name\":\"[...]\"}");
+      if ((t->cut = ljm_uniq_add(&t->frames, start)) == LJM_UNIQ_NONE) return -1;
     }
-    if (sc->fr.line[i] > 0) ljm_buf_printf(&t->frames.b, ",\"line\":%" PRId64, sc->fr.line[i]);
-    ljm_buf_putc(&t->frames.b, '}');
-    uint32_t k = ljm_uniq_add(&t->frames, start);
+    if (pool_push(t, t->cut) != 0) return -1;
+  }
+  while (na-- > 0) {
+    uint32_t k = thru_frame(t, m, anc[na], sc);
+    if (k == SS_UNSET || (k != SS_NO_FRAME && pool_push(t, k) != 0)) return -1;
+  }
+  ljm_frames_step(m, id, &sc->fr);
+  if (sc->fr.oom) return -1;
+  for (size_t i = 0; i < sc->fr.n; i++) {
+    uint32_t k = frame_index(t, sc, i);
     if (k == LJM_UNIQ_NONE || pool_push(t, k) != 0) return -1;
   }
-  t->node_len[id] = (uint32_t)sc->fr.n;
+  t->node_len[id] = (uint32_t)(t->npool - t->node_off[id]);
   return 0;
 }
 
@@ -265,6 +305,7 @@ static void tab_free(SsFrameTab *t)
   free(t->pool);
   free(t->node_off);
   free(t->node_len);
+  free(t->thru);
 }
 
 /* Same frame path? */
@@ -479,13 +520,15 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
   int rc = -1, timed = (si->ext_flags & 2) != 0;
   memset(&t, 0, sizeof(t));
   memset(&sc, 0, sizeof(sc));
+  t.cut = SS_UNSET;
   if (st->oom) goto oom;
   t.nnodes = ljm_model_nnodes(m);
   if (t.nnodes) {
     t.node_off = malloc(t.nnodes * sizeof(*t.node_off));
     t.node_len = malloc(t.nnodes * sizeof(*t.node_len));
-    if (!t.node_off || !t.node_len) goto oom;
-    for (size_t i = 0; i < t.nnodes; i++) t.node_len[i] = UINT32_MAX;
+    t.thru = malloc(t.nnodes * sizeof(*t.thru));
+    if (!t.node_off || !t.node_len || !t.thru) goto oom;
+    for (size_t i = 0; i < t.nnodes; i++) t.node_len[i] = t.thru[i] = UINT32_MAX;
   }
   for (size_t i = 0; i < st->nruns; i++)
     if (st->runs[i].node < t.nnodes && tab_node(&t, m, st->runs[i].node, &sc) != 0) goto oom;
