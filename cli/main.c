@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ljm_recorder.h"
 
 typedef struct Command {
   const char *name;
@@ -46,7 +47,9 @@ int main(int argc, char **argv)
     return ljm_cli_close_output(stdout, "stdout");
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("ljm %s (ljmkit)\n", LJM_VERSION);
+    const char *b;
+    printf("ljm %s (ljmkit)\nrecorder built for:\n", LJM_VERSION);
+    for (size_t i = 0; (b = ljm_recorder_builds(i)) != NULL; i++) printf("  %s\n", b);
     return ljm_cli_close_output(stdout, "stdout");
   }
   for (size_t i = 0; i < NCOMMANDS; i++)

@@ -51,8 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 **   4-8 bytes of stream), svg as much on wide trees; the constant covers
 **   fixed buffers (decoder, zstd/gzip writer threads, libFuzzer's own).
 ** - output: each exporter's bytes. A format repeats a name or a frame per
-**   site or stack node, not per event times depth: json needed 52 per
-**   byte on a 10^5-node tree, the others under 30. Folded, Markdown, pprof
+**   site or stack node, not per event times depth: the others need under
+**   30 per byte; json writes a record of every node, ~430 bytes and at
+**   most AMP_JSON_NODE with every figure 20 digits long, for a node of 3
+**   stream bytes (a resumer), so it may add that per node. Folded, Markdown, pprof
 **   and speedscope print each stack whole, at most LJM_FRAMES_SHOWN_MAX + 2
 **   frames (frames.h) per event: AMP_PATH_TEXT bytes per frame for the two
 **   that print names (512 bytes shown of a chunk, of a function, escaping),
@@ -62,25 +64,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 ** - work: each phase's process CPU time (heaptrack's writer threads count).
 **   ASan builds need 0.1-1.3 us per byte in the model and up to 5.5 in an
 **   exporter (pprof on a 10^5-node tree); 10 us trips only superlinear work
-**   (a 20 000-deep chain costs the model 54), plus 2 us per frame of the
-**   stacks the four formats above print whole. Wall time is also capped by
+**   (a 20 000-deep chain costs the model 54), plus 4 us per frame of the
+**   stacks the four formats above print whole (speedscope, five passes over
+**   them, took 2.1 on a loaded machine). Wall time is also capped by
 **   libFuzzer's -timeout. */
 #define AMP_MEM_PER_BYTE 128u
 #define AMP_MEM_CONST (48ull << 20)
 #define AMP_OUT_PER_BYTE 64u
 #define AMP_OUT_CONST (4ull << 20)
+#define AMP_JSON_NODE 768u
 #define AMP_PATH_TEXT 4096u
 #define AMP_PATH_INDEX (5u * 12u + 2u * 48u)
 #define AMP_NS_PER_BYTE 10000u
 #define AMP_NS_CONST 2000000000ull
-#define AMP_NS_PER_FRAME 2000u
+#define AMP_NS_PER_FRAME 4000u
 
 /* Recipes expand to at most this much (LJM_FUZZ_BUDGET overrides; 16 MiB
 ** reaches 10^6-node trees): 4 MiB keeps a legitimate input under ~10 s. */
 #define RECIPE_BUDGET (4u << 20)
 
-/* Events of the stream being exported (set once it is decoded). */
-static uint64_t amp_events;
+/* Events and stack nodes of the stream being exported (set once it is
+** decoded). */
+static uint64_t amp_events, amp_nodes;
 
 /* Bytes per event a format may print on top: each of its stacks whole. */
 static uint64_t path_cost(const char *fmt)
@@ -100,7 +105,8 @@ static uint64_t mem_limit(const char *phase, uint64_t n)
 /* Output of a format for n decoded bytes holding 'events' events. */
 static uint64_t out_limit(const char *fmt, uint64_t n, uint64_t events)
 {
-  return AMP_OUT_PER_BYTE * n + AMP_OUT_CONST + events * path_cost(fmt);
+  return AMP_OUT_PER_BYTE * n + AMP_OUT_CONST + events * path_cost(fmt) +
+         (strcmp(fmt, "json") ? 0 : amp_nodes * AMP_JSON_NODE);
 }
 /* CPU time of a phase: a stack printed whole costs time per frame too. */
 static uint64_t ns_limit(const char *phase, uint64_t n)
@@ -459,7 +465,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
 {
   static const char *const ht_names[] = {"f.heaptrack", "f.heaptrack.gz", "f.heaptrack.zst"};
   Phase ph;
-  amp_events = 0;
+  amp_events = amp_nodes = 0;
   phase_begin(&ph, "model", size);
   LjmModel *m = ljm_model_new();
   CHECK(m != NULL);
@@ -491,6 +497,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   uint64_t n = ljm_model_stream(m)->bytes;
   CHECK(n <= size);
   amp_events = ljm_model_totals(m)->events;
+  amp_nodes = ljm_model_nnodes(m);
   phase_end(&ph, n, 0);
   CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
   check_model(m, s.seen);

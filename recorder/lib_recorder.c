@@ -183,6 +183,19 @@ static int rec_build(lua_State *L)
   return push_fail(L, err.msg, err.code);
 }
 
+/* Every LuaJIT build compiled in, a list of labels. */
+static int rec_builds(lua_State *L)
+{
+  const char *b;
+  size_t i;
+  lua_newtable(L);
+  for (i = 0; (b = ljm_recorder_builds(i)) != NULL; i++) {
+    lua_pushstring(L, b);
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  return 1;
+}
+
 int ljm_recorder_open(lua_State *L)
 {
   static const luaL_Reg funcs[] = {
@@ -190,10 +203,11 @@ int ljm_recorder_open(lua_State *L)
     {"stop", rec_stop},
     {"is_running", rec_is_running},
     {"build", rec_build},
+    {"builds", rec_builds},
     {"snapshot", rec_snapshot},
     {NULL, NULL}
   };
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   luaL_register(L, NULL, funcs);
   return 1;
 }

@@ -48,7 +48,7 @@ typedef struct LjmRecorder LjmRecorder;
 typedef struct LjmRecError {
   int code;          /* errno value (EINVAL for misuse, ENOTSUP for a
                         LuaJIT build the recorder does not match) */
-  char msg[256];     /* e.g. "out.ljm: Permission denied" */
+  char msg[1024];     /* e.g. "out.ljm: Permission denied" */
 } LjmRecError;
 
 /* Caller-supplied sink: must take all of data[0..len) and return 0, or
@@ -122,9 +122,13 @@ int ljm_recorder_check(lua_State *L, LjmRecError *err);
 ** regular file (device, FIFO, directory, socket) is refused. */
 int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
 
-/* The build that matches L's VM, e.g. "Debian luajit2 2.1-20230119-1
+/* The build that matches L's VM, e.g. "Debian 12 luajit2 2.1-20230119-1
 ** (LuaJIT 2.1.0-beta3, GC64)"; NULL if none does. */
 const char *ljm_recorder_build(lua_State *L);
+
+/* The i-th LuaJIT build compiled in (from 0), in the order they are tried;
+** NULL past the last. */
+const char *ljm_recorder_builds(size_t i);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 
 #include "ljm_recorder.h"
 #include "rec_flavour.h"
+#include "rec_vm.h"
 
 static void set_err(LjmRecError *err, int code, const char *msg)
 {
@@ -19,31 +20,62 @@ static void set_err(LjmRecError *err, int code, const char *msg)
   }
 }
 
-/* The flavour matching L's VM, or NULL with err saying why each refused. */
+/* Appends to buf[n..cap), always terminated; the new length. */
+static size_t add(char *buf, size_t n, size_t cap, const char *s)
+{
+  size_t k = strlen(s);
+  if (n + 1 >= cap) return n;
+  if (k > cap - 1 - n) k = cap - 1 - n;
+  memcpy(buf + n, s, k);
+  buf[n + k] = '\0';
+  return n + k;
+}
+
+/* The refusal: the running VM, the builds compiled in, and how to build
+** one for it (the same words in ljm record, the module and the C API). */
+static void refuse(const char *version, int gc64, LjmRecError *err)
+{
+  char *m = err->msg;
+  size_t n = 0, cap = sizeof(err->msg);
+  const char *lib = rec_vm_library();
+  int i;
+  n = add(m, n, cap, "this LuaJIT is not one the recorder was built for: ");
+  n = add(m, n, cap, version ? version : "LuaJIT (version unknown: jit not loaded)");
+  n = add(m, n, cap, gc64 > 0 ? ", GC64" : gc64 == 0 ? ", not GC64" : "");
+  if (*lib) {
+    n = add(m, n, cap, ", in ");
+    n = add(m, n, cap, lib);
+  }
+  n = add(m, n, cap, "; built for: ");
+  for (i = 0; rec_flavours[i]; i++) {
+    n = add(m, n, cap, i ? "; " : "");
+    n = add(m, n, cap, rec_flavours[i]->label);
+  }
+  n = add(m, n, cap, ". To record it, build ljmkit for its source tree: bazel build "
+          "--repo_env=LJM_EXTRA_TREE=/path/to/its/source //:ljm //recorder:ljm/recorder.so "
+          "(README: Which LuaJIT)");
+  err->code = ENOTSUP;
+}
+
+/* The flavour matching L's VM, or NULL with err saying what to do. */
 static const RecFlavour *pick(lua_State *L, LjmRecError *err)
 {
-  char why[sizeof(err->msg)];
-  size_t n = 0;
-  int i;
+  int i, gc64 = -1;
+  char v[64];
+  const char *version;
   if (!L) {
     set_err(err, EINVAL, "no lua_State");
     return NULL;
   }
-  why[0] = '\0';
+  version = rec_vm_version(L, v, sizeof(v)) ? v : NULL;
   for (i = 0; rec_flavours[i]; i++) {
     LjmRecError e;
-    int k;
-    if (!rec_flavours[i]->check(L, &e)) return rec_flavours[i];
-    k = snprintf(why + n, sizeof(why) - n, "%s%s: %s", i ? "; " : "",
-                 rec_flavours[i]->label, e.msg);
-    if (k > 0) n = (size_t)k >= sizeof(why) - n ? sizeof(why) - 1 : n + (size_t)k;
+    if (!rec_flavours[i]->check(L, version, &e)) return rec_flavours[i];
+    /* Past the lua_State check: the VM has this build's GC64 mode. */
+    if (strcmp(e.msg, "lua_State layout") != 0) gc64 = rec_flavours[i]->gc64;
+    else if (gc64 < 0) gc64 = !rec_flavours[i]->gc64;
   }
-  if (err) {
-    err->code = ENOTSUP;
-    snprintf(err->msg, sizeof(err->msg),
-             "this LuaJIT does not match any build the recorder was compiled for (%s)",
-             why);
-  }
+  if (err) refuse(version, gc64, err);
   return NULL;
 }
 
@@ -128,4 +160,11 @@ const char *ljm_recorder_build(lua_State *L)
 {
   const RecFlavour *fl = pick(L, NULL);
   return fl ? fl->label : NULL;
+}
+
+const char *ljm_recorder_builds(size_t i)
+{
+  size_t n = 0;
+  while (rec_flavours[n] && n < i) n++;
+  return rec_flavours[n] ? rec_flavours[n]->label : NULL;
 }

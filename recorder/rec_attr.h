@@ -157,7 +157,7 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
   GCfunc *fn;
 
   loc->src = REC_SRC_INT;
-  if (st >= 0) {
+  if (rec_lj_vmst_trace(st)) {
     /* Only the thread object is read here, never its frames. */
     L = gco2th(gcref(g->cur_L));
     if (ptr && L && ptr == mref(L->stack, void)) return;  /* stack resize */
@@ -165,7 +165,7 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
     loc->traceno = st;
     return;
   }
-  if (st != ~LJ_VMST_INTERP && st != ~LJ_VMST_C) return;
+  if (!rec_lj_vmst_frames(st)) return;
   if (mref(g->jit_base, void)) return;  /* compiled code owns the frames */
 
   L = gco2th(gcref(g->cur_L));

@@ -28,7 +28,7 @@ static int fail(LjmRecError *err, const char *what)
   return ENOTSUP;
 }
 
-int rec_check(lua_State *L, LjmRecError *err)
+int rec_check(lua_State *L, const char *version, LjmRecError *err)
 {
   global_State *g;
   void *ud = NULL;
@@ -56,6 +56,26 @@ int rec_check(lua_State *L, LjmRecError *err)
   s = lua_tostring(L, -1);
   lua_pop(L, 1);
   if (s != strdata(&g->strempty)) return fail(err, "string layout");
+  /* The C function entries lua_newstate writes (lj_dispatch_init) pin
+  ** global_State up to there, which moves with upstream's vmthref, and
+  ** the bytecode numbers, which moved with its bit ops. Reading them
+  ** allocates nothing: a snapshot's check must not show in a recording. */
+  if (g->bc_cfunc_int != BCINS_AD(BC_FUNCC, LUA_MINSTACK, 0) ||
+      (bc_op(g->bc_cfunc_ext) != BC_FUNCC && bc_op(g->bc_cfunc_ext) != BC_FUNCCW))
+    return fail(err, "C function entry");
+  /* The fast functions' bytecodes end GG_State: BC__MAX + i in slot i
+  ** (lj_dispatch_init). Pins sizeof(global_State) and jit_State, which
+  ** differ where the fields above do not (OpenResty 2023 vs. 2025). */
+  if (bc_op(G2GG(g)->bcff[0]) != BC__MAX ||
+      bc_op(G2GG(g)->bcff[GG_NUM_ASMFF - 1]) != BC__MAX + GG_NUM_ASMFF - 1)
+    return fail(err, "GG_State size");
+#if LJ_HASFFI && LJM_LJ_FFI_FIN_ROOT
+  {  /* made with the state: a weak table that is its own metatable */
+    GCobj *o = gcref(g->gcroot[GCROOT_FFI_FIN]);
+    if (!o || o->gch.gct != ~LJ_TTAB || tabref(o->tab.metatable) != &o->tab)
+      return fail(err, "FFI finalizer table");
+  }
+#endif
   if (g->vmstate < ~(int32_t)(LJ_VMST__MAX - 1) && g->vmstate < 0)
     return fail(err, "VM state");
   if ((GCSize)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (GCSize)lua_gc(L, LUA_GCCOUNTB, 0) !=
@@ -66,18 +86,8 @@ int rec_check(lua_State *L, LjmRecError *err)
     if (J->sizetrace && (!J->trace || J->freetrace > J->sizetrace))
       return fail(err, "jit_State layout");
   }
-  /* The version string as compiled vs. as running (when jit is loaded). */
-  lua_pushliteral(L, "jit");  /* raw: no __index of a strict _G may run */
-  lua_rawget(L, LUA_GLOBALSINDEX);
-  if (lua_istable(L, -1)) {
-    lua_pushliteral(L, "version");
-    lua_rawget(L, -2);
-    s = lua_tostring(L, -1);
-    ok = !s || !strcmp(s, LUAJIT_VERSION);
-    lua_pop(L, 2);
-    if (!ok) return fail(err, "version");
-  } else {
-    lua_pop(L, 1);
-  }
+  /* The version string as compiled vs. as running, when the host has
+  ** loaded the jit library (trees with equal layouts differ only here). */
+  if (version && strcmp(version, LUAJIT_VERSION)) return fail(err, "version");
   return 0;
 }

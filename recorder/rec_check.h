@@ -7,7 +7,7 @@
 #include "ljm_recorder.h"
 
 /* 0 if L's VM matches the internal headers we were built with, else
-** ENOTSUP with err filled in. */
-REC_API int rec_check(lua_State *L, LjmRecError *err);
+** ENOTSUP with err filled in. version: jit.version as running, or NULL. */
+REC_API int rec_check(lua_State *L, const char *version, LjmRecError *err);
 
 #endif

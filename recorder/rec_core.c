@@ -725,12 +725,13 @@ static uint64_t bytes(const LjmRecorder *r)
 #if LJ_GC64
 #define REC_GC64 ", GC64"
 #else
-#define REC_GC64 ""
+#define REC_GC64 ", not GC64"
 #endif
 
 const RecFlavour LJM_FLAVOUR_SYM = {
   LJM_FLAVOUR_NAME,
   LJM_FLAVOUR_LABEL " (" LUAJIT_VERSION REC_GC64 ")",
+  LJ_GC64,
   rec_check,
   start_path,
   start_fd,

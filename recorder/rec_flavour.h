@@ -16,10 +16,13 @@
 
 typedef struct RecFlavour {
   const char *name;     /* "luajit", "luajit2" */
-  const char *label;    /* the build, e.g. "Debian luajit2 2.1-20230119-1, GC64" */
+  const char *label;    /* e.g. "Debian 12 luajit2 2.1-20230119-1 (LuaJIT 2.1.0-beta3, GC64)" */
+  int gc64;             /* built for a GC64 VM */
   /* 0 if L's VM has this flavour's layouts, else ENOTSUP with the
-  ** reason ("GG_State layout"); reads only what it has checked. */
-  int (*check)(lua_State *L, LjmRecError *err);
+  ** reason ("GG_State layout"; "lua_State layout" means the other GC64
+  ** mode); reads only what it has checked. version: the running VM's
+  ** jit.version, or NULL when the host has not loaded jit (rec_vm.h). */
+  int (*check)(lua_State *L, const char *version, LjmRecError *err);
   /* The ljm_recorder_*_ex functions of ljm_recorder.h for this flavour. */
   LjmRecorder *(*start_path)(lua_State *L, const char *path, const LjmRecOptions *opt,
                              LjmRecError *err);

@@ -1,16 +1,15 @@
-/* rec_flavours.c -- the LuaJIT flavours the recorder is built for.
+/* rec_flavours.c -- the LuaJIT trees the recorder is built for.
 **
-** Two slots, each a LuaJIT source tree (WORKSPACE, bazel/luajit_tree.bzl):
-** Debian's luajit and OpenResty's luajit2 by default. Their layouts
-** differ (luajit2's lua_State and global_State have extra fields), so a
-** VM matches at most one of them.
+** One unit per tree found at build time (bazel/luajit_trees.bzl), in the
+** order they are tried. Trees with the same layouts (Debian 13's and sid's
+** OpenResty) each accept the other's VM; the version string, when the host
+** has loaded the jit library, prefers the exact one (rec_api.c).
 */
 #include "rec_flavour.h"
+#include "recorder/rec_flavour_list.h"  /* generated (recorder/BUILD) */
 
-extern const RecFlavour rec_flavour_luajit, rec_flavour_luajit2;
+#define REC_DECLARE(name) extern const RecFlavour rec_flavour_##name;
+REC_FLAVOUR_LIST(REC_DECLARE)
 
-const RecFlavour *const rec_flavours[] = {
-  &rec_flavour_luajit,
-  &rec_flavour_luajit2,
-  NULL,
-};
+#define REC_ENTRY(name) &rec_flavour_##name,
+const RecFlavour *const rec_flavours[] = {REC_FLAVOUR_LIST(REC_ENTRY) NULL};

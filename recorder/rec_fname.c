@@ -110,7 +110,7 @@ static cTValue *tab_str(const GCtab *t, const GCstr *k)
   Node *n;
   uint32_t guard = 0;
   if (!t || !t->hmask) return NULL;
-  for (n = hashstr(t, k); n && guard++ <= t->hmask; n = nextnode(n))
+  for (n = rec_lj_hashstr(t, k); n && guard++ <= t->hmask; n = nextnode(n))
     if (tvisstr(&n->key) && strV(&n->key) == k) return &n->val;
   return NULL;
 }

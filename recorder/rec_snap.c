@@ -1,9 +1,10 @@
 /* rec_snap.c -- heap snapshots (decoder/ljh_decoder.h has the format).
 **
 ** A depth-first walk from the VM's roots (registry, main thread and its
-** globals, the running coroutine, base-type metatables, metamethod names,
-** the FFI's tables, compiled traces) over every reference the collector
-** itself follows, so what it writes is what the collector would keep.
+** globals, the running coroutine, the VM's own thread where there is one,
+** base-type metatables, metamethod names, the FFI's tables, compiled
+** traces) over every reference the collector itself follows, so what it
+** writes is what the collector would keep.
 ** Each object is written once, when first reached, with all its
 ** references; the walk's own memory (a bitmap of seen addresses, a stack
 ** of objects to visit, a stdio buffer) comes from malloc, never from the
@@ -343,7 +344,7 @@ static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *lab
   case ~LJ_TSTR: {
     GCstr *str = &o->str;
     *type = SN_STR;
-    *size = lj_str_size(str->len);
+    *size = rec_lj_str_size(str);
     size_t n = str->len < lcap - 1 ? str->len : lcap - 1;
     if (n > SN_LABEL_MAX) n = SN_LABEL_MAX;
     memcpy(label, strdata(str), n);
@@ -458,6 +459,7 @@ static void root_edges(Snap *s, lua_State *L)
   edge_tv(s, &g->registrytv, "registry", 0);
   edge_name(s, obj2gco(mainthread(g)), "main thread", 0);
   if (L != mainthread(g)) edge_name(s, obj2gco(L), "current thread", 0);
+  edge_name(s, rec_lj_vmthread(g), "vm thread", 0);
   static const char *const base[] = {
     "nil", "false", "true", "lightuserdata", "string", "upvalue", "thread", "proto",
     "function", "trace", "cdata", "table", "userdata", "number",
@@ -472,10 +474,8 @@ static void root_edges(Snap *s, lua_State *L)
 #if LJ_HASFFI
   {
     CTState *cts = ctype_ctsG(g);
-    if (cts) {
-      edge_name(s, obj2gco(cts->finalizer), "ffi finalizers", 0);
-      edge_name(s, obj2gco(cts->miscmap), "ffi metatables", 0);
-    }
+    edge_name(s, rec_lj_ffi_fin(g), "ffi finalizers", 0);
+    if (cts) edge_name(s, obj2gco(cts->miscmap), "ffi metatables", 0);
   }
 #endif
 #if LJ_HASJIT
@@ -501,8 +501,8 @@ typedef struct Internal {
 static int internals(global_State *g, Internal *in)
 {
   int n = 0;
-  in[n++] = (Internal){&g->str, "string table", ((uint64_t)g->str.mask + 1) * sizeof(GCRef)};
-  in[n++] = (Internal){&g->tmpbuf, "string buffer", (uint64_t)(g->tmpbuf.e - g->tmpbuf.b)};
+  in[n++] = (Internal){rec_lj_strtab(g), "string table", rec_lj_strtab_size(g)};
+  in[n++] = (Internal){&g->tmpbuf, "string buffer", rec_lj_tmpbuf_size(g)};
 #if LJ_HASJIT
   {
     jit_State *J = G2J(g);
@@ -548,7 +548,7 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
   memset(&s, 0, sizeof(s));
   if (!path || !*path) return snap_fail(err, EINVAL, "snapshot", "empty path");
   s.g = G(L);
-  if (s.g->vmstate != ~LJ_VMST_INTERP && s.g->vmstate != ~LJ_VMST_C)
+  if (!rec_lj_vmst_frames(s.g->vmstate))
     return snap_fail(err, EBUSY, path, "the VM is not running Lua or C code (inside the GC or a trace)");
   int oe = rec_outfile_open(&out, path, &why);
   if (oe) return snap_fail(err, oe, path, why ? why : strerror(oe));

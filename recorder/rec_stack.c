@@ -455,7 +455,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
   w->pk = (int)w->n - 1;
   w->join = -1;
   w->tryjoin = 1;
-  if (st >= 0 || st == ~LJ_VMST_EXIT) {
+  if (rec_lj_vmst_trace(st) || st == ~LJ_VMST_EXIT) {
     int32_t tn = st >= 0 ? st : (int32_t)G2J(g)->parent;
     GCtrace *T = rec_lj_trace(g, tn);
     TValue *base;

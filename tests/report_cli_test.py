@@ -169,6 +169,12 @@ p = run(["--help"])
 check(p.returncode == 0 and b"report" in p.stdout and b"convert" in p.stdout, "ljm --help")
 p = run(["--version"])
 check(p.returncode == 0 and re.match(rb"ljm \d+\.\d+\.\d+", p.stdout), "ljm --version")
+# ... and the LuaJIT builds the recorder has, Debian 12's two first.
+builds = p.stdout.decode().split("recorder built for:\n", 1)[-1].splitlines()
+check(len(builds) >= 2 and builds[0].startswith("  Debian 12 luajit ") and
+      builds[1].startswith("  Debian 12 luajit2 ") and
+      all(re.search(r" \(LuaJIT 2\.1\.\S+, (not )?GC64\)$", b) for b in builds),
+      "ljm --version lists the builds: %r" % builds)
 p = run(["report", "--help"])
 check(p.returncode == 0 and b"--leak-only" in p.stdout and b"--strict" in p.stdout, "report --help")
 for args in (["report"], ["report", "--wrong", "x.ljm"], ["report", "-x", "x.ljm"],

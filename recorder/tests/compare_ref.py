@@ -3,7 +3,10 @@
 usage: compare_ref.py STREAM REPORT.txt [--seed] [--skip-name NAME]...
 
 Every reference row with at least 100 events must appear under the same
-name in the same section with a count within 2%. With --seed, the sets of
+name in the same section with a count within 2% or 8 events, whichever is
+larger (the reference's GC-paced rows vary by a few events from run to
+run, and by as much between LuaJIT builds: sid's OpenResty frees 3 more
+INTERNAL blocks of ~100 than Tarantool's VM did). With --seed, the sets of
 ALLOCATIONS and REALLOCATIONS names must also be equal. --skip-name
 exempts a name whose count is a documented reference artefact.
 Prints one line per problem and exits 1 if there is any.
@@ -34,7 +37,7 @@ def main(argv):
             checked += 1
             mine = ours.get((sec, name), [])
             cands = mine + [sum(mine)]
-            if not any(abs(m - c) <= 0.02 * c for m in cands):
+            if not any(abs(m - c) <= max(0.02 * c, 8) for m in cands):
                 bad.append("%s %s: reference %d events, recorded %s" % (sec, name, c, mine))
     if seed:
         for sec in ("ALLOCATIONS", "REALLOCATIONS"):

@@ -43,7 +43,15 @@ int main(void)
 
   CHECK(ljm_recorder_check(L, &err) == ENOTSUP, "check fails");
   printf("message: %s\n", err.msg);
-  CHECK(strstr(err.msg, "does not match") != NULL, "clear message");
+  /* What a user can act on: the running VM, the builds, the command. */
+  CHECK(strstr(err.msg, "this LuaJIT is not one the recorder was built for: LuaJIT 2.1.") == err.msg,
+        "names the running VM's version");
+  CHECK(strstr(err.msg, ", GC64, in /") != NULL && strstr(err.msg, "libluajit-5.1.so") != NULL,
+        "says GC64 and the library");
+  CHECK(strstr(err.msg, "; built for: Debian 12 luajit ") != NULL, "lists the builds");
+  CHECK(strstr(err.msg, "bazel build --repo_env=LJM_EXTRA_TREE=/path/to/its/source //:ljm "
+                        "//recorder:ljm/recorder.so") != NULL,
+        "gives the command");
   CHECK(ljm_recorder_start_path(L, path, &err) == NULL && err.code == ENOTSUP, "start_path refused");
   CHECK(ljm_recorder_start_fd(L, 1, &err) == NULL && err.code == ENOTSUP, "start_fd refused");
   CHECK(ljm_recorder_start_writer(L, nowrite, NULL, &err) == NULL && err.code == ENOTSUP,

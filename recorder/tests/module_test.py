@@ -22,7 +22,7 @@ sys.stderr.write(p.stderr)
 res.check(p.returncode == 0, "module_api.lua exit status %d" % p.returncode)
 b = subprocess.run([testlib.LUAJIT, "-e", 'print(require("ljm.recorder").build())'],
                    capture_output=True, text=True, env=env, timeout=60)
-res.check(testlib.build_is_vm_flavour(b.stdout) and "GC64" in b.stdout,
+res.check(testlib.build_is_vm_flavour(b.stdout) and (", GC64)" in b.stdout) == testlib.vm_gc64(),
           "build() names the VM's flavour: %r" % (b.stdout + b.stderr))
 res.check("module_api: ok" in p.stdout, "module_api.lua checks")
 

@@ -59,8 +59,9 @@ def vm_env(env=None):
 
 
 def vm_flavour():
-    """Debian package name of the VM under test's flavour: "luajit" for
-    Debian's, "luajit2" for OpenResty's."""
+    """The tree of the VM under test (bazel/luajit_trees.bzl): LJM_TEST_FLAVOUR
+    for a VM built here; for the system's LuaJIT, the Debian package name,
+    "luajit" or "luajit2"."""
     if VM:
         return os.environ["LJM_TEST_FLAVOUR"]
     p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "luajit2"],
@@ -68,12 +69,22 @@ def vm_flavour():
     return "luajit2" if "install ok installed" in p.stdout else "luajit"
 
 
+def vm_gc64():
+    """Whether the VM under test is a GC64 build."""
+    return not vm_flavour().endswith("nogc64")
+
+
 def build_is_vm_flavour(label):
     """Whether a build label (rec.build(), ljm_recorder_build) names the VM
-    under test's flavour: "Debian luajit2 2.1-20230119-1 (...)", or
-    "luajit2 tree /path (...)" for a slot pointed at another tree."""
-    f = vm_flavour()
-    return label.startswith("Debian %s " % f) or label.startswith("%s tree " % f)
+    under test's tree: LJM_TEST_LABEL ("Debian 12 luajit2 2.1-20230119-1")
+    for a VM built here; for the system's LuaJIT, the installed package's
+    version."""
+    if VM:
+        return label.startswith(os.environ["LJM_TEST_LABEL"] + " (")
+    pkg = "libluajit2-5.1-2" if vm_flavour() == "luajit2" else "libluajit-5.1-2"
+    ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
+                         capture_output=True, text=True).stdout.strip()
+    return label.startswith("Debian ") and (" %s %s (" % (vm_flavour(), ver)) in label
 
 
 def module_env(sofile):

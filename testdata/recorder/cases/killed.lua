@@ -7,7 +7,7 @@ int getpid(void);
 int kill(int pid, int sig);
 ]]
 local keep = {}
-for i = 1, 400000 do
+for i = 1, 1000000 do
   keep[#keep + 1] = { i, tostring(i) }
   if i % 3 ~= 0 then keep[#keep] = nil end
 end

@@ -38,8 +38,11 @@ tick = counter()
 buffer = ffi.new("uint8_t[4096]")             -- cdata
 session = newproxy(true)                      -- a userdata named by its metatable
 getmetatable(session).__name = "Session"
-sbuf = require("string.buffer").new()         -- a string buffer and its own memory
-sbuf:put(string.rep("b", 100000))
+local has_sbuf, sbuf_lib = pcall(require, "string.buffer")  -- not in Tarantool's fork
+if has_sbuf then
+  sbuf = sbuf_lib.new()                       -- a string buffer and its own memory
+  sbuf:put(string.rep("b", 100000))
+end
 
 owner = {}                                    -- a value under an object key
 owned = {[owner] = {}}
