@@ -1,7 +1,8 @@
 """vm_tests: a recorder test that runs LuaJIT, once per VM.
 
 NAME runs on the system's LuaJIT (whichever is installed; tagged
-"external": never cached, since Bazel does not see it change); NAME_<tree>
+"external": never cached, since Bazel does not see it change; and
+"system_vm", which the ASan run skips); NAME_<tree>
 on each tree's VM built from its source (@luajit_trees//<tree>:vm), named
 to the driver by LJM_TEST_VM, LJM_TEST_FLAVOUR and LJM_TEST_LABEL (the
 build the recorder must pick; recorder/tests/testlib.py). Tests with
@@ -17,7 +18,10 @@ def vm_tests(name, data = [], tags = [], every_vm = False, **kwargs):
     native.sh_test(
         name = name,
         data = data,
-        tags = tags + ["external"],
+        tags = tags + [
+            "external",
+            "system_vm",  # as NAME_luajit2's VM here: the ASan run skips it (CI time)
+        ],
         **kwargs
     )
     for flavour in VMS:
