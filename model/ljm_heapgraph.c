@@ -3,6 +3,7 @@
 ** Lengauer-Tarjan, "Finding dominators in practice", 2006) and shortest
 ** paths (breadth first from the root). */
 #include "ljm_heapgraph.h"
+#include "ljm_hmap.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -109,9 +110,12 @@ typedef struct AddrMap {
   size_t cap;
 } AddrMap;
 
+/* Every bit of the address counts: a product's bits 20.. ignored the high
+** ones, so addresses apart by 2^40 all probed from one slot (a fuzzed
+** 262 KB snapshot took 4 s under ASan). */
 static size_t am_slot(const AddrMap *m, uint64_t a)
 {
-  return (size_t)((a * 0x9E3779B97F4A7C15ull) >> 20) & (m->cap - 1);
+  return (size_t)ljm_hash64(a) & (m->cap - 1);
 }
 
 static int am_build(AddrMap *m, const LjmHeapGraph *g)

@@ -111,6 +111,37 @@ def sized(sizes):
     return bytes(d + b"\x00"), at
 
 
+# -- Addresses far apart ----------------------------------------------------------
+# 200 000 objects 2^40 bytes apart: the address map hashed bits 20.. of a
+# product, which such addresses leave zero, so every object probed from one
+# slot (quadratic: minutes). Now the whole chain loads within seconds of CPU.
+def chained(addrs):
+    """root -_G-> addrs[0] -a-> addrs[1] ... (tables of 8 bytes)."""
+    d = bytearray(b"ljh\x01" + uleb(0) + uleb(0))
+    d += b"\x01" + uleb(0) + uleb(0) + uleb(0) + uleb(1) + b"\x01" + uleb(addrs[0]) + uleb(2) + b"_G"
+    for i, a in enumerate(addrs):
+        d += b"\x03" + uleb(a) + uleb(8) + uleb(0)
+        d += (uleb(1) + b"\x01" + uleb(addrs[i + 1]) + uleb(1) + b"a") if i + 1 < len(addrs) else uleb(0)
+    return bytes(d + b"\x00")
+
+
+far = os.path.join(work, "far.ljh")
+with open(far, "wb") as f:
+    f.write(chained([(i + 1) << 40 for i in range(200000)]))
+
+
+def cpu_20s():
+    stack_8mb()
+    resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
+
+
+p = subprocess.run([ljm, "heap", far], capture_output=True, text=True, preexec_fn=cpu_20s,
+                   timeout=600)
+chk(p.returncode == 0 and re.search(r"^\s*1600000\s", p.stdout, re.M) is not None,
+    "200 000 objects 2^40 apart: loaded within 20 s of CPU, _G retains 1 600 000 bytes "
+    "(exit %d): %s %s" % (p.returncode, p.stderr[-300:], p.stdout[:400]))
+
+
 # Two objects of 2^63: the sum wrapped to 0 and _G "retained 0". The fuzz
 # target's regression input is this file.
 data, at = sized([1 << 63, 1 << 63])
