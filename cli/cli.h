@@ -28,6 +28,11 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
 ** Returns whether anything worth reporting was read (its header and root). */
 int ljm_cli_load_heap(const char *path, LjmHeapGraph *g, int *rc);
 
+/* A heap snapshot as a model (ljm_model_load_heap: the heap as a flame
+** graph), errors reported as ljm_cli_load reports them; returns the exit
+** status. *worth_output: the model holds the snapshot. */
+int ljm_cli_load_heap_model(const char *path, LjmModel *m, int *worth_output);
+
 /* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
 int ljm_cli_close_output(FILE *f, const char *name);
 

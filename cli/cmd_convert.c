@@ -20,7 +20,9 @@ static void usage(FILE *f)
         "\n"
         "Writes the ljm profile FILE ('-' for stdin; gzip or zstd allowed) as OUT\n"
         "('-' for stdout where the format allows). Without -f the format\n"
-        "comes from OUT's name.\n"
+        "comes from OUT's name. FILE may be a heap snapshot (.ljh, not from\n"
+        "stdin): any format but text then draws the heap as a flame graph, each\n"
+        "object's bytes under its path from the roots (the dominator tree).\n"
         "\nformats:\n", f);
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
     char sfx[128] = "";
@@ -199,6 +201,11 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "cannot tell the format from '%s'; name it with -f",
                                o.out_path);
   }
+  int heap = ljh_sniff(o.in_path);
+  if (heap && !strcmp(run.e->name, "text"))
+    return ljm_cli_usage_error("convert", "%s is a heap snapshot: 'ljm heap' prints it; convert "
+                               "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",
+                               o.in_path);
   int to_stdout = strcmp(o.out_path, "-") == 0;
   if (to_stdout && run.e->binary && isatty(1)) {
     fprintf(stderr, "ljm convert: %s output is binary; not writing it to a terminal\n",
@@ -229,7 +236,9 @@ int ljm_cmd_convert(int argc, char **argv)
     LjmListener l = { run.e->on_event, run.e->on_time };  /* the exporter's own: no hop */
     ljm_model_set_listener(m, &l, run.st);
   }
-  rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
+  /* A heap snapshot: the heap as a flame graph, in any format but text. */
+  if (heap) rc = ljm_cli_load_heap_model(o.in_path, m, &worth);
+  else rc = ljm_cli_load(o.in_path, strict, quiet, m, &worth);
   if (worth && !run.e->streaming && ljm_output_open(&out, o.out_path) != 0) {
     ljm_model_free(m);
     return LJM_EXIT_BAD_INPUT;

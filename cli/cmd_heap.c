@@ -10,25 +10,32 @@
 #include "model/ljm_heapgraph.h"
 
 static const char usage[] =
-    "usage: ljm heap [--top N] [--json] [--base OLD | --path-to PATTERN] FILE\n"
+    "usage: ljm heap [--top N] [--paths N] [--json] [--base OLD | --path-to PATTERN] FILE\n"
     "\n"
     "Prints what a heap snapshot (rec.snapshot(path), ljm_recorder_snapshot)\n"
     "holds: objects and bytes per type, largest first, beside the VM's own\n"
-    "count of allocated bytes; then the top retainers: the objects whose\n"
-    "going would free the most (their dominator subtree), each with its\n"
-    "shortest path from a root in Lua notation (_G.sessions[12]). FILE may be\n"
-    "gzip- or zstd-compressed, or '-'.\n"
+    "count of allocated bytes and the process's (RSS, malloc); then the top\n"
+    "retainers: the objects whose going would free the most (their dominator\n"
+    "subtree), each with its paths from the roots in Lua notation\n"
+    "(_G.sessions[12], package.loaded.mymod.cache, main thread<main chunk\n"
+    "(app.lua) local cache>): globals and modules first, then locals, then\n"
+    "registry internals and unnamed stack slots. FILE may be gzip- or\n"
+    "zstd-compressed, or '-'.\n"
     "\n"
     "  --top N     retainers (or --path-to objects) listed (default 20)\n"
+    "  --paths N   paths shown per object, one per reference into it, best\n"
+    "              first; how many more there are is said (default 3)\n"
     "  --base OLD  what grew from snapshot OLD to FILE: signed differences\n"
-    "              by type, then by retaining path (largest growth first)\n"
+    "              by type, then by retaining path (largest growth first),\n"
+    "              what grew inside a table counted under it\n"
     "  --path-to PATTERN\n"
-    "              why objects whose label matches PATTERN (a POSIX extended\n"
-    "              regular expression) are alive: all their shortest paths\n"
-    "              from the roots (up to 20 each)\n"
+    "              why objects are alive whose type name (Point, the\n"
+    "              metatable's __name; table, function, ...) or else label\n"
+    "              matches PATTERN (a POSIX extended regular expression)\n"
     "  --json      the same as one JSON object: build, gc_total, objects,\n"
-    "              bytes, types (each {type, count, bytes}) and retainers\n"
-    "              (each {path, type, retained_bytes}, largest first)\n"
+    "              bytes, process, types (each {type, count, bytes}) and\n"
+    "              retainers (each {path, type, retained_bytes, paths,\n"
+    "              references}, largest first)\n"
     "  -h, --help  show this help\n"
     "\n"
     "Exit status: 0 success, 1 bad or unreadable snapshot, 2 usage error.\n";
@@ -39,14 +46,15 @@ static int label_matches(void *re, const char *label)
 }
 
 /* --path-to: the pattern is compiled here, the view is the report's. */
-static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, int json,
-                   char *err, size_t errlen)
+static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, uint32_t paths,
+                   int json, char *err, size_t errlen)
 {
   regex_t re;
   if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--path-to wants a POSIX extended regular expression, not '%s'",
                                pattern);
-  int r = ljm_heapreport_paths(g, label_matches, &re, pattern, top, json, stdout, err, errlen);
+  int r = ljm_heapreport_paths(g, label_matches, &re, pattern, top, paths, json, stdout, err,
+                               errlen);
   regfree(&re);
   return r;
 }
@@ -56,13 +64,14 @@ int ljm_cmd_heap(int argc, char **argv)
   static const struct option longopts[] = {
     { "json", no_argument, NULL, 'j' },
     { "top", required_argument, NULL, 't' },
+    { "paths", required_argument, NULL, 'P' },
     { "base", required_argument, NULL, 'b' },
     { "path-to", required_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
   int json = 0, c;
-  unsigned long top = 20;
+  unsigned long top = 20, paths = LJM_HEAPREPORT_PATHS;
   const char *base = NULL, *pattern = NULL;
   char *end;
   optind = 1;
@@ -75,6 +84,11 @@ int ljm_cmd_heap(int argc, char **argv)
       top = strtoul(optarg, &end, 10);
       if (*optarg < '0' || *optarg > '9' || *end || top > 1000000)
         return ljm_cli_usage_error("heap", "--top wants a number 0..1000000, not '%s'", optarg);
+      break;
+    case 'P':
+      paths = strtoul(optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end || paths > 1000)
+        return ljm_cli_usage_error("heap", "--paths wants a number 0..1000, not '%s'", optarg);
       break;
     case 'h':
       fputs(usage, stdout);
@@ -97,8 +111,8 @@ int ljm_cmd_heap(int argc, char **argv)
   if (ljm_cli_load_heap(argv[optind], &g, &rc)) {
     char err[128] = "";
     if (base) r = ljm_heapreport_growth(&old, &g, (uint32_t)top, json, stdout, err, sizeof(err));
-    else if (pattern) r = path_to(&g, pattern, (uint32_t)top, json, err, sizeof(err));
-    else r = ljm_heapreport_summary(&g, (uint32_t)top, json, stdout, err, sizeof(err));
+    else if (pattern) r = path_to(&g, pattern, (uint32_t)top, (uint32_t)paths, json, err, sizeof(err));
+    else r = ljm_heapreport_summary(&g, (uint32_t)top, (uint32_t)paths, json, stdout, err, sizeof(err));
     if (r > 0) {
       rc = r;  /* a usage error, already reported */
     } else if (r < 0) {

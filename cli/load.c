@@ -98,3 +98,21 @@ int ljm_cli_load_heap(const char *path, LjmHeapGraph *g, int *rc)
   }
   return g->build && g->nobj;  /* the header and the root were read */
 }
+
+int ljm_cli_load_heap_model(const char *path, LjmModel *m, int *worth_output)
+{
+  LjmHeapGraph g;
+  int rc = 0;
+  *worth_output = 0;
+  if (ljm_cli_load_heap(path, &g, &rc)) {
+    LjmDiag d;
+    if (ljm_model_load_heap(m, &g, path, &d) == LJM_OK) {
+      *worth_output = 1;
+    } else {
+      fprintf(stderr, "%s: %s\n", path, d.msg);
+      rc = LJM_EXIT_BAD_INPUT;
+    }
+  }
+  ljm_heapgraph_free(&g);
+  return rc;
+}

@@ -159,6 +159,23 @@ static LjmStatus finish(Rd *r, LjmStatus st)
   return st;
 }
 
+int ljh_sniff(const char *path)
+{
+  LjmDiag d;
+  uint8_t magic[3];
+  size_t got = 0;
+  if (!strcmp(path, "-")) return 0;
+  LjmInput *in = ljm_input_open(path, &d);
+  if (!in) return 0;
+  while (got < sizeof(magic)) {
+    ptrdiff_t k = ljm_input_read(in, magic + got, sizeof(magic) - got, &d, got);
+    if (k <= 0) break;
+    got += (size_t)k;
+  }
+  ljm_input_close(in);
+  return got == sizeof(magic) && !memcmp(magic, "ljh", 3);
+}
+
 LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *diag)
 {
   LjmDiag scratch;
@@ -186,9 +203,10 @@ LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *di
     snprintf(diag->msg, sizeof(diag->msg), "not a heap snapshot (no \"ljh\" magic)");
     return finish(r, LJM_ERROR);
   }
-  if (magic[3] != 1) {
+  if (magic[3] != 1 && magic[3] != 2) {
     diag->offset = 3;
-    snprintf(diag->msg, sizeof(diag->msg), "heap snapshot version %u (this ljm reads 1)", magic[3]);
+    snprintf(diag->msg, sizeof(diag->msg), "heap snapshot version %u (this ljm reads 1 and 2)",
+             magic[3]);
     return finish(r, LJM_ERROR);
   }
   size_t at, len;
@@ -202,6 +220,26 @@ LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *di
     goto stop;
   }
   if (cb->header) cb->header(ud, r->text + at, len, total);
+  if (magic[3] >= 2) {  /* the process's figures */
+    uint64_t nf, v;
+    size_at = offset(r);
+    if ((k = get_uleb(r, &nf)) <= 0) goto stop;
+    if (nf > LJH_FIELDS_MAX) {
+      k = impossible(r, size_at, "%llu process figures (at most 64)", nf);
+      goto stop;
+    }
+    for (uint64_t i = 0; i < nf; i++) {
+      r->ntext = 0;
+      if ((k = get_str(r, &at, &len)) <= 0) goto stop;
+      size_at = offset(r);
+      if ((k = get_uleb(r, &v)) <= 0) goto stop;
+      if (v > LJH_TOTAL_MAX) {
+        k = impossible(r, size_at, "impossible process figure %llu (above 2^62 bytes)", v);
+        goto stop;
+      }
+      if (cb->field) cb->field(ud, r->text + at, len, v);
+    }
+  }
   for (int first = 1;; first = 0) {
     uint64_t addr, size, n;
     uint8_t type;

@@ -9,6 +9,13 @@
 **
 **   snapshot := 'l' 'j' 'h' version(0x01) build:string gctotal:uleb
 **               root internal* object* end
+**            |  'l' 'j' 'h' version(0x02) build:string gctotal:uleb
+**               nfigures:uleb figure* root internal* object* end
+**   figure   := name:string bytes:uleb      the process at that moment: "rss"
+**                                            (resident set), "malloc_in_use" and
+**                                            "malloc_held" (glibc's malloc: in
+**                                            use, and held from the system);
+**                                            absent when unknown, others ignored
 **   root     := 0x01 addr(0) size(0) label("") nedges:uleb edge*
 **   internal := 0x0C addr:uleb size:uleb label:string nedges(0)
 **   object   := type:byte addr:uleb size:uleb label:string nedges:uleb edge*
@@ -65,7 +72,8 @@ typedef enum LjhEdgeKind {
 #define LJH_EDGE_WEAK 0x80
 
 #define LJH_SIZE_MAX (1ull << 56)   /* largest object size accepted */
-#define LJH_TOTAL_MAX (1ull << 62)  /* largest sum of sizes, and gctotal */
+#define LJH_TOTAL_MAX (1ull << 62)  /* largest sum of sizes, gctotal, a figure */
+#define LJH_FIELDS_MAX 64           /* process figures in a header */
 
 /* One edge: for NAME, name/len; for STRKEY and OBJKEY, key (an address);
 ** for INDEX, key (the integer). */
@@ -80,6 +88,8 @@ typedef struct LjhEdge {
 
 typedef struct LjhCallbacks {
   void (*header)(void *ud, const char *build, size_t len, uint64_t gctotal);
+  /* A process figure (version 2), after the header; may be NULL. */
+  void (*field)(void *ud, const char *name, size_t len, uint64_t bytes);
   /* An object and, in edges[0..n), its references (valid during the call). */
   void (*object)(void *ud, LjhType type, uint64_t addr, uint64_t size,
                  const char *label, size_t len, const LjhEdge *edges, size_t n);
@@ -89,6 +99,11 @@ typedef struct LjhCallbacks {
 ** when it stops before its end byte (every whole object was delivered);
 ** LJM_ERROR with diag (offset, one-line message) for anything else. */
 LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *diag);
+
+/* 1 when the file at path (plain, gzip or zstd) begins as a heap snapshot
+** does ("ljh"), else 0: standard input ("-", which cannot be read twice),
+** an unreadable file or anything else. */
+int ljh_sniff(const char *path);
 
 /* The name of a type: "string", "table", "function", "C function", ... */
 const char *ljh_type_name(LjhType t);

@@ -383,6 +383,78 @@ static int match_every(void *ud, const char *label)
     phase_end(&ph_, n, sink_.n);                                              \
   } while (0)
 
+/* Opens every streaming format on s, listening to m's events; heaptrack
+** writes to ht_path (its name picks the compression). */
+static void streams_begin(Streams *s, LjmModel *m, LjmExportOptions *o, uint64_t bound,
+                          const char *ht_path)
+{
+  char err[256];
+  memset(s, 0, sizeof(*s));
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    if (!(*e)->streaming) continue;
+    CHECK(s->n < MAX_STREAMING);
+    o->out_path = strcmp((*e)->name, "heaptrack") ? "out" : ht_path;
+    if ((*e)->slice_events) ljm_model_set_slices(m, (*e)->slice_events);
+    s->e[s->n] = *e;
+    s->out[s->n] = sink_open(&s->sink[s->n], (*e)->name, bound, 0);
+    s->st[s->n] = (*e)->begin(o, s->out[s->n], err, sizeof(err));
+    CHECK(s->st[s->n] != NULL);
+    s->n++;
+  }
+  CHECK(s->n >= 2);
+  o->out_path = "out";
+  LjmListener l = { on_event, on_time };
+  ljm_model_set_listener(m, &l, s);
+}
+
+/* Finishes them after n decoded bytes: their output allowance recomputed
+** now that the stream's nodes are known (json's is per node), with
+** 'events' events' worth of stacks. */
+static void streams_finish(Streams *s, const LjmModel *m, uint64_t n, uint64_t events)
+{
+  char err[256];
+  Phase ph;
+  for (size_t i = 0; i < s->n; i++) {
+    uint64_t lim = out_limit(s->e[i]->name, s->sink[i].bound, events);
+    if (lim > s->sink[i].limit) s->sink[i].limit = lim;
+    phase_begin(&ph, s->e[i]->name, n);
+    CHECK(s->e[i]->finish(s->st[i], m, err, sizeof(err)) == 0);
+    sink_close(&s->sink[i], s->out[i], n, ljm_model_totals(m)->events);
+    phase_end(&ph, n, s->sink[i].n);
+  }
+}
+
+/* The heap as a flame graph (ljm_model_load_heap) in every format but the
+** text report: all of the snapshot's bytes, each object an event. */
+static void heap_flame(const LjmHeapGraph *g, uint64_t n, uint64_t bytes)
+{
+  Phase ph;
+  LjmExportOptions o;
+  memset(&o, 0, sizeof(o));
+  o.in_path = "fuzz.ljh";
+  o.out_path = "out";
+  o.value = LJM_VALUE_INUSE_BYTES;
+  phase_begin(&ph, "heap flame model", n);
+  LjmModel *m = ljm_model_new();
+  CHECK(m != NULL);
+  static Streams s;  /* the streaming formats see the events as they come */
+  streams_begin(&s, m, &o, n, "out");
+  LjmDiag d;
+  LjmStatus st = ljm_model_load_heap(m, g, "fuzz.ljh", &d);
+  phase_end(&ph, n, 0);
+  CHECK(st == LJM_OK);
+  const LjmTotals *t = ljm_model_totals(m);
+  CHECK(t->fig.inuse_bytes == bytes && t->fig.alloc_bytes == bytes);
+  CHECK(g->nobj == 0 || t->events == (uint64_t)g->nobj - 1);
+  check_model(m, s.seen);
+  amp_events = t->events;
+  amp_nodes = ljm_model_nnodes(m);
+  streams_finish(&s, m, n, amp_events);
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
+    if (!(*e)->streaming && strcmp((*e)->name, "text")) export_once(*e, m, &o, n);
+  ljm_model_free(m);
+}
+
 /* Reads one snapshot into g and checks it and its views; returns the
 ** bytes its decoder read. */
 static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
@@ -419,6 +491,10 @@ static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
     uint32_t np = 0;
     CHECK(ljm_heapgraph_all_paths(g, &preds, top[i], 4, count_path, &np) >= np && np <= 4);
     CHECK(np >= 1);  /* a retainer is strongly reachable: it has a path */
+    uint32_t via[3];  /* its own path's reference first, then distinct ones */
+    uint32_t nr = ljm_heapgraph_retainers(g, &preds, top[i], via, 3);
+    CHECK(nr >= 1 && via[0] == g->obj[top[i]].parent);
+    for (uint32_t k = 1; k < nr && k < 3; k++) CHECK(via[k] != via[0] && g->ref[via[k]].to == top[i]);
   }
   ljm_heapgraph_preds_free(&preds);
   phase_end(&ph, n, 0);
@@ -426,10 +502,11 @@ static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
   char err[128];
   HEAP_WRITE("heapsnapshot", n, ljm_heapsnapshot_write(g, out, err, sizeof(err)));
   for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
-    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, json, out, err, sizeof(err)));
-    HEAP_WRITE("heap paths", n, ljm_heapreport_paths(g, match_every, NULL, ".", 4, json, out, err,
+    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, 3, json, out, err, sizeof(err)));
+    HEAP_WRITE("heap paths", n, ljm_heapreport_paths(g, match_every, NULL, ".", 4, 3, json, out, err,
                                                       sizeof(err)));
   }
+  heap_flame(g, n, bytes);
   ljm_input_close(in);
   return n;
 }
@@ -448,7 +525,13 @@ static void fuzz_heap(const uint8_t *a, size_t alen, const uint8_t *b, size_t bl
   Phase ph;
   phase_begin(&ph, "heap growth", n);
   if (ljm_heapgraph_growth(&graphs[0], &graphs[1], 16, &gr, &ng) == 0) {
-    for (uint32_t i = 1; i < ng; i++) CHECK(gr[i - 1].diff >= gr[i].diff);
+    for (uint32_t i = 0; i < ng; i++) {
+      uint32_t c = gr[i].container;
+      CHECK(c == LJM_HEAP_NONE || (c < ng && gr[c].container == LJM_HEAP_NONE));
+      /* Rows counted under none first, largest growth first among them. */
+      if (i && c == LJM_HEAP_NONE)
+        CHECK(gr[i - 1].container == LJM_HEAP_NONE && gr[i - 1].diff >= gr[i].diff);
+    }
     ljm_heapgraph_growth_free(gr, ng);
   }
   phase_end(&ph, n, 0);
@@ -473,25 +556,9 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   o.in_path = "fuzz.ljm";
-  char err[256];
   static Streams s;
-  memset(&s, 0, sizeof(s));
-  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
-    if (!(*e)->streaming) continue;
-    CHECK(s.n < MAX_STREAMING);
-    /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
-    o.out_path = strcmp((*e)->name, "heaptrack") != 0 ? "out"
-                 : ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0];
-    if ((*e)->slice_events) ljm_model_set_slices(m, (*e)->slice_events);
-    s.e[s.n] = *e;
-    s.out[s.n] = sink_open(&s.sink[s.n], (*e)->name, size, 0);
-    s.st[s.n] = (*e)->begin(&o, s.out[s.n], err, sizeof(err));
-    CHECK(s.st[s.n] != NULL);
-    s.n++;
-  }
-  CHECK(s.n >= 2);
-  LjmListener l = { on_event, on_time };
-  ljm_model_set_listener(m, &l, &s);
+  /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
+  streams_begin(&s, m, &o, size, ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0]);
   LjmDiag d;
   LjmStatus st = ljm_model_load(m, in, "fuzz.ljm", &d);
   uint64_t n = ljm_model_stream(m)->bytes;
@@ -501,15 +568,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   phase_end(&ph, n, 0);
   CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
   check_model(m, s.seen);
-  for (size_t i = 0; i < s.n; i++) {
-    /* Opened before the nodes were known: json's allowance for them. */
-    uint64_t lim = out_limit(s.e[i]->name, s.sink[i].bound, s.sink[i].bound / 2);
-    if (lim > s.sink[i].limit) s.sink[i].limit = lim;
-    phase_begin(&ph, s.e[i]->name, n);
-    CHECK(s.e[i]->finish(s.st[i], m, err, sizeof(err)) == 0);
-    sink_close(&s.sink[i], s.out[i], n, ljm_model_totals(m)->events);
-    phase_end(&ph, n, s.sink[i].n);
-  }
+  streams_finish(&s, m, n, size / 2);
 
   /* Every other format once, with a --value kind (and text report mode)
   ** picked from the input, so the corpus covers all of them. */

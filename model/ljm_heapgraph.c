@@ -71,6 +71,14 @@ static void on_header(void *ud, const char *build, size_t len, uint64_t gctotal)
   ld->g->gctotal = gctotal;
 }
 
+static void on_field(void *ud, const char *name, size_t len, uint64_t bytes)
+{
+  LjmHeapGraph *g = ((Loader *)ud)->g;
+  if (len == 3 && !memcmp(name, "rss", 3)) g->rss = bytes;
+  else if (len == 13 && !memcmp(name, "malloc_in_use", 13)) g->malloc_in_use = bytes;
+  else if (len == 11 && !memcmp(name, "malloc_held", 11)) g->malloc_held = bytes;
+}
+
 static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, const char *label,
                       size_t len, const LjhEdge *edges, size_t n)
 {
@@ -191,46 +199,144 @@ static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
   return i + 1 < g->nobj ? g->obj[i + 1].first_edge : g->nref;
 }
 
-/* -- Shortest paths ---------------------------------------------------------- */
+/* -- Paths from the roots ------------------------------------------------------ */
 
+static int name_is(const LjmHeapGraph *g, const LjmHeapRef *r, const char *name)
+{
+  return r->kind == LJH_EDGE_NAME && !strcmp(g->labels + r->what, name);
+}
+
+/* "... local NAME": a named local of a thread's frame (rec_snap.c). */
+static const char *local_name(const LjmHeapGraph *g, const LjmHeapRef *r)
+{
+  if (r->kind != LJH_EDGE_NAME || g->obj[r->from].type != LJH_THREAD) return NULL;
+  const char *l = strstr(g->labels + r->what, " local ");
+  return l ? l + 7 : NULL;
+}
+
+int ljm_heapgraph_penalty(const LjmHeapGraph *g, const LjmHeapRef *r)
+{
+  if (r->from == 0)
+    return name_is(g, r, "_G") || name_is(g, r, "registry") || name_is(g, r, "main thread") ||
+           name_is(g, r, "current thread") ? 0 : 2;
+  if (r->from == g->registry)
+    return r->kind == LJH_EDGE_STRKEY && !strcmp(ljm_heapgraph_label(g, (uint32_t)r->what), "_LOADED")
+               ? 0 : 2;
+  if (g->obj[r->from].type == LJH_THREAD && r->kind == LJH_EDGE_NAME)
+    return local_name(g, r) ? 1 : name_is(g, r, "env") ? 0 : 2;
+  return 0;
+}
+
+/* Objects an anonymous or local step reaches, waiting for their round. */
+typedef struct Seeds {
+  uint32_t *e;  /* the references that reach them */
+  uint32_t n, cap;
+} Seeds;
+
+static int seeds_push(Seeds *s, uint32_t e)
+{
+  if (!grow((void **)&s->e, &s->cap, s->n + 1, sizeof(*s->e))) return 0;
+  s->e[s->n++] = e;
+  return 1;
+}
+
+/* Each object's path: Dijkstra's order on (penalty, depth), in rounds of
+** one penalty each. A round is a breadth-first search merged, by depth,
+** with the objects steps of penalty 1 and 2 reached in the two rounds
+** before it (each list already in depth order), so the whole is linear. */
 static int paths(LjmHeapGraph *g)
 {
-  uint32_t *queue = malloc((size_t)g->nobj * sizeof(*queue));
-  if (!queue) return 0;
+  /* An object is queued once, and once more when a shorter path replaces
+  ** the one it was queued by. */
+  uint32_t *queue = malloc(2 * (size_t)g->nobj * sizeof(*queue));
+  uint8_t *seen = calloc(g->nobj, 1);  /* 1 reached, 2 its references followed */
+  Seeds pend[3][2];
+  memset(pend, 0, sizeof(pend));
+  int ok = 0;
+  if (!queue || !seen) goto done;
   uint32_t head = 0, tail = 0;
   queue[tail++] = 0;
-  g->obj[0].depth = 0;
-  g->obj[0].parent = LJM_HEAP_NONE;
-  uint8_t *seen = calloc(g->nobj, 1);
-  if (!seen) {
-    free(queue);
-    return 0;
-  }
   seen[0] = 1;
-  while (head < tail) {
-    uint32_t v = queue[head++];
-    for (uint32_t e = g->obj[v].first_edge; e < edge_end(g, v); e++) {
-      const LjmHeapRef *r = &g->ref[e];
-      if (r->weak || seen[r->to]) continue;
-      seen[r->to] = 1;
-      g->obj[r->to].parent = e;
-      g->obj[r->to].depth = g->obj[v].depth + 1;
-      queue[tail++] = r->to;
+  g->obj[0].depth = 0;
+  g->obj[0].cost = 0;
+  g->obj[0].parent = LJM_HEAP_NONE;
+  for (uint64_t round = 0;; round++) {
+    Seeds *a = &pend[round % 3][0], *b = &pend[round % 3][1];
+    uint32_t ia = 0, ib = 0;
+    uint16_t cost = round > 65535 ? 65535 : (uint16_t)round;
+    for (;;) {
+      /* The least deep of the three fronts; the queue's first on ties. */
+      uint32_t v = LJM_HEAP_NONE, e = LJM_HEAP_NONE, best = UINT32_MAX;
+      while (head < tail && seen[queue[head]] == 2) head++;
+      if (head < tail) {
+        v = queue[head];
+        best = g->obj[v].depth;
+      }
+      Seeds *from = NULL;
+      uint32_t *at = NULL;
+      if (ia < a->n && g->obj[g->ref[a->e[ia]].from].depth + 1 < best) {
+        from = a;
+        at = &ia;
+        best = g->obj[g->ref[a->e[ia]].from].depth + 1;
+      }
+      if (ib < b->n && g->obj[g->ref[b->e[ib]].from].depth + 1 < best) {
+        from = b;
+        at = &ib;
+      }
+      if (from) {
+        e = from->e[(*at)++];
+        v = g->ref[e].to;
+        uint32_t d = g->obj[g->ref[e].from].depth + 1;
+        /* Reached before by a path as good; or in this round by a longer one
+        ** not followed yet, which this one replaces (its queue entry is then
+        ** skipped, and the object queued again here). */
+        if (seen[v] == 2 || (seen[v] == 1 && g->obj[v].depth <= d)) continue;
+        g->obj[v].parent = e;
+        g->obj[v].depth = g->obj[g->ref[e].from].depth + 1;
+        g->obj[v].cost = cost;
+        queue[tail++] = v;
+      } else if (v == LJM_HEAP_NONE) {
+        break;
+      } else {
+        head++;
+      }
+      seen[v] = 2;
+      for (uint32_t k = g->obj[v].first_edge; k < edge_end(g, v); k++) {
+        const LjmHeapRef *r = &g->ref[k];
+        if (r->weak || seen[r->to]) continue;
+        int pen = ljm_heapgraph_penalty(g, r);
+        if (pen) {
+          if (!seeds_push(&pend[(round + (unsigned)pen) % 3][pen - 1], k)) goto done;
+          continue;
+        }
+        seen[r->to] = 1;
+        g->obj[r->to].parent = k;
+        g->obj[r->to].depth = g->obj[v].depth + 1;
+        g->obj[r->to].cost = cost;
+        queue[tail++] = r->to;
+      }
     }
+    a->n = b->n = 0;
+    if (!pend[(round + 1) % 3][0].n && !pend[(round + 1) % 3][1].n && !pend[(round + 2) % 3][0].n &&
+        !pend[(round + 2) % 3][1].n)
+      break;
   }
-  free(seen);
-  /* Parents come before their children in BFS order. */
-  if (!(g->head = malloc((size_t)g->nobj * sizeof(*g->head)))) {
-    free(queue);
-    return 0;
-  }
+  /* Parents come before their children in the queue. */
+  if (!(g->head = malloc((size_t)g->nobj * sizeof(*g->head)))) goto done;
   for (uint32_t k = 0; k < g->nobj; k++) g->head[k] = k;  /* the unreached too */
   for (uint32_t k = 1; k < tail; k++) {
     uint32_t v = queue[k];
     if (g->obj[v].depth > LJM_HEAP_PATH_HEAD) g->head[v] = g->head[g->ref[g->obj[v].parent].from];
   }
+  ok = 1;
+done:
+  for (int i = 0; i < 3; i++) {
+    free(pend[i][0].e);
+    free(pend[i][1].e);
+  }
+  free(seen);
   free(queue);
-  return 1;
+  return ok;
 }
 
 /* -- Predecessors -------------------------------------------------------------- */
@@ -356,9 +462,20 @@ done:
   return ok;
 }
 
+/* The registry: the root's reference of that name (for its _LOADED). */
+static int find_registry(LjmHeapGraph *g)
+{
+  for (uint32_t e = g->obj[0].first_edge; e < edge_end(g, 0); e++)
+    if (name_is(g, &g->ref[e], "registry") && g->obj[g->ref[e].to].type == LJH_TAB) {
+      g->registry = g->ref[e].to;
+      break;
+    }
+  return 1;
+}
+
 LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
 {
-  static const LjhCallbacks cb = {on_header, on_object};
+  static const LjhCallbacks cb = {on_header, on_field, on_object};
   LjmDiag scratch;
   if (!diag) diag = &scratch;
   memset(g, 0, sizeof(*g));
@@ -366,7 +483,7 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   memset(&ld, 0, sizeof(ld));
   ld.g = g;
   LjmStatus st = ljh_decode(in, &cb, &ld, diag);
-  int ok = !ld.oom && (!g->nobj || (resolve(&ld) && paths(g) && dominators(g)));
+  int ok = !ld.oom && (!g->nobj || (resolve(&ld) && find_registry(g) && paths(g) && dominators(g)));
   if (!ok) {  /* a graph half resolved or analysed is no graph: drop it */
     ljm_heapgraph_free(g);
     snprintf(diag->msg, sizeof(diag->msg), "out of memory reading the snapshot");
@@ -426,9 +543,12 @@ static void step(const LjmHeapGraph *g, const LjmHeapRef *r, int first, char *ou
     snprintf(out, len, "[%s: 0x%llx]", ljh_type_name((LjhType)k->type), (unsigned long long)k->addr);
     break;
   }
-  default: {  /* the key object itself */
+  default: {  /* the key object itself: a string by its text */
     const LjmHeapObj *k = &g->obj[r->to];
-    snprintf(out, len, "<key %s: 0x%llx>", ljh_type_name((LjhType)k->type), (unsigned long long)k->addr);
+    if (k->type == LJH_STR)
+      snprintf(out, len, "<key \"%s\">", ljm_heapgraph_label(g, r->to));
+    else
+      snprintf(out, len, "<key %s: 0x%llx>", ljh_type_name((LjhType)k->type), (unsigned long long)k->addr);
   }
   }
 }
@@ -475,6 +595,30 @@ static uint32_t edge_at(const Steps *p, uint32_t x)
   return x < p->ntail ? p->tail[x] : p->head[x - (p->n - p->nhead)];
 }
 
+/* Whether r is the registry's _LOADED (package.loaded). */
+static int is_loaded(const LjmHeapGraph *g, const LjmHeapRef *r)
+{
+  return g->registry && r->from == g->registry && r->kind == LJH_EDGE_STRKEY &&
+         !strcmp(ljm_heapgraph_label(g, (uint32_t)r->what), "_LOADED");
+}
+
+/* Step x of p as it reads; the registry's _LOADED right after the root
+** reads as package.loaded, the name Lua code knows it by. */
+static void step_at(const LjmHeapGraph *g, const Steps *p, uint32_t x, char *out, size_t len)
+{
+  const LjmHeapRef *r = &g->ref[edge_at(p, x)];
+  if (x + 1 == p->n && p->n >= 2 && known(p, x - 1) && r->to == g->registry &&
+      is_loaded(g, &g->ref[edge_at(p, x - 1)])) {
+    snprintf(out, len, "package.loaded");
+    return;
+  }
+  if (x + 2 == p->n && known(p, x + 1) && g->ref[edge_at(p, x + 1)].from == 0 && is_loaded(g, r)) {
+    out[0] = '\0';
+    return;
+  }
+  step(g, r, x + 1 == p->n, out, len);
+}
+
 /* Writes the path p (object first, root last) into buf, root first, in Lua
 ** notation. A path longer than buf keeps its root end and its
 ** object end, the steps between counted: "_G.a.next<... 299850 steps ...>.next.v".
@@ -487,7 +631,7 @@ static void render(const LjmHeapGraph *g, const Steps *p, char *buf, size_t len)
   uint32_t k = n;  /* edges[k - 1] is the next step from the root end */
   buf[0] = '\0';
   for (; k > 0 && known(p, k - 1); k--) {
-    step(g, &g->ref[edge_at(p, k - 1)], k == n, piece, sizeof(piece));
+    step_at(g, p, k - 1, piece, sizeof(piece));
     if (!append(buf, len, &at, piece)) break;
   }
   if (k == 0) return;
@@ -502,7 +646,7 @@ static void render(const LjmHeapGraph *g, const Steps *p, char *buf, size_t len)
   at = 0;
   buf[0] = '\0';
   for (k = n; k > 0 && known(p, k - 1); k--) {
-    step(g, &g->ref[edge_at(p, k - 1)], k == n, piece, sizeof(piece));
+    step_at(g, p, k - 1, piece, sizeof(piece));
     if (!append(buf, len / 2, &at, piece)) break;
   }
   /* The object end in what is left after the marker: steps edges[t - 1 .. 0]. */
@@ -510,7 +654,7 @@ static void render(const LjmHeapGraph *g, const Steps *p, char *buf, size_t len)
   size_t room = len - 1 - at - sizeof(mark), used = 0;
   uint32_t t = 0;
   for (; t < k && known(p, t); t++) {
-    step(g, &g->ref[edge_at(p, t)], t + 1 == n, piece, sizeof(piece));
+    step_at(g, p, t, piece, sizeof(piece));
     size_t m = strlen(piece);
     if (used + m > room) break;
     used += m;
@@ -519,42 +663,185 @@ static void render(const LjmHeapGraph *g, const Steps *p, char *buf, size_t len)
   append(buf, len, &at, mark);
   while (t > 0) {
     t--;
-    step(g, &g->ref[edge_at(p, t)], t + 1 == n, piece, sizeof(piece));
+    step_at(g, p, t, piece, sizeof(piece));
     append(buf, len, &at, piece);
   }
+}
+
+/* Writes the path of object v, then step e when it is not LJM_HEAP_NONE. */
+static void path_of(const LjmHeapGraph *g, uint32_t v, uint32_t e, char *buf, size_t len)
+{
+  uint32_t x = e != LJM_HEAP_NONE, d = g->obj[v].depth + x;
+  /* At most LJM_HEAP_PATH_HEAD steps of each end: buf shows fewer. */
+  if (len > LJM_HEAP_PATH_HEAD || d <= 2 * LJM_HEAP_PATH_HEAD) {
+    uint32_t *edges = malloc((size_t)d * sizeof(*edges) + 1);
+    if (!edges) return;
+    if (x) edges[0] = e;
+    Steps p = { edges, NULL, x + chain(g, v, edges + x), 0, 0 };
+    p.n = p.ntail;
+    render(g, &p, buf, len);
+    free(edges);
+    return;
+  }
+  uint32_t *tail = malloc(2 * (size_t)LJM_HEAP_PATH_HEAD * sizeof(*tail));
+  if (!tail) return;
+  Steps p = { tail, tail + LJM_HEAP_PATH_HEAD, 0, 0, d };
+  if (x) tail[p.ntail++] = e;
+  for (; p.ntail < LJM_HEAP_PATH_HEAD; v = g->ref[g->obj[v].parent].from)
+    tail[p.ntail++] = g->obj[v].parent;
+  p.nhead = chain(g, g->head[v], tail + LJM_HEAP_PATH_HEAD);
+  render(g, &p, buf, len);
+  free(tail);
 }
 
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len)
 {
   if (!len) return buf;
   buf[0] = '\0';
-  if (i == 0) {
-    snprintf(buf, len, "(root)");
+  if (i == 0) snprintf(buf, len, "(root)");
+  else if (g->obj[i].parent == LJM_HEAP_NONE) snprintf(buf, len, "(only weakly reachable)");
+  else path_of(g, i, LJM_HEAP_NONE, buf, len);
+  return buf;
+}
+
+const char *ljm_heapgraph_path_via(const LjmHeapGraph *g, uint32_t e, char *buf, size_t len)
+{
+  if (!len) return buf;
+  buf[0] = '\0';
+  path_of(g, g->ref[e].from, e, buf, len);
+  return buf;
+}
+
+const char *ljm_heapgraph_path_below(const LjmHeapGraph *g, uint32_t i, uint32_t a, uint32_t max,
+                                     char *buf, size_t len)
+{
+  uint32_t edges[16], n = 0, v = i;
+  if (!len) return buf;
+  buf[0] = '\0';
+  if (max > 16) max = 16;
+  while (v != a && v != 0 && g->obj[v].parent != LJM_HEAP_NONE && n < max) {
+    edges[n++] = g->obj[v].parent;
+    v = g->ref[g->obj[v].parent].from;
+  }
+  int more = v != a;
+  size_t at = 0;
+  if (more) at = (size_t)snprintf(buf, len, "...");
+  if (at >= len) return buf;
+  Steps p = { edges, NULL, n, 0, n };
+  render(g, &p, buf + at, len - at);
+  if (buf[at] == '.') memmove(buf + at, buf + at + 1, strlen(buf + at));
+  return buf;
+}
+
+/* Whether object v has a strong path (the root has the empty one). */
+static int reached(const LjmHeapGraph *g, uint32_t v)
+{
+  return v == 0 || g->obj[v].parent != LJM_HEAP_NONE;
+}
+
+/* Orders retainers: the penalty and length of the path through each. */
+static int better(const LjmHeapGraph *g, uint32_t e, uint32_t f)
+{
+  const LjmHeapRef *a = &g->ref[e], *b = &g->ref[f];
+  uint32_t ca = g->obj[a->from].cost + (uint32_t)ljm_heapgraph_penalty(g, a);
+  uint32_t cb = g->obj[b->from].cost + (uint32_t)ljm_heapgraph_penalty(g, b);
+  if (ca != cb) return ca < cb;
+  if (g->obj[a->from].depth != g->obj[b->from].depth)
+    return g->obj[a->from].depth < g->obj[b->from].depth;
+  return e < f;
+}
+
+uint32_t ljm_heapgraph_retainers(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
+                                 uint32_t *out, uint32_t max)
+{
+  if (i == 0 || i >= g->nobj || g->obj[i].parent == LJM_HEAP_NONE) return 0;
+  uint32_t n = 0, kept = 0, own = g->obj[i].parent;
+  if (max) out[kept++] = own;
+  for (uint32_t k = p->start[i]; k < p->start[i + 1]; k++) {
+    uint32_t e = p->edge[k];
+    if (!reached(g, g->ref[e].from)) continue;
+    n++;
+    if (e == own || !max) continue;
+    /* Insertion into the best max - 1 after the path's own. */
+    uint32_t at = kept;
+    while (at > 1 && better(g, e, out[at - 1])) at--;
+    if (at >= max) continue;
+    if (kept < max) kept++;
+    memmove(out + at + 1, out + at, (size_t)(kept - 1 - at) * sizeof(*out));
+    out[at] = e;
+  }
+  return n;
+}
+
+/* A table's or userdata's metatable __name, or NULL; memo as
+** ljm_heapgraph_type_name has it (0 not looked at, 1 none, else the
+** string's index + 2). */
+static const char *metatable_name(const LjmHeapGraph *g, uint32_t i, uint32_t *memo)
+{
+  for (uint32_t e = g->obj[i].first_edge; e < edge_end(g, i); e++) {
+    const LjmHeapRef *r = &g->ref[e];
+    if (!name_is(g, r, "metatable")) continue;
+    uint32_t mt = r->to, found = 1;
+    if (memo && memo[mt]) return memo[mt] > 1 ? ljm_heapgraph_label(g, memo[mt] - 2) : NULL;
+    for (uint32_t k = g->obj[mt].first_edge; k < edge_end(g, mt); k++) {
+      const LjmHeapRef *m = &g->ref[k];
+      if (m->kind == LJH_EDGE_STRKEY && g->obj[m->to].type == LJH_STR &&
+          !strcmp(ljm_heapgraph_label(g, (uint32_t)m->what), "__name")) {
+        found = m->to + 2;
+        break;
+      }
+    }
+    if (memo) memo[mt] = found;
+    return found > 1 ? ljm_heapgraph_label(g, found - 2) : NULL;
+  }
+  return NULL;
+}
+
+const char *ljm_heapgraph_type_name(const LjmHeapGraph *g, uint32_t i, uint32_t *memo)
+{
+  const char *mt = NULL;
+  if (g->obj[i].type == LJH_TAB || g->obj[i].type == LJH_UDATA) mt = metatable_name(g, i, memo);
+  return mt && *mt ? mt : ljh_type_name((LjhType)g->obj[i].type);
+}
+
+/* The name step r gives what it reaches: a string key, a local's or an
+** upvalue's name, or NULL. */
+static const char *step_name(const LjmHeapGraph *g, const LjmHeapRef *r)
+{
+  if (r->kind == LJH_EDGE_STRKEY) return ljm_heapgraph_label(g, (uint32_t)r->what);
+  const char *l = local_name(g, r);
+  if (l) return l;
+  if (r->kind == LJH_EDGE_NAME && !strncmp(g->labels + r->what, "upvalue ", 8)) {
+    const char *u = g->labels + r->what + 8;
+    return *u >= '0' && *u <= '9' ? NULL : u;  /* "upvalue 3": no name */
+  }
+  return NULL;
+}
+
+const char *ljm_heapgraph_func_name(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len)
+{
+  if (!len) return buf;
+  buf[0] = '\0';
+  if (i == 0 || i >= g->nobj || g->obj[i].parent == LJM_HEAP_NONE) return buf;
+  const LjmHeapRef *r = &g->ref[g->obj[i].parent];
+  /* Through an upvalue: its value's name is the upvalue's. */
+  if (g->obj[r->from].type == LJH_UPVAL && g->obj[r->from].parent != LJM_HEAP_NONE)
+    r = &g->ref[g->obj[r->from].parent];
+  uint32_t t = r->from;
+  const LjmHeapRef *up = t && g->obj[t].parent != LJM_HEAP_NONE ? &g->ref[g->obj[t].parent] : NULL;
+  if (r->kind == LJH_EDGE_INDEX) {  /* package.loaders[2]: the table's key and the index */
+    const char *tn = up ? step_name(g, up) : NULL;
+    if (tn) snprintf(buf, len, "%s[%llu]", tn, (unsigned long long)r->what);
     return buf;
   }
-  if (g->obj[i].parent == LJM_HEAP_NONE) {
-    snprintf(buf, len, "(only weakly reachable)");
-    return buf;
-  }
-  /* At most LJM_HEAP_PATH_HEAD steps of each end: buf shows fewer. */
-  uint32_t d = g->obj[i].depth;
-  if (len > LJM_HEAP_PATH_HEAD || d <= 2 * LJM_HEAP_PATH_HEAD) {
-    uint32_t *edges = malloc((size_t)d * sizeof(*edges) + 1);
-    if (!edges) return buf;
-    Steps p = { edges, NULL, chain(g, i, edges), 0, 0 };
-    p.n = p.ntail;
-    render(g, &p, buf, len);
-    free(edges);
-    return buf;
-  }
-  uint32_t *tail = malloc(2 * (size_t)LJM_HEAP_PATH_HEAD * sizeof(*tail));
-  if (!tail) return buf;
-  Steps p = { tail, tail + LJM_HEAP_PATH_HEAD, 0, 0, d };
-  for (uint32_t v = i; p.ntail < LJM_HEAP_PATH_HEAD; v = g->ref[g->obj[v].parent].from)
-    tail[p.ntail++] = g->obj[v].parent;
-  p.nhead = chain(g, g->head[i], tail + LJM_HEAP_PATH_HEAD);
-  render(g, &p, buf, len);
-  free(tail);
+  const char *name = step_name(g, r);
+  if (!name) return buf;
+  /* The table's own key, unless the table is _G or package.loaded. */
+  if (r->kind == LJH_EDGE_STRKEY && up && up->kind == LJH_EDGE_STRKEY && up->from != 0 &&
+      !is_loaded(g, up) && *ljm_heapgraph_label(g, (uint32_t)up->what))
+    snprintf(buf, len, "%s.%s", ljm_heapgraph_label(g, (uint32_t)up->what), name);
+  else
+    snprintf(buf, len, "%s", name);
   return buf;
 }
 
@@ -597,17 +884,48 @@ static int by_retained(const void *a, const void *b)
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* Whether object a comes after object b in the retainers' order. */
+static int after(const LjmHeapGraph *g, uint32_t a, uint32_t b)
+{
+  const LjmHeapObj *x = &g->obj[a], *y = &g->obj[b];
+  if (x->retained != y->retained) return x->retained < y->retained;
+  if (x->depth != y->depth) return x->depth > y->depth;
+  return a > b;
+}
+
+/* Sifts heap[i] down a heap of n whose root is the last in order. */
+static void sift(const LjmHeapGraph *g, uint32_t *heap, uint32_t n, uint32_t i)
+{
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && after(g, heap[l], heap[m])) m = l;
+    if (r < n && after(g, heap[r], heap[m])) m = r;
+    if (m == i) return;
+    uint32_t t = heap[i];
+    heap[i] = heap[m];
+    heap[m] = t;
+    i = m;
+  }
+}
+
 uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max)
 {
-  uint32_t *all = malloc((size_t)g->nobj * sizeof(*all) + 1), n = 0;
-  if (!all) return 0;
-  for (uint32_t i = 1; i < g->nobj; i++)
-    if (g->obj[i].type != LJH_INTERNAL && g->obj[i].idom != LJM_HEAP_NONE) all[n++] = i;
+  /* The best max in a heap whose root is the worst of them: n log max, not
+  ** a sort of every object (10 M of them for --top 20). */
+  uint32_t n = 0;
+  for (uint32_t i = 1; i < g->nobj && max; i++) {
+    if (g->obj[i].type == LJH_INTERNAL || g->obj[i].idom == LJM_HEAP_NONE) continue;
+    if (n < max) {
+      out[n++] = i;
+      if (n == max)
+        for (uint32_t k = n / 2; k-- > 0;) sift(g, out, n, k);
+    } else if (after(g, out[0], i)) {
+      out[0] = i;
+      sift(g, out, n, 0);
+    }
+  }
   sort_graph = g;
-  qsort(all, n, sizeof(*all), by_retained);
-  if (n > max) n = max;
-  memcpy(out, all, (size_t)n * sizeof(*out));
-  free(all);
+  qsort(out, n, sizeof(*out), by_retained);
   return n;
 }
 
@@ -653,7 +971,9 @@ uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, u
         e = p->edge[next[l]++];
         from = g->ref[e].from;
         if ((g->obj[from].parent != LJM_HEAP_NONE || from == 0) &&  /* not weakly reached */
-            g->obj[from].depth + 1 == d && l + 1 < levels)
+            g->obj[from].depth + 1 == d && l + 1 < levels &&
+            (uint32_t)g->obj[from].cost + (uint32_t)ljm_heapgraph_penalty(g, &g->ref[e]) ==
+                g->obj[v].cost)
           break;
         from = LJM_HEAP_NONE;
       }
@@ -702,7 +1022,9 @@ static int same_step(const LjmHeapGraph *a, const LjmHeapRef *e, const LjmHeapGr
     return e->what == f->what;
   case LJH_EDGE_OBJKEY:  /* the value under that key */
     return same_object(a, (uint32_t)e->what, b, (uint32_t)f->what);
-  case LJH_EDGE_KEY:  /* the key object itself */
+  case LJH_EDGE_KEY:  /* the key object itself: a string by its text */
+    if (a->obj[e->to].type == LJH_STR && b->obj[f->to].type == LJH_STR)
+      return !strcmp(ljm_heapgraph_label(a, e->to), ljm_heapgraph_label(b, f->to));
     return same_object(a, e->to, b, f->to);
   default:
     return 0;
@@ -744,6 +1066,8 @@ static uint32_t follow(const LjmHeapGraph *a, uint32_t i, const LjmHeapGraph *b,
 static int by_growth(const void *a, const void *b)
 {
   const LjmHeapGrowth *x = a, *y = b;
+  int cx = x->container != LJM_HEAP_NONE, cy = y->container != LJM_HEAP_NONE;
+  if (cx != cy) return cx - cy;
   if (x->diff != y->diff) return x->diff < y->diff ? 1 : -1;
   return strcmp(x->path, y->path);
 }
@@ -751,6 +1075,15 @@ static int by_growth(const void *a, const void *b)
 static int by_growth_path(const void *a, const void *b)
 {
   return strcmp(((const LjmHeapGrowth *)a)->path, ((const LjmHeapGrowth *)b)->path);
+}
+
+static const LjmHeapGrowth *sort_rows;
+
+static int by_row(const void *a, const void *b)
+{
+  int c = by_growth(&sort_rows[*(const uint32_t *)a], &sort_rows[*(const uint32_t *)b]);
+  if (c) return c;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
 void ljm_heapgraph_growth_free(LjmHeapGrowth *g, uint32_t n)
@@ -786,7 +1119,9 @@ static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, i
       free(up);
       return -1;
     }
-    x->type = (LjhType)from->obj[top[i]].type;
+    x->type = ljm_heapgraph_type_name(from, top[i], NULL);
+    x->new_obj = from_is_new ? top[i] : o;
+    x->old_obj = from_is_new ? o : top[i];
     x->new_retained = from_is_new ? mine : theirs;
     x->old_retained = from_is_new ? theirs : mine;
     x->diff = (int64_t)(x->new_retained - x->old_retained);
@@ -798,10 +1133,167 @@ static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, i
   return 0;
 }
 
+/* A row's container: the object its path steps from, in the newer
+** snapshot where it is there (*in_new set), else in the older. */
+static uint32_t container_of(const LjmHeapGraph *old, const LjmHeapGraph *new_,
+                             const LjmHeapGrowth *x, int *in_new)
+{
+  const LjmHeapGraph *g = x->new_obj != LJM_HEAP_NONE ? new_ : old;
+  uint32_t o = x->new_obj != LJM_HEAP_NONE ? x->new_obj : x->old_obj;
+  *in_new = g == new_;
+  if (o == LJM_HEAP_NONE || g->obj[o].parent == LJM_HEAP_NONE) return LJM_HEAP_NONE;
+  uint32_t c = g->ref[g->obj[o].parent].from;
+  return c ? c : LJM_HEAP_NONE;
+}
+
+/* Rows by object: (graph, object) -> row, for finding containers. */
+typedef struct RowKey {
+  uint64_t key;  /* in_new << 32 | object */
+  uint32_t row;
+} RowKey;
+
+static int by_key(const void *a, const void *b)
+{
+  const RowKey *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static uint32_t find_row(const RowKey *k, uint32_t n, uint64_t key)
+{
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (k[mid].key < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && k[lo].key == key ? k[lo].row : LJM_HEAP_NONE;
+}
+
+static int64_t out_refs(const LjmHeapGraph *g, uint32_t o)
+{
+  int64_t n = 0;
+  if (o == LJM_HEAP_NONE) return 0;
+  for (uint32_t e = g->obj[o].first_edge; e < edge_end(g, o); e++)
+    n += !g->ref[e].weak && g->ref[e].kind != LJH_EDGE_KEY;  /* an entry's value, not its key */
+  return n;
+}
+
+/* Counts row x under row y. */
+static void count_under(LjmHeapGrowth *gr, uint32_t x, uint32_t y)
+{
+  gr[x].container = y;
+  if (!gr[x].diff) return;  /* out of the list, but nothing to count */
+  gr[y].grown++;
+  gr[y].grown_bytes += gr[x].diff;
+  if (gr[y].example[0] == LJM_HEAP_NONE) gr[y].example[0] = x;
+  else if (gr[y].example[1] == LJM_HEAP_NONE) gr[y].example[1] = x;
+}
+
+/* Groups the w rows of gr (largest growth first) by container: a row of
+** an object only one snapshot has (an entry added or dropped) is counted
+** under the row of the object its path steps from when that object
+** dominates it (its growth is in the container's already); rows below a
+** row counted so are left out of the list too, not counted again.
+** Rows whose container is no row, two or more, get a row made for it (gr
+** has room for w more). Returns the count of rows, or LJM_HEAP_NONE. */
+static uint32_t group(const LjmHeapGraph *old, const LjmHeapGraph *new_, LjmHeapGrowth *gr, uint32_t w)
+{
+  RowKey *keys = malloc(2 * ((size_t)w + 1) * sizeof(*keys)), *orphan = keys + w + 1;
+  uint32_t *cand = malloc(((size_t)w + 1) * sizeof(*cand));
+  if (!keys || !cand) {
+    free(keys);
+    free(cand);
+    return LJM_HEAP_NONE;
+  }
+  uint32_t nk = 0, no = 0, n = w;
+  for (uint32_t i = 0; i < w; i++) {
+    gr[i].container = gr[i].example[0] = gr[i].example[1] = LJM_HEAP_NONE;
+    gr[i].entries = out_refs(new_, gr[i].new_obj) - out_refs(old, gr[i].old_obj);
+    if (gr[i].new_obj != LJM_HEAP_NONE) keys[nk++] = (RowKey){ 1ull << 32 | gr[i].new_obj, i };
+    else if (gr[i].old_obj != LJM_HEAP_NONE) keys[nk++] = (RowKey){ gr[i].old_obj, i };
+    cand[i] = LJM_HEAP_NONE;
+  }
+  qsort(keys, nk, sizeof(*keys), by_key);
+  for (uint32_t i = 0; i < w; i++) {
+    int in_new;
+    uint32_t c = container_of(old, new_, &gr[i], &in_new);
+    const LjmHeapGraph *g = in_new ? new_ : old;
+    uint32_t o = in_new ? gr[i].new_obj : gr[i].old_obj;
+    /* Entries added or dropped, dominated by their container. */
+    if (c == LJM_HEAP_NONE || g->obj[o].idom != c ||
+        (gr[i].old_obj != LJM_HEAP_NONE && gr[i].new_obj != LJM_HEAP_NONE))
+      continue;
+    uint64_t key = (uint64_t)in_new << 32 | c;
+    uint32_t y = find_row(keys, nk, key);
+    if (y == LJM_HEAP_NONE) orphan[no++] = (RowKey){ key, i };
+    else if (y != i) cand[i] = y;
+  }
+  for (uint32_t i = 0; i < w; i++)
+    if (cand[i] != LJM_HEAP_NONE) count_under(gr, i, cand[i]);
+  /* Below a row counted under another: out of the list as well. */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (uint32_t i = 0; i < w; i++)
+      if (gr[i].container == LJM_HEAP_NONE && cand[i] != LJM_HEAP_NONE &&
+          gr[cand[i]].container != LJM_HEAP_NONE) {
+        gr[i].container = gr[cand[i]].container;
+        changed = 1;
+      }
+  }
+  free(cand);
+  /* Each row under the row shown: the top of its chain (acyclic: the
+  ** chains follow dominators). */
+  for (uint32_t i = 0; i < w; i++) {
+    uint32_t c = gr[i].container;
+    while (c != LJM_HEAP_NONE && gr[c].container != LJM_HEAP_NONE) c = gr[c].container;
+    gr[i].container = c;
+  }
+  /* Rows sharing a container that is no row: two or more get one made. */
+  qsort(orphan, no, sizeof(*orphan), by_key);
+  char buf[1024];
+  for (uint32_t i = 0; i < no;) {
+    uint32_t j = i;
+    while (j < no && orphan[j].key == orphan[i].key) j++;
+    if (j - i >= 2) {
+      const LjmHeapGraph *g = orphan[i].key >> 32 ? new_ : old;
+      uint32_t c = (uint32_t)orphan[i].key;
+      LjmHeapGrowth *m = &gr[n];
+      memset(m, 0, sizeof(*m));
+      m->path = strdup(ljm_heapgraph_path(g, c, buf, sizeof(buf)));
+      if (!m->path) {
+        free(keys);
+        return LJM_HEAP_NONE;
+      }
+      m->type = ljm_heapgraph_type_name(g, c, NULL);
+      m->made = 1;
+      m->old_obj = g == old ? c : LJM_HEAP_NONE;
+      m->new_obj = g == new_ ? c : LJM_HEAP_NONE;
+      m->container = m->example[0] = m->example[1] = LJM_HEAP_NONE;
+      for (uint32_t k = i; k < j; k++)
+        if (gr[orphan[k].row].container == LJM_HEAP_NONE) count_under(gr, orphan[k].row, n);
+      m->diff = m->grown_bytes;
+      n++;
+    }
+    i = j;
+  }
+  /* A made row's examples came by key: the larger first. */
+  for (uint32_t i = w; i < n; i++) {
+    uint32_t *ex = gr[i].example;
+    if (ex[0] != LJM_HEAP_NONE && ex[1] != LJM_HEAP_NONE && ex[1] < ex[0]) {
+      uint32_t t = ex[0];
+      ex[0] = ex[1];
+      ex[1] = t;
+    }
+  }
+  free(keys);
+  return n;
+}
+
 int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t candidates,
                          LjmHeapGrowth **out, uint32_t *n)
 {
-  LjmHeapGrowth *gr = calloc(2 * (size_t)candidates + 1, sizeof(*gr));
+  LjmHeapGrowth *gr = calloc(4 * (size_t)candidates + 1, sizeof(*gr));
   uint32_t k = 0;
   *out = NULL;
   *n = 0;
@@ -820,8 +1312,43 @@ int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint
     }
     gr[w++] = gr[i];
   }
-  qsort(gr, w, sizeof(*gr), by_growth);
-  *out = gr;
-  *n = w;
+  memset(gr + w, 0, (size_t)(k - w) * sizeof(*gr));  /* moved or freed */
+  size_t cap = 4 * (size_t)candidates + 1;
+  for (uint32_t i = 0; i < w; i++) gr[i].container = LJM_HEAP_NONE;
+  qsort(gr, w, sizeof(*gr), by_growth);  /* largest first: examples are the largest */
+  uint32_t all = group(old, new_, gr, w);
+  uint32_t *perm = malloc(((size_t)w * 2 + 1) * sizeof(*perm));
+  LjmHeapGrowth *sorted = malloc(((size_t)w * 2 + 1) * sizeof(*sorted));
+  if (all == LJM_HEAP_NONE || !perm || !sorted) {
+    free(perm);
+    free(sorted);
+    ljm_heapgraph_growth_free(gr, (uint32_t)cap);
+    return -1;
+  }
+  /* The final order (all <= w + w / 2), container and example indexes
+  ** moved along. */
+  for (uint32_t i = 0; i < all; i++) perm[i] = i;
+  sort_rows = gr;
+  qsort(perm, all, sizeof(*perm), by_row);
+  uint32_t *pos = malloc(((size_t)all + 1) * sizeof(*pos));
+  if (!pos) {
+    free(perm);
+    free(sorted);
+    ljm_heapgraph_growth_free(gr, (uint32_t)cap);
+    return -1;
+  }
+  for (uint32_t i = 0; i < all; i++) pos[perm[i]] = i;
+  for (uint32_t i = 0; i < all; i++) {
+    LjmHeapGrowth x = gr[perm[i]];
+    if (x.container != LJM_HEAP_NONE) x.container = pos[x.container];
+    for (int j = 0; j < 2; j++)
+      if (x.example[j] != LJM_HEAP_NONE) x.example[j] = pos[x.example[j]];
+    sorted[i] = x;
+  }
+  free(pos);
+  free(perm);
+  free(gr);
+  *out = sorted;
+  *n = all;
   return 0;
 }

@@ -1,9 +1,17 @@
 /* ljm_heapgraph.h -- a heap snapshot as a graph: objects, references,
-** the dominator tree with retained sizes, and shortest paths from the
-** roots in Lua notation (_G.sessions[12], registry._LOADED.mymod.cache).
+** the dominator tree with retained sizes, and paths from the roots in Lua
+** notation (_G.sessions[12], package.loaded.mymod.cache).
 **
 ** Weak references (a weak table's keys or values) keep nothing alive: they
 ** are in the graph, but neither paths nor dominators follow them.
+**
+** Each object's path is the one a person would search their code for: the
+** fewest penalised steps first, then the fewest steps. A step costs 0 but
+** for a named local of a thread's frame (1: "main chunk (app.lua) local
+** cache"), and an anonymous one (2): a stack slot no local names, an open
+** upvalue, a registry entry other than _LOADED (package.loaded), a root
+** other than _G, the registry and the main and current threads. So globals
+** and modules come first, then locals, then registry internals.
 */
 #ifndef LJM_HEAPGRAPH_H
 #define LJM_HEAPGRAPH_H
@@ -25,6 +33,7 @@ typedef struct LjmHeapObj {
                           reachable through weak references only) */
   uint32_t parent;     /* the edge a shortest path arrives by (LJM_HEAP_NONE) */
   uint32_t depth;      /* references from the root on that path */
+  uint16_t cost;       /* that path's penalty (ljm_heapgraph_penalty), at most 65535 */
   uint8_t type;        /* LjhType */
 } LjmHeapObj;
 
@@ -40,6 +49,9 @@ typedef struct __attribute__((packed, aligned(4))) LjmHeapRef {
 typedef struct LjmHeapGraph {
   char *build;
   uint64_t gctotal;
+  /* The process at that moment (version 2 snapshots; 0: not recorded). */
+  uint64_t rss, malloc_in_use, malloc_held;
+  uint32_t registry;   /* the registry table's index (0: none) */
   LjmHeapObj *obj;     /* obj[0] is the root */
   uint32_t nobj;
   LjmHeapRef *ref;
@@ -79,6 +91,33 @@ static inline const char *ljm_heapgraph_label(const LjmHeapGraph *g, uint32_t i)
 ** "_G.list.next<... 299850 steps ...>.next.v". Returns buf. */
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
 
+/* The steps of object i's path after object a, an object on that path (its
+** dominator, say): "sessions[17].buf", "upvalue M", "package.loaded"; at
+** most max steps, the nearest to i, after "..." when there are more. A
+** leading "." is left out. Returns buf. */
+const char *ljm_heapgraph_path_below(const LjmHeapGraph *g, uint32_t i, uint32_t a, uint32_t max,
+                                     char *buf, size_t len);
+
+/* What the step r costs a path (0, 1 or 2, as above). */
+int ljm_heapgraph_penalty(const LjmHeapGraph *g, const LjmHeapRef *r);
+
+/* The path through reference e: its source's path, then e's step (e is a
+** strong reference whose source is reachable). Written as
+** ljm_heapgraph_path writes paths. Returns buf. */
+const char *ljm_heapgraph_path_via(const LjmHeapGraph *g, uint32_t e, char *buf, size_t len);
+
+/* The name the views give object i's type: a table's or userdata's
+** metatable __name when that is a string ("Point"), else its type's
+** ("table", "function"). memo: g->nobj zeroed entries kept between calls
+** (each metatable is looked at once), or NULL. */
+const char *ljm_heapgraph_type_name(const LjmHeapGraph *g, uint32_t i, uint32_t *memo);
+
+/* A function's name from where it is kept: the key, local or upvalue of
+** its path's last step, after the table's own key when that is one too
+** and the table is no root ("coroutine.create", "mymod.new", "new_point").
+** Writes "" when its path names nothing. Returns buf. */
+const char *ljm_heapgraph_func_name(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
+
 /* Objects and bytes of one type. */
 typedef struct LjmHeapType {
   LjhType type;
@@ -108,9 +147,18 @@ int ljm_heapgraph_preds(const LjmHeapGraph *g, LjmHeapPreds *p);
 /* Frees what ljm_heapgraph_preds allocated. */
 void ljm_heapgraph_preds_free(LjmHeapPreds *p);
 
-/* Calls cb with each shortest path from the roots to object i (all of
-** them: every strong reference from an object one step nearer the roots
-** starts one), at most max paths; returns how many there are in all,
+/* Up to max of the strong references into object i whose sources are
+** reachable, best first: the reference its own path arrives by, then by
+** their paths' penalty, length and order. Writes their indexes (into
+** g->ref) to out and returns how many such references there are in all
+** (its retainers; more than max says some were left out). */
+uint32_t ljm_heapgraph_retainers(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
+                                 uint32_t *out, uint32_t max);
+
+/* Calls cb with each best path from the roots to object i (all those as
+** good as its own: of the same penalty and length; every strong reference
+** from an object one step nearer the roots on such a path starts one), at
+** most max paths; returns how many there are in all,
 ** counted up to max + 1 (so more than max says some were left out).
 ** Paths are written as ljm_heapgraph_path writes them, into 4 KiB. An
 ** object deeper than 2 * LJM_HEAP_PATH_HEAD steps gets its one shortest
@@ -121,16 +169,30 @@ uint32_t ljm_heapgraph_all_paths(const LjmHeapGraph *g, const LjmHeapPreds *p, u
 
 /* What grew between two snapshots, by retaining path: the objects that
 ** retain the most in either (the top `candidates` of each) matched by their
-** shortest paths (object keys by address and type). */
+** paths (object keys by address and type), then grouped by container: an
+** object only one snapshot has (an entry added or dropped) whose path steps
+** from another row's object dominating it (cache.key5002 from cache) is
+** counted under that row; such rows whose container is no row, two or
+** more, under a row made for the container (`made` set). */
 typedef struct LjmHeapGrowth {
   char *path;
-  LjhType type;
+  const char *type;                     /* as ljm_heapgraph_type_name names it */
   uint64_t old_retained, new_retained;  /* 0 where the path is absent */
-  int64_t diff;                         /* new - old */
+  int64_t diff;                         /* new - old (a made row: its rows' sum) */
+  uint32_t old_obj, new_obj;            /* the object in each (LJM_HEAP_NONE: absent) */
+  uint32_t container;                   /* the row it is counted under, or LJM_HEAP_NONE */
+  uint32_t grown;                       /* rows counted under it that changed (of
+                                           the candidates: a part of its entries) */
+  int64_t grown_bytes;                  /* their growth */
+  uint32_t example[2];                  /* the two that grew most (LJM_HEAP_NONE: none) */
+  int64_t entries;                      /* strong references out of it but to keys
+                                           (its entries and fields): new - old */
+  int made;                             /* a row made for its container only */
 } LjmHeapGrowth;
 
-/* Fills *out (malloc'd, largest growth first; ties: by path) and *n;
-** 0, or -1 out of memory. Free with ljm_heapgraph_growth_free. */
+/* Fills *out (malloc'd) and *n: the rows counted under no other first,
+** largest growth first (ties: by path), then the others. 0, or -1 out of
+** memory. Free with ljm_heapgraph_growth_free. */
 int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t candidates,
                          LjmHeapGrowth **out, uint32_t *n);
 void ljm_heapgraph_growth_free(LjmHeapGrowth *g, uint32_t n);

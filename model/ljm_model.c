@@ -534,16 +534,17 @@ static void finish_figures(LjmModel *m)
   }
 }
 
-LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *diag)
+const LjmCallbacks *ljm_model_callbacks(void) { return &model_callbacks; }
+
+void ljm_model_begin(LjmModel *m, const char *path)
 {
-  LjmDiag scratch;
-  if (!diag) diag = &scratch;
   free((char *)m->info.path);
   m->info.path = strdup(path ? path : "");
   m->info.duration = LJM_NO_TIME_US;
-  LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
-  m->info.gzip = ljm_input_is_gzip(in);
-  m->info.zstd = ljm_input_is_zstd(in);
+}
+
+LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
+{
   if (m->bad && !m->oom) {  /* the event refused is where decoding stopped */
     *diag = m->bad_diag;
     st = LJM_ERROR;
@@ -561,6 +562,17 @@ LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *d
     return LJM_ERROR;
   }
   return st;
+}
+
+LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path, LjmDiag *diag)
+{
+  LjmDiag scratch;
+  if (!diag) diag = &scratch;
+  ljm_model_begin(m, path);
+  LjmStatus st = ljm_decode(in, &model_callbacks, m, diag, &m->info.bytes, &m->info.trailing);
+  m->info.gzip = ljm_input_is_gzip(in);
+  m->info.zstd = ljm_input_is_zstd(in);
+  return ljm_model_end(m, st, diag);
 }
 
 /* -- Accessors ------------------------------------------------------------ */

@@ -189,6 +189,12 @@ struct LjmModel {
   uint32_t src_missing;  const char *src_missing_example;  /* files not found */
 };
 
+/* ljm_model.c: the decoder callbacks that build a model, and what comes
+** before and after them (ljm_model_load; ljm_heapflame.c calls them too). */
+const LjmCallbacks *ljm_model_callbacks(void);
+void ljm_model_begin(LjmModel *m, const char *path);
+LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag);
+
 /* ljm_symbols.c: symbol table updates from the decoder. */
 void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
                    uint64_t firstline);

@@ -7,6 +7,7 @@
 #define LJM_MODEL_LOAD_H
 
 #include "decoder/ljm_decoder.h"
+#include "model/ljm_heapgraph.h"
 #include "model/ljm_model.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,16 @@ void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud);
 ** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */
 LjmStatus ljm_model_load(LjmModel *m, LjmInput *in, const char *path,
                          LjmDiag *diag);
+
+/* Builds an empty model from a heap snapshot's graph: the heap as a flame
+** graph (ljm_heapflame.c). Each object is an allocation, live at the end,
+** whose stack is its place in the dominator tree, each frame named by the
+** steps of the path below its dominator ("_G", "sessions", "buf"); array
+** elements of one type are one frame ("[1..5000]"). A frame's total is what
+** it retains; all add up to the snapshot's bytes. LJM_OK, or LJM_ERROR
+** with diag (out of memory). */
+LjmStatus ljm_model_load_heap(LjmModel *m, const LjmHeapGraph *g, const char *path,
+                              LjmDiag *diag);
 
 #ifdef __cplusplus
 }

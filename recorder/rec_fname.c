@@ -25,24 +25,24 @@ static const uint8_t fn_mm[] = {BCDEF(REC_FN_MM)};
 #define FN_NAME_MAX 255   /* longer names are cut */
 #define FN_MOVES_MAX 16   /* MOV chains followed at most */
 
-static uint32_t read_uleb(const uint8_t **pp)
+/* A ULEB128 number of debug info ending before e: 1, or 0 when it runs
+** past e. */
+static int read_uleb(const uint8_t **pp, const uint8_t *e, uint32_t *out)
 {
   const uint8_t *p = *pp;
-  uint32_t v = *p++;
-  if (v >= 0x80) {
-    int sh = 0;
-    v &= 0x7f;
-    do {
-      sh += 7;
-      v |= (uint32_t)(*p & 0x7f) << (sh & 31);
-    } while (*p++ >= 0x80 && sh < 28);
+  uint32_t v = 0;
+  int sh = 0;
+  for (;;) {
+    if (p >= e) return 0;
+    v |= (uint32_t)(*p & 0x7f) << (sh & 31);
+    sh += 7;
+    if (*p++ < 0x80 || sh > 28) break;
   }
   *pp = p;
-  return v;
+  *out = v;
+  return 1;
 }
 
-/* The local variable in register slot at position pc: 1 with its name,
-** -1 for an internal one, 0 for none. */
 /* The end of a prototype's block: its debug info lies inside it, and a
 ** loaded bytecode chunk's is not checked by LuaJIT, so no scan passes it. */
 static const uint8_t *pt_end(const GCproto *pt)
@@ -50,28 +50,30 @@ static const uint8_t *pt_end(const GCproto *pt)
   return (const uint8_t *)pt + pt->sizept;
 }
 
-static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
+REC_API int rec_var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
 {
   const uint8_t *p = proto_varinfo(pt), *e = pt_end(pt);
   BCPos last = 0;
   uint32_t k;
   if (!p || p >= e) return 0;
-  for (k = 0; k < 65536 && e - p >= 11; k++) {
+  for (k = 0; k < 65536 && p < e; k++) {
     const char *s = (const char *)p;
-    uint32_t vn = *p;
+    uint32_t vn = *p, d1, d2;
     BCPos start, end;
     if (vn < VARNAME__MAX) {
       if (vn == VARNAME_END) return 0;
       p++;
     } else {
       const uint8_t *z = memchr(p, 0, (size_t)(e - p));
-      if (!z || e - z < 11) return 0;
+      if (!z) return 0;
       p = z + 1;
     }
-    start = last + read_uleb(&p);
+    /* The last entries end a few bytes before the block does. */
+    if (!read_uleb(&p, e, &d1) || !read_uleb(&p, e, &d2)) return 0;
+    start = last + d1;
     last = start;
     if (start > pc) return 0;
-    end = start + read_uleb(&p);
+    end = start + d2;
     if (pc < end && slot-- == 0) {
       if (vn < VARNAME__MAX) return -1;
       *name = s;
@@ -81,8 +83,7 @@ static int var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
   return 0;
 }
 
-/* Upvalue idx's name (NULL without debug info). */
-static const char *uv_name(const GCproto *pt, uint32_t idx)
+REC_API const char *rec_uv_name(const GCproto *pt, uint32_t idx)
 {
   const uint8_t *p = proto_uvinfo(pt), *e = pt_end(pt), *z;
   if (!p || idx >= pt->sizeuv || p >= e) return NULL;
@@ -124,7 +125,7 @@ static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, 
   const BCIns *bc = proto_bc(pt);
   int moves = 0;
   for (;;) {
-    int v = var_name(pt, (BCPos)(ip - bc), slot, name);
+    int v = rec_var_name(pt, (BCPos)(ip - bc), slot, name);
     if (v) {
       if (v < 0 || slot >= pt->framesize || !holds(base + slot, fn)) return 0;
       *len = strlen(*name);
@@ -169,7 +170,7 @@ static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, 
         if (bc_d(ins) >= caller->l.nupvalues ||
             !holds(uvval(&gcref(caller->l.uvptr[bc_d(ins)])->uv), fn))
           return 0;
-        *name = uv_name(pt, bc_d(ins));
+        *name = rec_uv_name(pt, bc_d(ins));
         if (!*name) return 0;
         *len = strlen(*name);
         return REC_FN_UPVALUE;

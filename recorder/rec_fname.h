@@ -32,4 +32,12 @@
 REC_API int rec_fname(global_State *g, const GCfunc *caller, const TValue *base,
                       const BCIns *ins, const GCfunc *fn, const char **name, size_t *len);
 
+/* The local variable in register slot at instruction pc of pt (its debug
+** info, as debug.getlocal reads it): 1 with *name set (NUL-terminated,
+** inside the prototype), -1 for an internal one ("(for state)"), 0 for none. */
+REC_API int rec_var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name);
+
+/* Upvalue idx's name in pt's debug info (NULL without it). */
+REC_API const char *rec_uv_name(const GCproto *pt, uint32_t idx);
+
 #endif

@@ -13,9 +13,12 @@
 ** heap's span), so a snapshot of a large heap needs a small part of it.
 */
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lj_str.h"
 #if LJ_HASBUFFER
@@ -26,8 +29,10 @@
 #endif
 #include "ljm_flavour.h"
 #include "rec_buf.h"
+#include "rec_fname.h"
 #include "rec_lj.h"
 #include "rec_outfile.h"
+#include "rec_time.h"
 #include "rec_snap.h"
 
 /* Object types and edge kinds as the format numbers them. */
@@ -61,6 +66,8 @@ typedef struct Snap {
   char *ebuf;
   size_t elen, ecap;
   uint64_t nedge;
+  struct SnapFrame *frames;  /* a thread's Lua frames (thread_edges) */
+  size_t cap_frames;
 } Snap;
 
 /* -- Output ------------------------------------------------------------------ */
@@ -282,12 +289,14 @@ static void tab_edges(Snap *s, GCtab *t)
 
 static void func_edges(Snap *s, GCfunc *fn)
 {
-  char name[32];
+  char name[128];
   edge_name(s, obj2gco(snap_tab(fn->c.env)), "env", 0);
   if (isluafunc(fn)) {
     edge_name(s, obj2gco(funcproto(fn)), "proto", 0);
     for (uint32_t i = 0; i < fn->l.nupvalues; i++) {
-      snprintf(name, sizeof(name), "upvalue %u", (unsigned)i + 1);
+      const char *uv = rec_uv_name(funcproto(fn), i);
+      if (uv && *uv) snprintf(name, sizeof(name), "upvalue %.100s", uv);
+      else snprintf(name, sizeof(name), "upvalue %u", (unsigned)i + 1);
       edge_name(s, gcref(fn->l.uvptr[i]), name, 0);
     }
   } else {
@@ -309,14 +318,86 @@ static void proto_edges(Snap *s, GCproto *pt)
   }
 }
 
+/* A Lua frame of a thread whose current instruction is known: its slots
+** [base, limit) are named by the locals active there. */
+typedef struct SnapFrame {
+  const TValue *base, *limit;
+  const GCproto *pt;
+  BCPos pc;
+} SnapFrame;
+
+#define SNAP_FRAMES_MAX 100000  /* deeper frames keep "stack slot N" */
+
+/* The Lua frames of th, top first, with the instruction each is at: the
+** call recorded in the link of the frame above it (the topmost frame has
+** none: the running or yielding function is a C one when a snapshot is
+** taken). Returns how many were written to out. */
+static size_t lua_frames(lua_State *th, SnapFrame *out, size_t max)
+{
+  const TValue *bot = tvref(th->stack) + LJ_FR2, *limit = th->top;
+  const TValue *f = th->base - 1, *above = NULL;
+  size_t n = 0;
+  while (f > bot && f < limit && n < max) {
+    GCfunc *fn = frame_func(f);
+    if (above && frame_islua(above) && isluafunc(fn)) {
+      const GCproto *pt = funcproto(fn);
+      ptrdiff_t pos = frame_pc(above) - proto_bc(pt) - 1;
+      if (pos >= 0 && pos < (ptrdiff_t)pt->sizebc)
+        out[n++] = (SnapFrame){ f + 1, limit, pt, (BCPos)pos };
+    }
+    limit = f - LJ_FR2;
+    above = f;
+    const TValue *prev = frame_prev(f);
+    if (prev >= f) break;
+    f = prev;
+  }
+  return n;
+}
+
+/* "main chunk (app.lua)" or "app.lua:12": where a frame's function is. */
+static void frame_where(const GCproto *pt, char *out, size_t len)
+{
+  const char *chunk = strdata(proto_chunkname(pt)), *cut = "";
+  size_t n;
+  if (*chunk == '@' || *chunk == '=') chunk++;
+  n = strlen(chunk);
+  if (n > 80) {  /* a long path: its end names the file */
+    chunk += n - 77;
+    cut = "...";
+  }
+  if (pt->firstline == 0) snprintf(out, len, "main chunk (%s%s)", cut, chunk);
+  else snprintf(out, len, "%s%s:%d", cut, chunk, (int)pt->firstline);
+}
+
 static void thread_edges(Snap *s, lua_State *th)
 {
-  char name[32];
+  char name[256], where[128];
   edge_name(s, obj2gco(snap_tab(th->env)), "env", 0);
   TValue *st = tvref(th->stack);
+  /* A frame takes a slot at least: no more frames than slots. */
+  size_t need = (size_t)(th->top - st);
+  if (need > SNAP_FRAMES_MAX) need = SNAP_FRAMES_MAX;
+  if (need > s->cap_frames) {
+    SnapFrame *nf = realloc(s->frames, need * sizeof(*nf));
+    if (nf) {
+      s->frames = nf;
+      s->cap_frames = need;
+    }
+  }
+  SnapFrame *fr = s->frames;
+  size_t k = fr ? lua_frames(th, fr, s->cap_frames) : 0;  /* fr[k-1]: the lowest */
   for (TValue *o = st + 1 + LJ_FR2; o < th->top; o++) {
-    snprintf(name, sizeof(name), "stack slot %u", (unsigned)(o - st));
-    if (tvisgcv(o)) edge_name(s, gcV(o), name, 0);
+    if (!tvisgcv(o)) continue;
+    while (k && fr[k - 1].limit <= o) k--;
+    const char *var = NULL;
+    if (k && o >= fr[k - 1].base &&
+        rec_var_name(fr[k - 1].pt, fr[k - 1].pc, (BCReg)(o - fr[k - 1].base), &var) > 0) {
+      frame_where(fr[k - 1].pt, where, sizeof(where));
+      snprintf(name, sizeof(name), "%s local %.100s", where, var);
+    } else {
+      snprintf(name, sizeof(name), "stack slot %u", (unsigned)(o - st));
+    }
+    edge_name(s, gcV(o), name, 0);
   }
   for (GCobj *uv = gcref(th->openupval); uv; uv = gcref(uv->uv.nextgc))
     edge_name(s, uv, "open upvalue", 0);
@@ -530,6 +611,28 @@ static void flush_object(Snap *s, uint8_t type, uint64_t addr, uint64_t size, co
   s->nedge = 0;
 }
 
+/* The process's memory beside the VM's count, at this moment: its resident
+** set, and what glibc's malloc has in use and holds from the system (the
+** host's C memory; LuaJIT's own allocator maps its memory directly). */
+static void process_figures(FILE *f)
+{
+  struct { const char *name; uint64_t v; } fig[3];
+  int n = 0, fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  uint64_t rss = rec_time_rss(fd);
+  if (fd >= 0) close(fd);
+  if (rss) fig[n++] = (__typeof__(fig[0])){ "rss", rss };
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  struct mallinfo2 mi = mallinfo2();
+  fig[n++] = (__typeof__(fig[0])){ "malloc_in_use", (uint64_t)mi.uordblks + mi.hblkhd };
+  fig[n++] = (__typeof__(fig[0])){ "malloc_held", (uint64_t)mi.arena + mi.hblkhd };
+#endif
+  f_uleb(f, (uint64_t)n);
+  for (int i = 0; i < n; i++) {
+    f_str(f, fig[i].name, strlen(fig[i].name));
+    f_uleb(f, fig[i].v);
+  }
+}
+
 static int snap_fail(LjmRecError *err, int code, const char *path, const char *what)
 {
   if (err) {
@@ -553,9 +656,10 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
   int oe = rec_outfile_open(&out, path, &why);
   if (oe) return snap_fail(err, oe, path, why ? why : strerror(oe));
   s.f = out.f;
-  fwrite("ljh\x01", 1, 4, s.f);
+  fwrite("ljh\x02", 1, 4, s.f);
   f_str(s.f, LJM_FLAVOUR_LABEL, strlen(LJM_FLAVOUR_LABEL));
   f_uleb(s.f, s.g->gc.total);
+  process_figures(s.f);
   Internal in[8];
   int nin = internals(s.g, in);
   root_edges(&s, L);
@@ -585,6 +689,7 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
   free(s.seen);
   free(s.todo);
   free(s.ebuf);
+  free(s.frames);
   /* The write's own errno (ENOSPC, EFBIG...), not stdio's lost one. */
   int e = rec_outfile_commit(&out, !s.oom && !bad);
   if (s.oom || bad) e = s.oom ? ENOMEM : EFAULT;

@@ -34,6 +34,18 @@ def uleb(v):
             return bytes(out)
 
 
+def read_uleb(data, pos):
+    """The ULEB128 number at data[pos]: (value, position after it)."""
+    v = s = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        v |= (b & 0x7F) << s
+        s += 7
+        if not b & 0x80:
+            return v, pos
+
+
 def run(ljm, args, stdin=None, timeout=120):
     return subprocess.run([ljm] + args, input=stdin, capture_output=True, timeout=timeout)
 

@@ -79,7 +79,7 @@ try:
     j = json.loads(p.stdout)
     m = j["matches"]
     chk(j["matched"] == 1 and len(m) == 1 and len(m[0]["paths"]) == 1 and
-        not m[0]["more_paths"] and m[0]["paths"][0] == path,
+        m[0]["references"] == 1 and m[0]["paths"][0] == path,
         "--path-to --json: one match, the same path")
 except (ValueError, KeyError, IndexError) as e:
     chk(False, "--path-to --json: %s" % e)
@@ -92,6 +92,21 @@ try:
         "summary: the list's head retains it all: %r" % ret)
 except (ValueError, KeyError) as e:
     chk(False, "summary: %s" % e)
+
+# The list as a flame graph: one frame per level down to 64, then one
+# "(deeper)" frame; the bytes all there (it was a line of 256 frames per
+# element, 300 000 of them).
+total = json.loads(p.stdout)["bytes"] if p.returncode == 0 else None
+folded = os.path.join(work, "deep.folded")
+c = subprocess.run([ljm, "convert", "-o", folded, snap], capture_output=True, text=True,
+                   preexec_fn=stack_8mb, timeout=600)
+chk(c.returncode == 0, "convert to folded: %s" % c.stderr)
+lines = open(folded).read().splitlines() if c.returncode == 0 else []
+depth = max((ln.count(";") + 1 for ln in lines), default=0)
+chk(sum(int(ln.rsplit(" ", 1)[1]) for ln in lines) == total and depth <= 66 and
+    os.path.getsize(folded) < 1 << 20 and any(ln.rsplit(" ", 1)[0].endswith(";(deeper)") for ln in lines),
+    "flame graph of the list: %d lines, %d frames deep at most, %d bytes of output"
+    % (len(lines), depth, os.path.getsize(folded) if lines else 0))
 
 
 # -- Impossible sizes ------------------------------------------------------------

@@ -44,13 +44,85 @@ static void figures(const LjmHeapGraph *g, Figures *f)
   f->ntypes = ljm_heapgraph_types(g, f->types, &f->objects, &f->bytes);
 }
 
+/* The retainer paths of the objects a view lists: up to 'max' each. */
+typedef struct Paths {
+  LjmHeapPreds preds;
+  uint32_t *edges, max;
+  uint32_t *memo;  /* type names (ljm_heapgraph_type_name) */
+} Paths;
+
+static int paths_init(Paths *p, const LjmHeapGraph *g, uint32_t max)
+{
+  memset(p, 0, sizeof(*p));
+  p->max = max;
+  p->edges = malloc(((size_t)max + 1) * sizeof(*p->edges));
+  p->memo = calloc((size_t)g->nobj + 1, sizeof(*p->memo));
+  if (!p->edges || !p->memo || ljm_heapgraph_preds(g, &p->preds)) {
+    free(p->edges);
+    free(p->memo);
+    return -1;
+  }
+  return 0;
+}
+
+static void paths_free(Paths *p)
+{
+  ljm_heapgraph_preds_free(&p->preds);
+  free(p->edges);
+  free(p->memo);
+}
+
+/* Object i's retainers into p->edges; returns (shown, in all). */
+static uint32_t retainers(const LjmHeapGraph *g, Paths *p, uint32_t i, uint32_t *all)
+{
+  *all = ljm_heapgraph_retainers(g, &p->preds, i, p->edges, p->max);
+  return *all < p->max ? *all : p->max;
+}
+
+static const char *type_name(const LjmHeapGraph *g, Paths *p, uint32_t i)
+{
+  return ljm_heapgraph_type_name(g, i, p->memo);
+}
+
+/* The process's memory beside the VM's: one line of figures, one on the gap. */
+static void process_text(Out *o, const LjmHeapGraph *g)
+{
+  if (!g->rss && !g->malloc_held) {
+    fprintf(o->f, "(no process figures: a snapshot from before ljm 0.2 records none)\n\n");
+    return;
+  }
+  fprintf(o->f, "process: RSS %" PRIu64 " bytes; glibc malloc %" PRIu64 " in use, %" PRIu64
+          " held; Lua heap (VM count) %" PRIu64 "\n", g->rss, g->malloc_in_use, g->malloc_held,
+          g->gctotal);
+  if (g->rss > g->gctotal)
+    fprintf(o->f, "gap: RSS - Lua heap = %" PRIu64 " bytes of code, C libraries, C allocations "
+            "(malloc in use) and freed memory allocators keep (malloc held - in use = %" PRIu64
+            "); RSS growing while the Lua heap does not points there, not at Lua objects\n\n",
+            g->rss - g->gctotal,
+            g->malloc_held > g->malloc_in_use ? g->malloc_held - g->malloc_in_use : 0);
+  else
+    fprintf(o->f, "\n");
+}
+
+static void process_json(Out *o, const LjmHeapGraph *g)
+{
+  fprintf(o->f, ", \"process\": ");
+  if (!g->rss && !g->malloc_held) {
+    fprintf(o->f, "null");
+    return;
+  }
+  fprintf(o->f, "{\"rss\": %" PRIu64 ", \"malloc_in_use\": %" PRIu64 ", \"malloc_held\": %"
+          PRIu64 "}", g->rss, g->malloc_in_use, g->malloc_held);
+}
+
 static void summary_text(Out *o, const LjmHeapGraph *g, const Figures *f, const uint32_t *top,
-                         uint32_t ntop)
+                         uint32_t ntop, Paths *p)
 {
   char path[PATH_MAX_LEN];
   fprintf(o->f, "HEAP SNAPSHOT of %s\n", g->build ? g->build : "?");
-  fprintf(o->f, "%" PRIu64 " objects, %" PRIu64 " bytes (the VM counted %" PRIu64 ")\n\n",
+  fprintf(o->f, "%" PRIu64 " objects, %" PRIu64 " bytes (the VM counted %" PRIu64 ")\n",
           f->objects, f->bytes, g->gctotal);
+  process_text(o, g);
   fprintf(o->f, "%-12s %12s %14s %7s\n", "type", "objects", "bytes", "share");
   for (int i = 0; i < f->ntypes; i++) {
     const LjmHeapType *t = &f->types[i];
@@ -58,23 +130,47 @@ static void summary_text(Out *o, const LjmHeapGraph *g, const Figures *f, const 
             t->count, t->bytes,
             f->bytes ? 100.0 * (double)t->bytes / (double)f->bytes : 0.0);
   }
-  fprintf(o->f, "\nTOP RETAINERS (bytes freed if the object went)\n");
+  fprintf(o->f, "\nTOP RETAINERS (bytes freed if the object went; up to %" PRIu32
+          " paths each, by the references into it)\n", p->max);
   fprintf(o->f, "%14s  %-12s %s\n", "retained", "type", "path");
   for (uint32_t i = 0; i < ntop; i++) {
     const LjmHeapObj *ob = &g->obj[top[i]];
-    fprintf(o->f, "%14" PRIu64 "  %-12s %s\n", ob->retained, ljh_type_name((LjhType)ob->type),
-            ljm_heapgraph_path(g, top[i], path, sizeof(path)));
+    uint32_t all, n = retainers(g, p, top[i], &all);
+    fprintf(o->f, "%14" PRIu64 "  %-12s %s\n", ob->retained, type_name(g, p, top[i]),
+            n ? ljm_heapgraph_path_via(g, p->edges[0], path, sizeof(path))
+              : ljm_heapgraph_path(g, top[i], path, sizeof(path)));
+    for (uint32_t k = 1; k < n; k++)
+      fprintf(o->f, "%14s  %-12s %s\n", "", "", ljm_heapgraph_path_via(g, p->edges[k], path,
+              sizeof(path)));
+    if (all > n)
+      fprintf(o->f, "%14s  %-12s (+%" PRIu32 " more reference%s into it)\n", "", "", all - n,
+              all - n > 1 ? "s" : "");
   }
 }
 
+/* "paths": [...], "references": N of object i. */
+static void paths_json(Out *o, const LjmHeapGraph *g, Paths *p, uint32_t i)
+{
+  char path[PATH_MAX_LEN];
+  uint32_t all, n = retainers(g, p, i, &all);
+  fprintf(o->f, ", \"paths\": [");
+  for (uint32_t k = 0; k < n; k++) {
+    if (k) fprintf(o->f, ", ");
+    jstr(o, ljm_heapgraph_path_via(g, p->edges[k], path, sizeof(path)));
+  }
+  fprintf(o->f, "], \"references\": %" PRIu32, all);
+}
+
 static void summary_json(Out *o, const LjmHeapGraph *g, const Figures *f, const uint32_t *top,
-                         uint32_t ntop)
+                         uint32_t ntop, Paths *p)
 {
   char path[PATH_MAX_LEN];
   fprintf(o->f, "{\"build\": ");
   jstr(o, g->build ? g->build : "");
-  fprintf(o->f, ", \"gc_total\": %" PRIu64 ", \"objects\": %" PRIu64 ", \"bytes\": %" PRIu64
-          ", \"types\": [", g->gctotal, f->objects, f->bytes);
+  fprintf(o->f, ", \"gc_total\": %" PRIu64 ", \"objects\": %" PRIu64 ", \"bytes\": %" PRIu64,
+          g->gctotal, f->objects, f->bytes);
+  process_json(o, g);
+  fprintf(o->f, ", \"types\": [");
   for (int i = 0; i < f->ntypes; i++) {
     fprintf(o->f, "%s{\"type\": ", i ? ", " : "");
     jstr(o, ljh_type_name(f->types[i].type));
@@ -87,24 +183,31 @@ static void summary_json(Out *o, const LjmHeapGraph *g, const Figures *f, const 
     fprintf(o->f, "%s{\"path\": ", i ? ", " : "");
     jstr(o, ljm_heapgraph_path(g, top[i], path, sizeof(path)));
     fprintf(o->f, ", \"type\": ");
-    jstr(o, ljh_type_name((LjhType)ob->type));
-    fprintf(o->f, ", \"retained_bytes\": %" PRIu64 "}", ob->retained);
+    jstr(o, type_name(g, p, top[i]));
+    fprintf(o->f, ", \"retained_bytes\": %" PRIu64, ob->retained);
+    paths_json(o, g, p, top[i]);
+    fprintf(o->f, "}");
   }
   fprintf(o->f, "]}\n");
 }
 
-int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, int json, FILE *f, char *err,
-                           size_t errlen)
+int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths, int json,
+                           FILE *f, char *err, size_t errlen)
 {
   Figures fig;
+  Paths p;
   figures(g, &fig);
   uint32_t *idx = malloc(((size_t)top + 1) * sizeof(*idx));
-  if (!idx) return oom(err, errlen);
+  if (!idx || paths_init(&p, g, paths)) {
+    free(idx);
+    return oom(err, errlen);
+  }
   uint32_t ntop = ljm_heapgraph_top_retainers(g, idx, top);
   Out o = { f, { 0 }, { 0 } };
-  if (json) summary_json(&o, g, &fig, idx, ntop);
-  else summary_text(&o, g, &fig, idx, ntop);
+  if (json) summary_json(&o, g, &fig, idx, ntop, &p);
+  else summary_text(&o, g, &fig, idx, ntop, &p);
   out_free(&o);
+  paths_free(&p);
   free(idx);
   return 0;
 }
@@ -142,6 +245,13 @@ static void type_diff(const Figures *fo, const Figures *fn, TypeDiff *d)
     }
 }
 
+/* An example's path after its container's (".key5002"), or all of it. */
+static const char *inside(const char *container, const char *path)
+{
+  size_t n = strlen(container);
+  return !strncmp(container, path, n) && path[n] ? path + n : path;
+}
+
 int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32_t top,
                           int json, FILE *f, char *err, size_t errlen)
 {
@@ -156,13 +266,27 @@ int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32
   ** the largest of either snapshot. */
   uint32_t cand = top * 20 > 2000 ? top * 20 : 2000;
   if (ljm_heapgraph_growth(old, g, cand, &gr, &nall)) return oom(err, errlen);
-  uint32_t ng = nall > top ? top : nall;
+  /* The rows counted under none come first; of those, the ones that
+  ** changed (retainers that stayed the same say nothing here). */
+  uint32_t ng = 0, *row = malloc(((size_t)top + 1) * sizeof(*row));
+  if (!row) {
+    ljm_heapgraph_growth_free(gr, nall);
+    return oom(err, errlen);
+  }
+  for (uint32_t i = 0; i < nall && ng < top && gr[i].container == LJM_HEAP_NONE; i++)
+    if (gr[i].diff || gr[i].grown_bytes) row[ng++] = i;
   int64_t dobj = (int64_t)(fn.objects - fo.objects), dbytes = (int64_t)(fn.bytes - fo.bytes);
   int64_t dgc = (int64_t)(g->gctotal - old->gctotal);
   Out o = { f, { 0 }, { 0 } };
   if (json) {
-    fprintf(f, "{\"objects\": %" PRId64 ", \"bytes\": %" PRId64 ", \"gc_total\": %" PRId64
-            ", \"types\": [", dobj, dbytes, dgc);
+    fprintf(f, "{\"objects\": %" PRId64 ", \"bytes\": %" PRId64 ", \"gc_total\": %" PRId64,
+            dobj, dbytes, dgc);
+    if ((g->rss || g->malloc_held) && (old->rss || old->malloc_held))
+      fprintf(f, ", \"process\": {\"rss\": %" PRId64 ", \"malloc_in_use\": %" PRId64
+              ", \"malloc_held\": %" PRId64 "}", (int64_t)(g->rss - old->rss),
+              (int64_t)(g->malloc_in_use - old->malloc_in_use),
+              (int64_t)(g->malloc_held - old->malloc_held));
+    fprintf(f, ", \"types\": [");
     for (int i = 0; i < d.n; i++) {
       fprintf(f, "%s{\"type\": ", i ? ", " : "");
       jstr(&o, ljh_type_name((LjhType)d.order[i]));
@@ -171,92 +295,120 @@ int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32
     }
     fprintf(f, "], \"retainers\": [");
     for (uint32_t i = 0; i < ng; i++) {
+      const LjmHeapGrowth *x = &gr[row[i]];
       fprintf(f, "%s{\"path\": ", i ? ", " : "");
-      jstr(&o, gr[i].path);
+      jstr(&o, x->path);
       fprintf(f, ", \"type\": ");
-      jstr(&o, ljh_type_name(gr[i].type));
-      fprintf(f, ", \"retained_bytes\": %" PRId64 "}", gr[i].diff);
+      jstr(&o, x->type);
+      fprintf(f, ", \"retained_bytes\": %" PRId64, x->diff);
+      if (x->made) fprintf(f, ", \"before\": null, \"after\": null");
+      else fprintf(f, ", \"before\": %" PRIu64 ", \"after\": %" PRIu64, x->old_retained,
+                   x->new_retained);
+      fprintf(f, ", \"entries\": %" PRId64 ", \"grown\": {\"count\": %" PRIu32
+              ", \"bytes\": %" PRId64 ", \"examples\": [", x->made ? 0 : x->entries, x->grown,
+              x->grown_bytes);
+      for (int k = 0; k < 2 && x->example[k] != LJM_HEAP_NONE; k++) {
+        fprintf(f, "%s{\"path\": ", k ? ", " : "");
+        jstr(&o, gr[x->example[k]].path);
+        fprintf(f, ", \"retained_bytes\": %" PRId64 "}", gr[x->example[k]].diff);
+      }
+      fprintf(f, "]}}");
     }
     fprintf(f, "]}\n");
   } else {
     fprintf(f, "HEAP GROWTH\n%+" PRId64 " objects, %+" PRId64 " bytes (the VM counted %+" PRId64
-            ")\n\n", dobj, dbytes, dgc);
-    fprintf(f, "%-12s %12s %14s\n", "type", "objects", "bytes");
+            ")\n", dobj, dbytes, dgc);
+    if ((g->rss || g->malloc_held) && (old->rss || old->malloc_held))
+      fprintf(f, "process: RSS %+" PRId64 " bytes, glibc malloc %+" PRId64 " in use, %+" PRId64
+              " held\n", (int64_t)(g->rss - old->rss), (int64_t)(g->malloc_in_use - old->malloc_in_use),
+              (int64_t)(g->malloc_held - old->malloc_held));
+    fprintf(f, "\n%-12s %12s %14s\n", "type", "objects", "bytes");
     for (int i = 0; i < d.n; i++)
       fprintf(f, "%-12s %+12" PRId64 " %+14" PRId64 "\n", ljh_type_name((LjhType)d.order[i]),
               d.count[d.order[i]], d.bytes[d.order[i]]);
-    fprintf(f, "\nRETAINERS BY GROWTH\n%14s  %-12s %s\n", "retained", "type",
-            "path (before -> after)");
-    for (uint32_t i = 0; i < ng; i++)
-      fprintf(f, "%+14" PRId64 "  %-12s %s (%" PRIu64 " -> %" PRIu64 ")\n", gr[i].diff,
-              ljh_type_name(gr[i].type), gr[i].path, gr[i].old_retained, gr[i].new_retained);
+    fprintf(f, "\nRETAINERS BY GROWTH (what grew inside one counted under it)\n%14s  %-12s %s\n",
+            "retained", "type", "path (before -> after)");
+    for (uint32_t i = 0; i < ng; i++) {
+      const LjmHeapGrowth *x = &gr[row[i]];
+      if (x->made)
+        fprintf(f, "%+14" PRId64 "  %-12s %s\n", x->diff, x->type, x->path);
+      else
+        fprintf(f, "%+14" PRId64 "  %-12s %s (%" PRIu64 " -> %" PRIu64 ")\n", x->diff, x->type,
+                x->path, x->old_retained, x->new_retained);
+      if (!x->grown && !x->entries) continue;
+      fprintf(f, "%14s  %-12s ", "", "");
+      if (x->made) fprintf(f, "%" PRIu32 " inside changed by %+" PRId64 " bytes", x->grown,
+                           x->grown_bytes);
+      else fprintf(f, "%+" PRId64 " entries", x->entries);
+      for (int k = 0; k < 2 && x->example[k] != LJM_HEAP_NONE; k++)
+        fprintf(f, "%s %s (%+" PRId64 ")", k ? "," : ", e.g.", inside(x->path, gr[x->example[k]].path),
+                gr[x->example[k]].diff);
+      fprintf(f, "\n");
+    }
   }
   out_free(&o);
+  free(row);
   ljm_heapgraph_growth_free(gr, nall);
   return 0;
 }
 
 /* -- Paths -------------------------------------------------------------------- */
 
-typedef struct PathOut {
-  Out *o;
-  int json, first;
-} PathOut;
-
-static void print_path(void *ud, const char *path)
+/* Which pass an object is listed in: 1 its type name matches, 2 only its
+** label does, 0 neither. */
+static int matches(const LjmHeapGraph *g, Paths *p, uint32_t i, LjmHeapLabelMatch match, void *ud)
 {
-  PathOut *p = ud;
-  if (p->json) {
-    fprintf(p->o->f, "%s", p->first ? "" : ", ");
-    jstr(p->o, path);
-  } else {
-    fprintf(p->o->f, "  %s\n", path);
-  }
-  p->first = 0;
+  if (g->obj[i].type == LJH_INTERNAL) return 0;
+  if (match(ud, type_name(g, p, i))) return 1;
+  return match(ud, ljm_heapgraph_label(g, i)) ? 2 : 0;
 }
 
 int ljm_heapreport_paths(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *ud,
-                         const char *pattern, uint32_t top, int json, FILE *f, char *err,
-                         size_t errlen)
+                         const char *pattern, uint32_t top, uint32_t paths, int json, FILE *f,
+                         char *err, size_t errlen)
 {
-  LjmHeapPreds preds;
-  if (ljm_heapgraph_preds(g, &preds)) return oom(err, errlen);
+  Paths p;
+  char path[PATH_MAX_LEN];
+  if (paths_init(&p, g, paths)) return oom(err, errlen);
   Out o = { f, { 0 }, { 0 } };
   uint32_t shown = 0, matched = 0;
   if (json) fprintf(f, "{\"matches\": [");
-  for (uint32_t i = 1; i < g->nobj; i++) {
-    const LjmHeapObj *ob = &g->obj[i];
-    const char *label = ljm_heapgraph_label(g, i);
-    if (ob->type == LJH_INTERNAL || !match(ud, label)) continue;
-    if (++matched > top) continue;
-    shown++;
-    PathOut p = { &o, json, 1 };
-    if (json) {
-      fprintf(f, "%s{\"label\": ", shown > 1 ? ", " : "");
-      jstr(&o, label);
-      fprintf(f, ", \"type\": ");
-      jstr(&o, ljh_type_name((LjhType)ob->type));
-      fprintf(f, ", \"size\": %" PRIu64 ", \"retained_bytes\": %" PRIu64 ", \"paths\": [",
-              ob->size, ob->retained);
-    } else {
-      fprintf(f, "%s %s (%" PRIu64 " bytes, retains %" PRIu64 "):\n",
-              ljh_type_name((LjhType)ob->type), label, ob->size, ob->retained);
+  /* Objects whose type name matches first (--path-to Point: the tables of
+  ** that __name, before a string "Point"), then those whose label does. */
+  for (int pass = 1; pass <= 2; pass++)
+    for (uint32_t i = 1; i < g->nobj; i++) {
+      if (matches(g, &p, i, match, ud) != pass) continue;
+      if (++matched > top) continue;
+      shown++;
+      const LjmHeapObj *ob = &g->obj[i];
+      const char *label = ljm_heapgraph_label(g, i), *tn = type_name(g, &p, i);
+      if (json) {
+        fprintf(f, "%s{\"label\": ", shown > 1 ? ", " : "");
+        jstr(&o, label);
+        fprintf(f, ", \"type\": ");
+        jstr(&o, tn);
+        fprintf(f, ", \"size\": %" PRIu64 ", \"retained_bytes\": %" PRIu64, ob->size,
+                ob->retained);
+        paths_json(&o, g, &p, i);
+        fprintf(f, "}");
+        continue;
+      }
+      fprintf(f, "%s%s%s (%" PRIu64 " bytes, retains %" PRIu64 "):\n", tn, *label ? " " : "",
+              label, ob->size, ob->retained);
+      uint32_t all, n = retainers(g, &p, i, &all);
+      for (uint32_t k = 0; k < n; k++)
+        fprintf(f, "  %s\n", ljm_heapgraph_path_via(g, p.edges[k], path, sizeof(path)));
+      if (!all) fprintf(f, "  (only weakly reachable)\n");
+      if (all > n)
+        fprintf(f, "  (+%" PRIu32 " more reference%s into it)\n", all - n, all - n > 1 ? "s" : "");
     }
-    uint32_t n = ljm_heapgraph_all_paths(g, &preds, i, LJM_HEAPREPORT_PATHS, print_path, &p);
-    if (json) {
-      fprintf(f, "], \"more_paths\": %s}", n > LJM_HEAPREPORT_PATHS ? "true" : "false");
-    } else {
-      if (!n) fprintf(f, "  (only weakly reachable)\n");
-      if (n > LJM_HEAPREPORT_PATHS) fprintf(f, "  ... and more\n");
-    }
-  }
   if (json)
     fprintf(f, "], \"matched\": %" PRIu32 "}\n", matched);
   else if (matched > shown)
     fprintf(f, "(%" PRIu32 " more objects match; --top N shows more)\n", matched - shown);
   else if (!matched)
-    fprintf(f, "no object's label matches '%s'\n", pattern);
+    fprintf(f, "no object's type name or label matches '%s'\n", pattern);
   out_free(&o);
-  ljm_heapgraph_preds_free(&preds);
+  paths_free(&p);
   return 0;
 }

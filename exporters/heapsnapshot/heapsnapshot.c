@@ -102,39 +102,12 @@ static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
   return i + 1 < g->nobj ? g->obj[i + 1].first_edge : g->nref;
 }
 
-/* A table's metatable __name (a string), or NULL. Found once per metatable
-** (mtname: 0 not looked at, 1 none, else its string + 2): tables sharing a
-** metatable with many keys cost its keys once, not once each. */
-static const char *metatable_name(const LjmHeapGraph *g, uint32_t i, uint32_t *mtname)
-{
-  for (uint32_t e = g->obj[i].first_edge; e < edge_end(g, i); e++) {
-    const LjmHeapRef *r = &g->ref[e];
-    if (r->kind != LJH_EDGE_NAME || strcmp(g->labels + r->what, "metatable")) continue;
-    uint32_t mt = r->to;
-    if (!mtname[mt]) {
-      mtname[mt] = 1;
-      for (uint32_t k = g->obj[mt].first_edge; k < edge_end(g, mt); k++) {
-        const LjmHeapRef *m = &g->ref[k];
-        if (m->kind == LJH_EDGE_STRKEY &&
-            !strcmp(ljm_heapgraph_label(g, (uint32_t)m->what), "__name") &&
-            g->obj[m->to].type == LJH_STR) {
-          mtname[mt] = m->to + 2;
-          break;
-        }
-      }
-    }
-    return mtname[mt] > 1 ? ljm_heapgraph_label(g, mtname[mt] - 2) : NULL;
-  }
-  return NULL;
-}
-
 /* The node's type and name: the name is what the Summary groups by. */
 static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, uint32_t *mtname,
                       int *type, uint32_t *name)
 {
   const LjmHeapObj *o = &g->obj[i];
-  const char *mt;
-  char buf[128];
+  char buf[160];
   switch (o->type) {
   case LJH_ROOT:
     *type = NT_SYNTHETIC;
@@ -146,8 +119,17 @@ static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, uint32_t *m
     return;
   case LJH_LFUNC:
   case LJH_CFUNC:
+    /* Named as the profiles name it (string.rep, mymod.new): by where it
+    ** is kept; else a Lua function by its chunk and line. */
     *type = NT_CLOSURE;
-    snprintf(buf, sizeof(buf), "%s", ljm_heapgraph_label(g, i));
+    if (!*ljm_heapgraph_func_name(g, i, buf, sizeof(buf))) {
+      const char *l = ljm_heapgraph_label(g, i);
+      size_t n = strlen(l);
+      if (o->type == LJH_CFUNC) snprintf(buf, sizeof(buf), "C function %s", l);
+      else if (n > 2 && !strcmp(l + n - 2, ":0"))  /* "@app.lua:0": the main chunk */
+        snprintf(buf, sizeof(buf), "main chunk (%.*s)", (int)(n - 2 - (*l == '@')), l + (*l == '@'));
+      else snprintf(buf, sizeof(buf), "%s", l + (*l == '@'));
+    }
     *name = intern_copy(t, buf);
     return;
   case LJH_PROTO:
@@ -157,9 +139,8 @@ static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, uint32_t *m
     return;
   case LJH_TAB:
   case LJH_UDATA:
-    mt = metatable_name(g, i, mtname);
     *type = NT_OBJECT;
-    *name = intern(t, mt ? mt : ljh_type_name((LjhType)o->type));
+    *name = intern(t, ljm_heapgraph_type_name(g, i, mtname));
     return;
   default:
     *type = NT_OBJECT;

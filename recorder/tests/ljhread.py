@@ -14,6 +14,13 @@ class Obj:
 
 def read(data):
     """(build, gctotal, {addr: Obj}); edges are (kind, weak, target, what)."""
+    build, total, _, objs = read_all(data)
+    return build, total, objs
+
+
+def read_all(data):
+    """(build, gctotal, {figure name: bytes}, {addr: Obj}): version 2 adds the
+    process's figures (rss, malloc_in_use, malloc_held) to the header."""
     pos = [0]
 
     def byte():
@@ -36,9 +43,14 @@ def read(data):
         pos[0] += n
         return s.decode("latin-1")
 
-    assert data[:4] == b"ljh\x01", "magic"
+    assert data[:3] == b"ljh" and data[3] in (1, 2), "magic"
     pos[0] = 4
     build, total = string(), uleb()
+    figures = {}
+    if data[3] >= 2:
+        for _ in range(uleb()):
+            name = string()
+            figures[name] = uleb()
     objs = {}
     while True:
         t = byte()
@@ -53,4 +65,4 @@ def read(data):
             edges.append((kind, weak, target, what))
         objs[addr] = Obj(TYPES[t], addr, size, label, edges)
     assert pos[0] == len(data), "bytes after the end"
-    return build, total, objs
+    return build, total, figures, objs

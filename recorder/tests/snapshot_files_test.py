@@ -56,7 +56,7 @@ def snap(paths, keep=10, preexec=None, wrap=None):
 
 def is_snapshot(path):
     with open(path, "rb") as f:
-        return f.read(4) == b"ljh\x01"
+        return f.read(4) in (b"ljh\x01", b"ljh\x02")
 
 
 res.check(os.getuid() == 0, "runs as root (mknod, mount): uid %d" % os.getuid())

@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -249,3 +250,22 @@ def serve(root):
         ("127.0.0.1", 0), functools.partial(_Quiet, directory=root))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, "http://127.0.0.1:%d" % httpd.server_address[1]
+
+def folded_figures(text):
+    """{name: [self, total]} of a folded file as speedscope's Sandwich view
+    counts them: self where the name is the leaf, total once per stack
+    holding it."""
+    out = {}
+    for ln in text.splitlines():
+        stack, count = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        for n in set(frames):
+            out.setdefault(n, [0, 0])[1] += int(count)
+        out[frames[-1]][0] += int(count)
+    return out
+
+
+def sandwich_number(cell):
+    """The value of a Sandwich table cell, "1,234 (5.6%)", or None."""
+    m = re.match(r"^([0-9,]+) \(", cell)
+    return int(m.group(1).replace(",", "")) if m else None

@@ -16,7 +16,10 @@ converted, and:
     DevTools' "(string)", functions as its "Function", prototypes and traces
     as its "(compiled code)", the other Lua types by name;
   * its Retainers pane shows a Point object as "[k] in table", that table as
-    "points in table", k being the index under which the snapshot has it.
+    "points in table", k being the index under which the snapshot has it;
+  * the functions under "Function" read as the snapshot names closures, by
+    where they are kept (string.rep, table.move, tick), none by an
+    address (they used to read "0x7fa3e3d59730()", "move:-1()").
 The Summary screenshot goes to the test's outputs and /tmp/browser-shots.
 usage: heapsnapshot_test.py --ljm LJM --so RECORDER_SO --script SNAPSHOT_LUA [...]"""
 import collections
@@ -144,6 +147,23 @@ def check_retainers(br, objs):
             % (inst["text"], want_idx, [t for t in rows if "intable" in t][:4]))
 
 
+def check_function_names(br, doc):
+    """Expands "Function": its instances must read as the snapshot names its
+    closures (string.rep, table.move, tick), none by an address."""
+    row = poll(br, ROW, "Function×", 10)
+    br.call("click", x=row["x"], y=row["y"])
+    rows = poll(br, """() => { const r = (%s)().map((c) => c[0].replace(/\s+/g, " "));
+      return r.filter((t) => /\(\) ?@[0-9]+$/.test(t)).length > 20 ? r : null; }""" % ROWS, None, 10)
+    br.screenshot("heapsnapshot_devtools_functions.png")
+    shown = [t for t in rows if re.search(r"\(\) ?@[0-9]+$", t)]  # "name() @id", not "Point @id"
+    for name in ("string.rep", "table.move", "tick"):
+        T.check(any(t.startswith(name + "()") or t.startswith(name + " ()") for t in shown),
+                "DevTools shows the function %s by name: %r" % (name, shown[:12]))
+    T.check(not [t for t in shown if re.match(r"^(C function )?0x[0-9a-f]+", t) or ":-1" in t],
+            "DevTools names no function by its address: %r"
+            % [t for t in shown if "0x" in t or ":-1" in t][:5])
+
+
 def kb(text):
     m = re.match(r"^([0-9.,]+) kB", text)
     return float(m.group(1).replace(",", "")) * 1000 if m else None
@@ -195,6 +215,7 @@ def main():
             T.check(ok, "DevTools Summary %r: shows %r, the snapshot has %d objects of %d bytes"
                     % (name, got, count, size))
         check_retainers(br, objs)
+        check_function_names(br, doc)
         errs = [m for m in br.call("log") if m["type"] == "pageerror"]
         T.check(not errs, "DevTools page errors: %r" % errs[:5])
     except RuntimeError as e:

@@ -22,24 +22,6 @@ ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((r) => /^[0-9,]+ \(/.test(r[0]))"""
 
 
-def folded_figures(text):
-    """{name: [self, total]} as speedscope's Sandwich view counts them: self
-    where the name is the leaf, total once per stack holding it."""
-    out = {}
-    for ln in text.splitlines():
-        stack, count = ln.rsplit(" ", 1)
-        frames = stack.split(";")
-        for n in set(frames):
-            out.setdefault(n, [0, 0])[1] += int(count)
-        out[frames[-1]][0] += int(count)
-    return out
-
-
-def number(cell):
-    m = re.match(r"^([0-9,]+) \(", cell)
-    return int(m.group(1).replace(",", "")) if m else None
-
-
 def check_profile(br, base, name, folded, shoot):
     title = "ljmkit %s" % name
     url = "%s/speedscope/index.html#profileURL=%s&title=%s" % (
@@ -63,13 +45,13 @@ def check_profile(br, base, name, folded, shoot):
     if not T.check(tab is not None, "%s: no Sandwich tab" % name):
         return
     br.call("click", x=tab["x"], y=tab["y"])
-    want = folded_figures(folded)
+    want = B.folded_figures(folded)
     try:
         rows = br.wait_for(r"""(n) => { const r = (%s)(); return r.length >= n ? r : null; }""" % ROWS,
                            len(want), timeout=10000)
     except RuntimeError:
         rows = br.eval(ROWS)
-    got = {r[2]: (number(r[1]), number(r[0])) for r in rows}
+    got = {r[2]: (B.sandwich_number(r[1]), B.sandwich_number(r[0])) for r in rows}
     T.check(len(rows) == len(want), "%s: Sandwich lists %d symbols, the file has %d names"
             % (name, len(rows), len(want)))
     for n, (self_v, total_v) in sorted(want.items()):
