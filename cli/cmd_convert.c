@@ -20,8 +20,8 @@ static void usage(FILE *f)
         "\n"
         "Writes the ljm profile FILE ('-' for stdin; gzip or zstd allowed) as OUT\n"
         "('-' for stdout where the format allows). Without -f the format\n"
-        "comes from OUT's name. FILE may be a heap snapshot (.ljh, not from\n"
-        "stdin): any format but text then draws the heap as a flame graph, each\n"
+        "comes from OUT's name. FILE may be a heap snapshot (.ljh, a regular\n"
+        "file): any format but text then draws the heap as a flame graph, each\n"
         "object's bytes under its path from the roots (the dominator tree).\n"
         "\nformats:\n", f);
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {

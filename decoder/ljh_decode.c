@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ljh_decoder.h"
 #include "ljm_input.h"
@@ -164,7 +165,9 @@ int ljh_sniff(const char *path)
   LjmDiag d;
   uint8_t magic[3];
   size_t got = 0;
-  if (!strcmp(path, "-")) return 0;
+  struct stat st;
+  /* A pipe or FIFO (<(...)) cannot be read twice: only regular files. */
+  if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode)) return 0;
   LjmInput *in = ljm_input_open(path, &d);
   if (!in) return 0;
   while (got < sizeof(magic)) {

@@ -100,9 +100,9 @@ typedef struct LjhCallbacks {
 ** LJM_ERROR with diag (offset, one-line message) for anything else. */
 LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *diag);
 
-/* 1 when the file at path (plain, gzip or zstd) begins as a heap snapshot
-** does ("ljh"), else 0: standard input ("-", which cannot be read twice),
-** an unreadable file or anything else. */
+/* 1 when the regular file at path (plain, gzip or zstd) begins as a heap
+** snapshot does ("ljh"), else 0: standard input, a pipe or a FIFO (none
+** can be read twice), an unreadable file or anything else. */
 int ljh_sniff(const char *path);
 
 /* The name of a type: "string", "table", "function", "C function", ... */

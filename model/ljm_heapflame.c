@@ -156,7 +156,7 @@ static void place(Flame *fl, const LjmHeapGraph *g, uint32_t v, uint32_t *memo)
   const LjmHeapRef *r = g->obj[v].parent != LJM_HEAP_NONE ? &g->ref[g->obj[v].parent] : NULL;
   int elem = r && d != 0 && d != LJM_HEAP_NONE && r->from == d && r->kind == LJH_EDGE_INDEX;
   if (d == LJM_HEAP_NONE)
-    snprintf(label, sizeof(label), "(only weakly reachable)");
+    snprintf(label, sizeof(label), "(not strongly reachable)");
   else if (elem)  /* an array element: all of one type share a frame */
     snprintf(label, sizeof(label), "[]%s", ljm_heapgraph_type_name(g, v, memo));
   else

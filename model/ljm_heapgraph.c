@@ -607,7 +607,7 @@ static int is_loaded(const LjmHeapGraph *g, const LjmHeapRef *r)
 static void step_at(const LjmHeapGraph *g, const Steps *p, uint32_t x, char *out, size_t len)
 {
   const LjmHeapRef *r = &g->ref[edge_at(p, x)];
-  if (x + 1 == p->n && p->n >= 2 && known(p, x - 1) && r->to == g->registry &&
+  if (x + 1 == p->n && p->n >= 2 && r->from == 0 && known(p, x - 1) && r->to == g->registry &&
       is_loaded(g, &g->ref[edge_at(p, x - 1)])) {
     snprintf(out, len, "package.loaded");
     return;
@@ -739,16 +739,14 @@ static int reached(const LjmHeapGraph *g, uint32_t v)
   return v == 0 || g->obj[v].parent != LJM_HEAP_NONE;
 }
 
-/* Orders retainers: the penalty and length of the path through each. */
-static int better(const LjmHeapGraph *g, uint32_t e, uint32_t f)
+/* A retainer's place in the order: the penalty and length of the path
+** through it, then its index; computed once per reference (a penalty may
+** read a long name). */
+static uint64_t retainer_key(const LjmHeapGraph *g, uint32_t e)
 {
-  const LjmHeapRef *a = &g->ref[e], *b = &g->ref[f];
-  uint32_t ca = g->obj[a->from].cost + (uint32_t)ljm_heapgraph_penalty(g, a);
-  uint32_t cb = g->obj[b->from].cost + (uint32_t)ljm_heapgraph_penalty(g, b);
-  if (ca != cb) return ca < cb;
-  if (g->obj[a->from].depth != g->obj[b->from].depth)
-    return g->obj[a->from].depth < g->obj[b->from].depth;
-  return e < f;
+  const LjmHeapRef *r = &g->ref[e];
+  uint64_t cost = (uint64_t)g->obj[r->from].cost + (uint64_t)ljm_heapgraph_penalty(g, r);
+  return cost << 32 | g->obj[r->from].depth;  /* cost < 2^17 */
 }
 
 uint32_t ljm_heapgraph_retainers(const LjmHeapGraph *g, const LjmHeapPreds *p, uint32_t i,
@@ -756,20 +754,26 @@ uint32_t ljm_heapgraph_retainers(const LjmHeapGraph *g, const LjmHeapPreds *p, u
 {
   if (i == 0 || i >= g->nobj || g->obj[i].parent == LJM_HEAP_NONE) return 0;
   uint32_t n = 0, kept = 0, own = g->obj[i].parent;
+  uint64_t *key = max > 1 ? malloc((size_t)max * sizeof(*key)) : NULL;
   if (max) out[kept++] = own;
   for (uint32_t k = p->start[i]; k < p->start[i + 1]; k++) {
     uint32_t e = p->edge[k];
     if (!reached(g, g->ref[e].from)) continue;
     n++;
-    if (e == own || !max) continue;
-    /* Insertion into the best max - 1 after the path's own. */
+    if (e == own || !key) continue;
+    /* Insertion into the best max - 1 after the path's own: by key, then
+    ** by index (edges come in index order: a later one goes after). */
+    uint64_t ke = retainer_key(g, e);
     uint32_t at = kept;
-    while (at > 1 && better(g, e, out[at - 1])) at--;
+    while (at > 1 && ke < key[at - 1]) at--;
     if (at >= max) continue;
     if (kept < max) kept++;
     memmove(out + at + 1, out + at, (size_t)(kept - 1 - at) * sizeof(*out));
+    memmove(key + at + 1, key + at, (size_t)(kept - 1 - at) * sizeof(*key));
     out[at] = e;
+    key[at] = ke;
   }
+  free(key);
   return n;
 }
 
@@ -1092,9 +1096,10 @@ void ljm_heapgraph_growth_free(LjmHeapGrowth *g, uint32_t n)
   free(g);
 }
 
-/* Appends the top candidates of `from`, each matched in `other` by path. */
+/* Appends the top candidates of `from`, each matched in `other` by path;
+** tmemo: from's type names (ljm_heapgraph_type_name). */
 static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, int from_is_new,
-                          uint32_t max, LjmHeapGrowth *gr, uint32_t *k)
+                          uint32_t max, LjmHeapGrowth *gr, uint32_t *k, uint32_t *tmemo)
 {
   uint32_t *top = malloc((size_t)max * sizeof(*top) + 1);
   uint32_t *memo = malloc((size_t)from->nobj * sizeof(*memo) + 1);
@@ -1119,7 +1124,7 @@ static int add_candidates(const LjmHeapGraph *from, const LjmHeapGraph *other, i
       free(up);
       return -1;
     }
-    x->type = ljm_heapgraph_type_name(from, top[i], NULL);
+    x->type = ljm_heapgraph_type_name(from, top[i], tmemo);
     x->new_obj = from_is_new ? top[i] : o;
     x->old_obj = from_is_new ? o : top[i];
     x->new_retained = from_is_new ? mine : theirs;
@@ -1179,42 +1184,52 @@ static int64_t out_refs(const LjmHeapGraph *g, uint32_t o)
   return n;
 }
 
-/* Counts row x under row y. */
+static uint64_t magnitude(int64_t d)
+{
+  return d < 0 ? 0 - (uint64_t)d : (uint64_t)d;
+}
+
+/* Counts row x under row y: its growth, and among y's two examples when it
+** changed more than one of them. */
 static void count_under(LjmHeapGrowth *gr, uint32_t x, uint32_t y)
 {
   gr[x].container = y;
   if (!gr[x].diff) return;  /* out of the list, but nothing to count */
   gr[y].grown++;
   gr[y].grown_bytes += gr[x].diff;
-  if (gr[y].example[0] == LJM_HEAP_NONE) gr[y].example[0] = x;
-  else if (gr[y].example[1] == LJM_HEAP_NONE) gr[y].example[1] = x;
+  uint32_t *ex = gr[y].example;
+  if (ex[0] == LJM_HEAP_NONE || magnitude(gr[x].diff) > magnitude(gr[ex[0]].diff)) {
+    ex[1] = ex[0];
+    ex[0] = x;
+  } else if (ex[1] == LJM_HEAP_NONE || magnitude(gr[x].diff) > magnitude(gr[ex[1]].diff)) {
+    ex[1] = x;
+  }
 }
 
-/* Groups the w rows of gr (largest growth first) by container: a row of
-** an object only one snapshot has (an entry added or dropped) is counted
-** under the row of the object its path steps from when that object
-** dominates it (its growth is in the container's already); rows below a
-** row counted so are left out of the list too, not counted again.
-** Rows whose container is no row, two or more, get a row made for it (gr
-** has room for w more). Returns the count of rows, or LJM_HEAP_NONE. */
-static uint32_t group(const LjmHeapGraph *old, const LjmHeapGraph *new_, LjmHeapGrowth *gr, uint32_t w)
+/* Groups the w rows of gr by container: a row of an object only one
+** snapshot has (an entry added or dropped) whose path steps from another
+** row's object dominating it (its growth is in the container's already) is
+** counted under that row; rows whose container is no row, two or more,
+** under a row made for it (gr has room for w more); rows below a row so
+** counted are left out of the list too, not counted again. Returns the
+** count of rows, or LJM_HEAP_NONE out of memory. */
+static uint32_t group(const LjmHeapGraph *old, const LjmHeapGraph *new_, LjmHeapGrowth *gr, uint32_t w,
+                      uint32_t *memo_old, uint32_t *memo_new)
 {
-  RowKey *keys = malloc(2 * ((size_t)w + 1) * sizeof(*keys)), *orphan = keys + w + 1;
-  uint32_t *cand = malloc(((size_t)w + 1) * sizeof(*cand));
-  if (!keys || !cand) {
-    free(keys);
-    free(cand);
-    return LJM_HEAP_NONE;
-  }
+  RowKey *keys = malloc((3 * (size_t)w + 2) * sizeof(*keys)), *orphan = keys + 2 * (size_t)w + 1;
+  uint32_t *cand = malloc((4 * (size_t)w + 2) * sizeof(*cand)), *top = cand + 2 * (size_t)w + 1;
   uint32_t nk = 0, no = 0, n = w;
+  char buf[1024];
+  if (!keys || !cand) goto oom;
+  /* A row by its object in each snapshot that has it. */
   for (uint32_t i = 0; i < w; i++) {
     gr[i].container = gr[i].example[0] = gr[i].example[1] = LJM_HEAP_NONE;
     gr[i].entries = out_refs(new_, gr[i].new_obj) - out_refs(old, gr[i].old_obj);
     if (gr[i].new_obj != LJM_HEAP_NONE) keys[nk++] = (RowKey){ 1ull << 32 | gr[i].new_obj, i };
-    else if (gr[i].old_obj != LJM_HEAP_NONE) keys[nk++] = (RowKey){ gr[i].old_obj, i };
-    cand[i] = LJM_HEAP_NONE;
+    if (gr[i].old_obj != LJM_HEAP_NONE) keys[nk++] = (RowKey){ gr[i].old_obj, i };
   }
   qsort(keys, nk, sizeof(*keys), by_key);
+  for (uint32_t i = 0; i < 2 * w; i++) cand[i] = LJM_HEAP_NONE;
   for (uint32_t i = 0; i < w; i++) {
     int in_new;
     uint32_t c = container_of(old, new_, &gr[i], &in_new);
@@ -1229,77 +1244,71 @@ static uint32_t group(const LjmHeapGraph *old, const LjmHeapGraph *new_, LjmHeap
     if (y == LJM_HEAP_NONE) orphan[no++] = (RowKey){ key, i };
     else if (y != i) cand[i] = y;
   }
-  for (uint32_t i = 0; i < w; i++)
-    if (cand[i] != LJM_HEAP_NONE) count_under(gr, i, cand[i]);
-  /* Below a row counted under another: out of the list as well. */
-  for (int changed = 1; changed;) {
-    changed = 0;
-    for (uint32_t i = 0; i < w; i++)
-      if (gr[i].container == LJM_HEAP_NONE && cand[i] != LJM_HEAP_NONE &&
-          gr[cand[i]].container != LJM_HEAP_NONE) {
-        gr[i].container = gr[cand[i]].container;
-        changed = 1;
-      }
-  }
-  free(cand);
-  /* Each row under the row shown: the top of its chain (acyclic: the
-  ** chains follow dominators). */
-  for (uint32_t i = 0; i < w; i++) {
-    uint32_t c = gr[i].container;
-    while (c != LJM_HEAP_NONE && gr[c].container != LJM_HEAP_NONE) c = gr[c].container;
-    gr[i].container = c;
-  }
   /* Rows sharing a container that is no row: two or more get one made. */
   qsort(orphan, no, sizeof(*orphan), by_key);
-  char buf[1024];
   for (uint32_t i = 0; i < no;) {
     uint32_t j = i;
     while (j < no && orphan[j].key == orphan[i].key) j++;
     if (j - i >= 2) {
-      const LjmHeapGraph *g = orphan[i].key >> 32 ? new_ : old;
+      int in_new = (int)(orphan[i].key >> 32);
+      const LjmHeapGraph *g = in_new ? new_ : old;
       uint32_t c = (uint32_t)orphan[i].key;
       LjmHeapGrowth *m = &gr[n];
       memset(m, 0, sizeof(*m));
-      m->path = strdup(ljm_heapgraph_path(g, c, buf, sizeof(buf)));
-      if (!m->path) {
-        free(keys);
-        return LJM_HEAP_NONE;
-      }
-      m->type = ljm_heapgraph_type_name(g, c, NULL);
+      if (!(m->path = strdup(ljm_heapgraph_path(g, c, buf, sizeof(buf))))) goto oom;
+      m->type = ljm_heapgraph_type_name(g, c, in_new ? memo_new : memo_old);
       m->made = 1;
-      m->old_obj = g == old ? c : LJM_HEAP_NONE;
-      m->new_obj = g == new_ ? c : LJM_HEAP_NONE;
+      m->old_obj = in_new ? LJM_HEAP_NONE : c;
+      m->new_obj = in_new ? c : LJM_HEAP_NONE;
       m->container = m->example[0] = m->example[1] = LJM_HEAP_NONE;
-      for (uint32_t k = i; k < j; k++)
-        if (gr[orphan[k].row].container == LJM_HEAP_NONE) count_under(gr, orphan[k].row, n);
-      m->diff = m->grown_bytes;
+      for (uint32_t k = i; k < j; k++) cand[orphan[k].row] = n;
       n++;
     }
     i = j;
   }
-  /* A made row's examples came by key: the larger first. */
-  for (uint32_t i = w; i < n; i++) {
-    uint32_t *ex = gr[i].example;
-    if (ex[0] != LJM_HEAP_NONE && ex[1] != LJM_HEAP_NONE && ex[1] < ex[0]) {
-      uint32_t t = ex[0];
-      ex[0] = ex[1];
-      ex[1] = t;
-    }
+  /* The row each one is shown under: the top of its chain (the chains
+  ** follow dominators: no cycle), each found once (path compression). */
+  for (uint32_t i = 0; i < n; i++) top[i] = LJM_HEAP_NONE;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t r = i;
+    while (top[r] == LJM_HEAP_NONE && cand[r] != LJM_HEAP_NONE) r = cand[r];
+    if (top[r] == LJM_HEAP_NONE) top[r] = r;  /* a row counted under none */
+    r = top[r];
+    for (uint32_t v = i; top[v] == LJM_HEAP_NONE; v = cand[v]) top[v] = r;
   }
+  /* Counted under its container when that one is shown; else out of the
+  ** list with it (its growth is in its container's, counted already). */
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t y = cand[i];
+    if (y == LJM_HEAP_NONE) continue;
+    if (cand[y] == LJM_HEAP_NONE) count_under(gr, i, y);
+    else gr[i].container = top[i];
+  }
+  for (uint32_t i = w; i < n; i++) gr[i].diff = gr[i].grown_bytes;
   free(keys);
+  free(cand);
   return n;
+oom:
+  free(keys);
+  free(cand);
+  return LJM_HEAP_NONE;
 }
 
 int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint32_t candidates,
                          LjmHeapGrowth **out, uint32_t *n)
 {
   LjmHeapGrowth *gr = calloc(4 * (size_t)candidates + 1, sizeof(*gr));
+  /* Type names of each snapshot: a metatable's keys looked at once. */
+  uint32_t *memo_old = calloc((size_t)old->nobj + 1, sizeof(uint32_t));
+  uint32_t *memo_new = calloc((size_t)new_->nobj + 1, sizeof(uint32_t));
   uint32_t k = 0;
   *out = NULL;
   *n = 0;
-  if (!gr || add_candidates(new_, old, 1, candidates, gr, &k) ||
-      add_candidates(old, new_, 0, candidates, gr, &k)) {
+  if (!gr || !memo_old || !memo_new || add_candidates(new_, old, 1, candidates, gr, &k, memo_new) ||
+      add_candidates(old, new_, 0, candidates, gr, &k, memo_old)) {
     if (gr) ljm_heapgraph_growth_free(gr, k);
+    free(memo_old);
+    free(memo_new);
     return -1;
   }
   /* A path among both tops once. */
@@ -1315,8 +1324,9 @@ int ljm_heapgraph_growth(const LjmHeapGraph *old, const LjmHeapGraph *new_, uint
   memset(gr + w, 0, (size_t)(k - w) * sizeof(*gr));  /* moved or freed */
   size_t cap = 4 * (size_t)candidates + 1;
   for (uint32_t i = 0; i < w; i++) gr[i].container = LJM_HEAP_NONE;
-  qsort(gr, w, sizeof(*gr), by_growth);  /* largest first: examples are the largest */
-  uint32_t all = group(old, new_, gr, w);
+  uint32_t all = group(old, new_, gr, w, memo_old, memo_new);
+  free(memo_old);
+  free(memo_new);
   uint32_t *perm = malloc(((size_t)w * 2 + 1) * sizeof(*perm));
   LjmHeapGrowth *sorted = malloc(((size_t)w * 2 + 1) * sizeof(*sorted));
   if (all == LJM_HEAP_NONE || !perm || !sorted) {

@@ -83,6 +83,31 @@ REC_API int rec_var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **n
   return 0;
 }
 
+REC_API void rec_var_names(const GCproto *pt, BCPos pc, const char **out, uint32_t n)
+{
+  const uint8_t *p = proto_varinfo(pt), *e = pt_end(pt);
+  BCPos last = 0;
+  uint32_t slot = 0, k;
+  for (k = 0; k < n; k++) out[k] = NULL;
+  if (!p || p >= e) return;
+  for (k = 0; k < 65536 && p < e && slot < n; k++) {
+    const char *s = (const char *)p;
+    uint32_t vn = *p, d1, d2;
+    if (vn < VARNAME__MAX) {
+      if (vn == VARNAME_END) return;
+      p++;
+    } else {
+      const uint8_t *z = memchr(p, 0, (size_t)(e - p));
+      if (!z) return;
+      p = z + 1;
+    }
+    if (!read_uleb(&p, e, &d1) || !read_uleb(&p, e, &d2)) return;
+    last += d1;
+    if (last > pc) return;
+    if (pc < last + d2) out[slot++] = vn < VARNAME__MAX ? NULL : s;  /* active: the next slot */
+  }
+}
+
 REC_API const char *rec_uv_name(const GCproto *pt, uint32_t idx)
 {
   const uint8_t *p = proto_uvinfo(pt), *e = pt_end(pt), *z;

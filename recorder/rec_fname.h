@@ -37,6 +37,11 @@ REC_API int rec_fname(global_State *g, const GCfunc *caller, const TValue *base,
 ** inside the prototype), -1 for an internal one ("(for state)"), 0 for none. */
 REC_API int rec_var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name);
 
+/* The names of slots 0 .. n - 1 at instruction pc into out, as rec_var_name gives
+** them one by one (NULL: none, or an internal one), in one pass over the
+** debug info. */
+REC_API void rec_var_names(const GCproto *pt, BCPos pc, const char **out, uint32_t n);
+
 /* Upvalue idx's name in pt's debug info (NULL without it). */
 REC_API const char *rec_uv_name(const GCproto *pt, uint32_t idx);
 

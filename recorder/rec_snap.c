@@ -327,6 +327,7 @@ typedef struct SnapFrame {
 } SnapFrame;
 
 #define SNAP_FRAMES_MAX 100000  /* deeper frames keep "stack slot N" */
+#define SNAP_SLOTS_NAMED 256     /* a Lua frame's registers (framesize <= 250) */
 
 /* The Lua frames of th, top first, with the instruction each is at: the
 ** call recorded in the link of the frame above it (the topmost frame has
@@ -386,13 +387,27 @@ static void thread_edges(Snap *s, lua_State *th)
   }
   SnapFrame *fr = s->frames;
   size_t k = fr ? lua_frames(th, fr, s->cap_frames) : 0;  /* fr[k-1]: the lowest */
+  /* The frame's local names, read once per frame (a slot each time would
+  ** read its debug info once per slot). */
+  const char *vars[SNAP_SLOTS_NAMED];
+  size_t named = SIZE_MAX;  /* the frame vars[] is of */
+  const GCproto *vpt = NULL;  /* and its function and instruction: a recursion's */
+  BCPos vpc = 0;              /* frames share them, read once */
   for (TValue *o = st + 1 + LJ_FR2; o < th->top; o++) {
     if (!tvisgcv(o)) continue;
     while (k && fr[k - 1].limit <= o) k--;
     const char *var = NULL;
-    if (k && o >= fr[k - 1].base &&
-        rec_var_name(fr[k - 1].pt, fr[k - 1].pc, (BCReg)(o - fr[k - 1].base), &var) > 0) {
-      frame_where(fr[k - 1].pt, where, sizeof(where));
+    if (k && o >= fr[k - 1].base && o - fr[k - 1].base < SNAP_SLOTS_NAMED) {
+      if (named != k - 1 && (fr[k - 1].pt != vpt || fr[k - 1].pc != vpc)) {
+        rec_var_names(fr[k - 1].pt, fr[k - 1].pc, vars, SNAP_SLOTS_NAMED);
+        frame_where(fr[k - 1].pt, where, sizeof(where));
+        vpt = fr[k - 1].pt;
+        vpc = fr[k - 1].pc;
+      }
+      named = k - 1;
+      var = vars[o - fr[k - 1].base];
+    }
+    if (var) {
       snprintf(name, sizeof(name), "%s local %.100s", where, var);
     } else {
       snprintf(name, sizeof(name), "stack slot %u", (unsigned)(o - st));
@@ -622,9 +637,12 @@ static void process_figures(FILE *f)
   if (fd >= 0) close(fd);
   if (rss) fig[n++] = (__typeof__(fig[0])){ "rss", rss };
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  /* Nothing held: another allocator (jemalloc, tcmalloc) replaced it. */
   struct mallinfo2 mi = mallinfo2();
-  fig[n++] = (__typeof__(fig[0])){ "malloc_in_use", (uint64_t)mi.uordblks + mi.hblkhd };
-  fig[n++] = (__typeof__(fig[0])){ "malloc_held", (uint64_t)mi.arena + mi.hblkhd };
+  if (mi.arena + mi.hblkhd) {
+    fig[n++] = (__typeof__(fig[0])){ "malloc_in_use", (uint64_t)mi.uordblks + mi.hblkhd };
+    fig[n++] = (__typeof__(fig[0])){ "malloc_held", (uint64_t)mi.arena + mi.hblkhd };
+  }
 #endif
   f_uleb(f, (uint64_t)n);
   for (int i = 0; i < n; i++) {

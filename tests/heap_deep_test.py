@@ -157,6 +157,79 @@ chk(p.returncode == 0 and re.search(r"^\s*1600000\s", p.stdout, re.M) is not Non
     "(exit %d): %s %s" % (p.returncode, p.stderr[-300:], p.stdout[:400]))
 
 
+# -- What an adversarial review found quadratic ----------------------------------
+def snapshot(root, objs):
+    """A version 2 snapshot: root edges and objects (type, addr, size, label,
+    edges); an edge is (kind, target, what): a name for kind 1, else a number."""
+    def s(b):
+        b = b.encode() if isinstance(b, str) else b
+        return uleb(len(b)) + b
+
+    def edge(kind, target, what):
+        return bytes([kind]) + uleb(target) + (s(what) if kind & 0x7F == 1 else uleb(what))
+    d = bytearray(b"ljh\x02" + s("review") + uleb(0) + uleb(1) + s("rss") + uleb(1 << 20))
+    d += b"\x01" + uleb(0) + uleb(0) + s("") + uleb(len(root)) + b"".join(edge(*e) for e in root)
+    for t, a, size, label, edges in objs:
+        d += bytes([t]) + uleb(a) + uleb(size) + s(label) + uleb(len(edges)) + b"".join(edge(*e) for e in edges)
+    return bytes(d + b"\x00")
+
+
+def write(name, data):
+    path = os.path.join(work, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+# 100 000 references into one object, the worst of its paths through a
+# thread's edge with a 10 000-byte name: each comparison of the retainers
+# read that name again (16 s for a 7 MB file); now a penalty per reference.
+X = 0x60
+longname = write("retainers.ljh", snapshot(
+    [(1, 0x10, "_G"), (1, 0x20, "main thread"), (1, 0x30, "current thread"), (1, 0x40, "y")],
+    [(3, 0x10, 40, "", [(3, X, 1)]), (8, 0x20, 40, "", [(1, X, "A" * 10000)]),
+     (8, 0x30, 40, "", [(1, X, "B" * 10000)]), (3, 0x40, 40, "", [(3, 0x50, 1)]),
+     (3, 0x50, 40, "", [(3, X, i) for i in range(100000)]), (3, X, 1 << 30, "X", [])]))
+p = subprocess.run([ljm, "heap", longname], capture_output=True, text=True, preexec_fn=cpu_20s, timeout=600)
+chk(p.returncode == 0 and "(+100000 more references into it)" in p.stdout,
+    "100 000 references, long names: listed within 20 s of CPU (exit %d) %s" % (p.returncode, p.stderr[-200:]))
+
+# 2 000 tables sharing a metatable of 100 000 keys: --base named each
+# candidate's type by scanning those keys again (29 s); now once per metatable.
+mt = write("metatable.ljh", snapshot(
+    [(1, 0x10, "_G")],
+    [(3, 0x10, 40, "", [(3, 0x1000 + 16 * i, i + 1) for i in range(2000)] + [(3, 0x20, 0)]),
+     (3, 0x20, 40, "", [(2, 0x30, 0x40)] * 100000), (2, 0x30, 40, "s", []), (2, 0x40, 40, "__namf", [])] +
+    [(3, 0x1000 + 16 * i, 1000000 + i, "", [(1, 0x20, "metatable")]) for i in range(2000)]))
+p = subprocess.run([ljm, "heap", "--base", mt, mt], capture_output=True, text=True, preexec_fn=cpu_20s,
+                   timeout=600)
+chk(p.returncode == 0, "a large shared metatable: --base within 20 s of CPU (exit %d) %s"
+    % (p.returncode, p.stderr[-200:]))
+
+# Entries dropped: counted on their container's row (once: a second row of
+# the same path was made for them), the largest drops as examples.
+def cache(n):
+    ks = [(2, 0x1000 + 16 * i, 0x8000 + 16 * i) for i in range(n)]
+    objs = [(3, 0x10, 40, "", [(2, 0x20, 0x30)]), (2, 0x30, 32, "cache", []),
+            (3, 0x20, 40, "", ks)]
+    objs += [(3, 0x1000 + 16 * i, 1000 * (i + 1), "", []) for i in range(n)]
+    objs += [(2, 0x8000 + 16 * i, 32, "k%d" % (i + 1), []) for i in range(n)]
+    return snapshot([(1, 0x10, "_G")], objs)
+
+
+old_c, new_c = write("cache_old.ljh", cache(5)), write("cache_new.ljh", cache(0))
+p = heap("--json", "--base", old_c, new_c)
+try:
+    rows = json.loads(p.stdout)["retainers"]
+    c = [r for r in rows if r["path"] == "_G.cache"]
+    chk(len(c) == 1 and c[0]["entries"] == -5 and
+        [e["path"] for e in c[0]["grown"]["examples"]] == ["_G.cache.k5", "_G.cache.k4"] and
+        not [r for r in rows if r["path"].startswith("_G.cache.")],
+        "dropped entries: one _G.cache row, -5 entries, the two largest drops: %s" % rows)
+except (ValueError, KeyError) as e:
+    chk(False, "dropped entries: %s %s" % (e, p.stderr))
+
+
 # Two objects of 2^63: the sum wrapped to 0 and _G "retained 0". The fuzz
 # target's regression input is this file.
 data, at = sized([1 << 63, 1 << 63])

@@ -94,14 +94,18 @@ chk("package.loaded.sessmod.cache" in text and "(+" in text and "more references
 
 # -- The process's figures ---------------------------------------------------------
 p = j.get("process") or {}
-chk(figures.get("rss", 0) > gctotal and figures.get("malloc_held", 0) >= figures.get("malloc_in_use", 0) > 0,
+# glibc's malloc figures are absent where another allocator replaced it
+# (ASan's, in the sanitizer build), never zeros.
+malloc_known = "malloc_held" in figures
+chk(figures.get("rss", 0) > gctotal and (not malloc_known or
+                                          figures["malloc_held"] >= figures["malloc_in_use"] > 0),
     "the file records RSS above the Lua heap and malloc's figures: %s (VM %d)" % (figures, gctotal))
 chk(p == {k: figures.get(k) for k in ("rss", "malloc_in_use", "malloc_held")},
     "--json process figures as the reader finds them: %s, %s" % (p, figures))
-chk(re.search(r"^process: RSS %d bytes; glibc malloc %d in use, %d held" % (
-        figures.get("rss", -1), figures.get("malloc_in_use", -1), figures.get("malloc_held", -1)),
-        text, re.M) and re.search(r"^gap: RSS - Lua heap = %d bytes" % (figures.get("rss", 0) - gctotal),
-                                  text, re.M),
+mtext = ("glibc malloc %d in use, %d held" % (figures["malloc_in_use"], figures["malloc_held"])
+         if malloc_known else "glibc malloc unknown")
+chk(re.search(r"^process: RSS %d bytes; %s" % (figures.get("rss", -1), re.escape(mtext)), text, re.M) and
+    re.search(r"^gap: RSS - Lua heap = %d bytes" % (figures.get("rss", 0) - gctotal), text, re.M),
     "text: the three figures side by side and the gap: %s" % text[:600])
 # A version 1 snapshot (before the figures): the same objects, no figures.
 with open(new, "rb") as f:
@@ -232,6 +236,16 @@ else:
     chk(False, "go not installed (scripts/setup.sh --tests installs golang-go)")
 chk(gzip.open(pb).read(2) != b"", "pprof: a gzip'd profile")
 convert(".heaptrack.zst")
+# A stream from a FIFO (<(...)): told from a snapshot without reading it
+# twice (the first bytes were lost to the test for the magic).
+fifo = os.path.join(work, "fifo")
+os.mkfifo(fifo)
+writer = subprocess.Popen(["sh", "-c", 'cat "$0" > "$1"', new + ".ljm", fifo])
+r = subprocess.run([ljm, "convert", "-o", os.path.join(work, "fifo.folded"), fifo], capture_output=True,
+                   text=True, timeout=120)
+writer.wait(60)
+chk(r.returncode == 0 and os.path.getsize(os.path.join(work, "fifo.folded")) > 0,
+    "convert an ljm stream from a FIFO: exit %d %s" % (r.returncode, r.stderr))
 r = subprocess.run([ljm, "convert", "-o", os.path.join(work, "x.txt"), new], capture_output=True, text=True)
 chk(r.returncode == 2 and r.stderr.count("\n") == 1 and "ljm heap" in r.stderr,
     "text of a snapshot: a usage error pointing at ljm heap: %r" % r.stderr)

@@ -88,13 +88,17 @@ static const char *type_name(const LjmHeapGraph *g, Paths *p, uint32_t i)
 static void process_text(Out *o, const LjmHeapGraph *g)
 {
   if (!g->rss && !g->malloc_held) {
-    fprintf(o->f, "(no process figures: a snapshot from before ljm 0.2 records none)\n\n");
+    fprintf(o->f, "(no process figures recorded: a version 1 snapshot, or none known)\n\n");
     return;
   }
-  fprintf(o->f, "process: RSS %" PRIu64 " bytes; glibc malloc %" PRIu64 " in use, %" PRIu64
-          " held; Lua heap (VM count) %" PRIu64 "\n", g->rss, g->malloc_in_use, g->malloc_held,
-          g->gctotal);
-  if (g->rss > g->gctotal)
+  fprintf(o->f, "process: RSS %" PRIu64 " bytes; ", g->rss);
+  if (g->malloc_held)
+    fprintf(o->f, "glibc malloc %" PRIu64 " in use, %" PRIu64 " held", g->malloc_in_use,
+            g->malloc_held);
+  else
+    fprintf(o->f, "glibc malloc unknown (another allocator?)");
+  fprintf(o->f, "; Lua heap (VM count) %" PRIu64 "\n", g->gctotal);
+  if (g->rss && g->rss > g->gctotal)
     fprintf(o->f, "gap: RSS - Lua heap = %" PRIu64 " bytes of code, C libraries, C allocations "
             "(malloc in use) and freed memory allocators keep (malloc held - in use = %" PRIu64
             "); RSS growing while the Lua heap does not points there, not at Lua objects\n\n",
@@ -111,8 +115,15 @@ static void process_json(Out *o, const LjmHeapGraph *g)
     fprintf(o->f, "null");
     return;
   }
-  fprintf(o->f, "{\"rss\": %" PRIu64 ", \"malloc_in_use\": %" PRIu64 ", \"malloc_held\": %"
-          PRIu64 "}", g->rss, g->malloc_in_use, g->malloc_held);
+  fprintf(o->f, "{\"rss\": ");
+  if (g->rss) fprintf(o->f, "%" PRIu64, g->rss);
+  else fprintf(o->f, "null");
+  if (g->malloc_held)
+    fprintf(o->f, ", \"malloc_in_use\": %" PRIu64 ", \"malloc_held\": %" PRIu64, g->malloc_in_use,
+            g->malloc_held);
+  else
+    fprintf(o->f, ", \"malloc_in_use\": null, \"malloc_held\": null");
+  fprintf(o->f, "}");
 }
 
 static void summary_text(Out *o, const LjmHeapGraph *g, const Figures *f, const uint32_t *top,
@@ -245,6 +256,23 @@ static void type_diff(const Figures *fo, const Figures *fn, TypeDiff *d)
     }
 }
 
+/* "process": the changes both snapshots know, null when neither. */
+static void process_diff_json(FILE *f, const LjmHeapGraph *old, const LjmHeapGraph *g)
+{
+  int rss = g->rss && old->rss, mal = g->malloc_held && old->malloc_held;
+  fprintf(f, ", \"process\": ");
+  if (!rss && !mal) {
+    fprintf(f, "null");
+    return;
+  }
+  fprintf(f, "{");
+  if (rss) fprintf(f, "\"rss\": %" PRId64, (int64_t)(g->rss - old->rss));
+  if (mal)
+    fprintf(f, "%s\"malloc_in_use\": %" PRId64 ", \"malloc_held\": %" PRId64, rss ? ", " : "",
+            (int64_t)(g->malloc_in_use - old->malloc_in_use), (int64_t)(g->malloc_held - old->malloc_held));
+  fprintf(f, "}");
+}
+
 /* An example's path after its container's (".key5002"), or all of it. */
 static const char *inside(const char *container, const char *path)
 {
@@ -281,11 +309,7 @@ int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32
   if (json) {
     fprintf(f, "{\"objects\": %" PRId64 ", \"bytes\": %" PRId64 ", \"gc_total\": %" PRId64,
             dobj, dbytes, dgc);
-    if ((g->rss || g->malloc_held) && (old->rss || old->malloc_held))
-      fprintf(f, ", \"process\": {\"rss\": %" PRId64 ", \"malloc_in_use\": %" PRId64
-              ", \"malloc_held\": %" PRId64 "}", (int64_t)(g->rss - old->rss),
-              (int64_t)(g->malloc_in_use - old->malloc_in_use),
-              (int64_t)(g->malloc_held - old->malloc_held));
+    process_diff_json(f, old, g);
     fprintf(f, ", \"types\": [");
     for (int i = 0; i < d.n; i++) {
       fprintf(f, "%s{\"type\": ", i ? ", " : "");
@@ -318,10 +342,13 @@ int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32
   } else {
     fprintf(f, "HEAP GROWTH\n%+" PRId64 " objects, %+" PRId64 " bytes (the VM counted %+" PRId64
             ")\n", dobj, dbytes, dgc);
-    if ((g->rss || g->malloc_held) && (old->rss || old->malloc_held))
-      fprintf(f, "process: RSS %+" PRId64 " bytes, glibc malloc %+" PRId64 " in use, %+" PRId64
-              " held\n", (int64_t)(g->rss - old->rss), (int64_t)(g->malloc_in_use - old->malloc_in_use),
+    if (g->rss && old->rss)
+      fprintf(f, "process: RSS %+" PRId64 " bytes", (int64_t)(g->rss - old->rss));
+    if (g->malloc_held && old->malloc_held)
+      fprintf(f, "%sglibc malloc %+" PRId64 " in use, %+" PRId64 " held", g->rss && old->rss ? ", " : "process: ",
+              (int64_t)(g->malloc_in_use - old->malloc_in_use),
               (int64_t)(g->malloc_held - old->malloc_held));
+    if ((g->rss && old->rss) || (g->malloc_held && old->malloc_held)) fprintf(f, "\n");
     fprintf(f, "\n%-12s %12s %14s\n", "type", "objects", "bytes");
     for (int i = 0; i < d.n; i++)
       fprintf(f, "%-12s %+12" PRId64 " %+14" PRId64 "\n", ljh_type_name((LjhType)d.order[i]),
