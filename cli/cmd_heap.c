@@ -10,7 +10,8 @@
 #include "model/ljm_heapgraph.h"
 
 static const char usage[] =
-    "usage: ljm heap [--top N] [--paths N] [--json] [--base OLD | --path-to PATTERN] FILE\n"
+    "usage: ljm heap [--top N] [--top TYPE] [--paths N] [--json]\n"
+    "                [--base OLD | --path-to PATTERN] FILE\n"
     "\n"
     "Prints what a heap snapshot (rec.snapshot(path), ljm_recorder_snapshot)\n"
     "holds: objects and bytes per type, largest first, beside the VM's own\n"
@@ -23,6 +24,8 @@ static const char usage[] =
     "zstd-compressed, or '-'.\n"
     "\n"
     "  --top N     retainers (or --path-to objects) listed (default 20)\n"
+    "  --top TYPE  only retainers whose type name matches TYPE (a POSIX\n"
+    "              extended regular expression: Point, ^table$, ...)\n"
     "  --paths N   paths shown per object, one per reference into it, best\n"
     "              first; how many more there are is said (default 3)\n"
     "  --base OLD  what grew from snapshot OLD to FILE: signed differences\n"
@@ -72,7 +75,7 @@ int ljm_cmd_heap(int argc, char **argv)
   };
   int json = 0, c;
   unsigned long top = 20, paths = LJM_HEAPREPORT_PATHS;
-  const char *base = NULL, *pattern = NULL;
+  const char *base = NULL, *pattern = NULL, *type = NULL;
   char *end;
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "h", longopts, "heap")) != -1) {
@@ -81,9 +84,14 @@ int ljm_cmd_heap(int argc, char **argv)
     case 'b': base = optarg; break;
     case 'p': pattern = optarg; break;
     case 't':
+      if (*optarg < '0' || *optarg > '9') {  /* a type name */
+        type = optarg;
+        break;
+      }
       top = strtoul(optarg, &end, 10);
-      if (*optarg < '0' || *optarg > '9' || *end || top > 1000000)
-        return ljm_cli_usage_error("heap", "--top wants a number 0..1000000, not '%s'", optarg);
+      if (*end || top > 1000000)
+        return ljm_cli_usage_error("heap", "--top wants a number 0..1000000 or a type name, not '%s'",
+                                   optarg);
       break;
     case 'P':
       paths = strtoul(optarg, &end, 10);
@@ -101,6 +109,13 @@ int ljm_cmd_heap(int argc, char **argv)
   if (optind + 1 < argc)
     return ljm_cli_usage_error("heap", "one snapshot at a time ('%s' is extra)", argv[optind + 1]);
   if (base && pattern) return ljm_cli_usage_error("heap", "--base and --path-to do not go together");
+  if (type && (base || pattern))
+    return ljm_cli_usage_error("heap", "--top TYPE lists the summary's retainers (--path-to matches "
+                               "type names itself)");
+  regex_t tre;
+  if (type && regcomp(&tre, type, REG_EXTENDED | REG_NOSUB))
+    return ljm_cli_usage_error("heap", "--top wants a number or a POSIX extended regular expression, "
+                               "not '%s'", type);
   int rc = LJM_EXIT_OK, r = 0;
   LjmHeapGraph g, old;
   memset(&old, 0, sizeof(old));
@@ -112,7 +127,8 @@ int ljm_cmd_heap(int argc, char **argv)
     char err[128] = "";
     if (base) r = ljm_heapreport_growth(&old, &g, (uint32_t)top, json, stdout, err, sizeof(err));
     else if (pattern) r = path_to(&g, pattern, (uint32_t)top, (uint32_t)paths, json, err, sizeof(err));
-    else r = ljm_heapreport_summary(&g, (uint32_t)top, (uint32_t)paths, json, stdout, err, sizeof(err));
+    else r = ljm_heapreport_summary(&g, (uint32_t)top, (uint32_t)paths, type ? label_matches : NULL,
+                                    type ? &tre : NULL, json, stdout, err, sizeof(err));
     if (r > 0) {
       rc = r;  /* a usage error, already reported */
     } else if (r < 0) {
@@ -122,6 +138,7 @@ int ljm_cmd_heap(int argc, char **argv)
       rc = LJM_EXIT_BAD_INPUT;
     }
   }
+  if (type) regfree(&tre);
   ljm_heapgraph_free(&g);
   ljm_heapgraph_free(&old);
   return rc;

@@ -502,7 +502,8 @@ static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
   char err[128];
   HEAP_WRITE("heapsnapshot", n, ljm_heapsnapshot_write(g, out, err, sizeof(err)));
   for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
-    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, 3, json, out, err, sizeof(err)));
+    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, 3, json ? NULL : match_every, NULL, json,
+                                                          out, err, sizeof(err)));
     HEAP_WRITE("heap paths", n, ljm_heapreport_paths(g, match_every, NULL, ".", 4, 3, json, out, err,
                                                       sizeof(err)));
   }

@@ -914,11 +914,18 @@ static void sift(const LjmHeapGraph *g, uint32_t *heap, uint32_t n, uint32_t i)
 
 uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max)
 {
+  return ljm_heapgraph_top_retainers_of(g, out, max, NULL, NULL);
+}
+
+uint32_t ljm_heapgraph_top_retainers_of(const LjmHeapGraph *g, uint32_t *out, uint32_t max,
+                                        int (*keep)(void *ud, uint32_t i), void *ud)
+{
   /* The best max in a heap whose root is the worst of them: n log max, not
   ** a sort of every object (10 M of them for --top 20). */
   uint32_t n = 0;
   for (uint32_t i = 1; i < g->nobj && max; i++) {
     if (g->obj[i].type == LJH_INTERNAL || g->obj[i].idom == LJM_HEAP_NONE) continue;
+    if (keep && !keep(ud, i)) continue;
     if (n < max) {
       out[n++] = i;
       if (n == max)

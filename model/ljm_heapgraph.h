@@ -135,6 +135,10 @@ int ljm_heapgraph_types(const LjmHeapGraph *g, LjmHeapType *out, uint64_t *objec
 ** were written to out (at most max). */
 uint32_t ljm_heapgraph_top_retainers(const LjmHeapGraph *g, uint32_t *out, uint32_t max);
 
+/* The same of the objects 'keep' accepts (nonzero; keep NULL: all). */
+uint32_t ljm_heapgraph_top_retainers_of(const LjmHeapGraph *g, uint32_t *out, uint32_t max,
+                                        int (*keep)(void *ud, uint32_t i), void *ud);
+
 /* The strong references into each object: edge[start[v] .. start[v + 1])
 ** are the indexes (into g->ref) of those into object v. Built once, for
 ** walking paths backwards (ljm_heapgraph_all_paths) and for dominators. */

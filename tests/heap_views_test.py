@@ -169,6 +169,12 @@ chk(len(points) == 200 and matches[:200] == points and
     % (len(points), len(matches)))
 chk(any(x["type"] == "string" and x["label"] == "Point" for x in matches[200:]),
     "--path-to Point: the string \"Point\" after them")
+t = heap_json("--top", "^Point$", "--top", "7", new).get("retainers", [])
+chk(len(t) == 7 and all(x["type"] == "Point" for x in t) and
+    [x["retained_bytes"] for x in t] == sorted((x["retained_bytes"] for x in t), reverse=True),
+    "--top Point --top 7: the seven largest Points: %s" % [(x["path"], x["type"]) for x in t])
+r = subprocess.run([ljm, "heap", "--top", "(", new], capture_output=True, text=True)
+chk(r.returncode == 2 and r.stderr.count("\n") == 1, "--top with a bad pattern: a usage error: %r" % r.stderr)
 
 # -- DevTools: functions by name --------------------------------------------------
 hs = os.path.join(work, "new.heapsnapshot")

@@ -202,8 +202,23 @@ static void summary_json(Out *o, const LjmHeapGraph *g, const Figures *f, const 
   fprintf(o->f, "]}\n");
 }
 
-int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths, int json,
-                           FILE *f, char *err, size_t errlen)
+/* The retainers the summary lists: of a type name the predicate accepts. */
+typedef struct TypeFilter {
+  const LjmHeapGraph *g;
+  Paths *p;
+  LjmHeapLabelMatch match;
+  void *ud;
+} TypeFilter;
+
+static int type_kept(void *ud, uint32_t i)
+{
+  TypeFilter *t = ud;
+  return t->match(t->ud, type_name(t->g, t->p, i));
+}
+
+int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths,
+                           LjmHeapLabelMatch match, void *ud, int json, FILE *f, char *err,
+                           size_t errlen)
 {
   Figures fig;
   Paths p;
@@ -213,7 +228,8 @@ int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths, 
     free(idx);
     return oom(err, errlen);
   }
-  uint32_t ntop = ljm_heapgraph_top_retainers(g, idx, top);
+  TypeFilter tf = { g, &p, match, ud };
+  uint32_t ntop = ljm_heapgraph_top_retainers_of(g, idx, top, match ? type_kept : NULL, &tf);
   Out o = { f, { 0 }, { 0 } };
   if (json) summary_json(&o, g, &fig, idx, ntop, &p);
   else summary_text(&o, g, &fig, idx, ntop, &p);

@@ -29,9 +29,11 @@
 /* Which type names and labels the paths view shows; nonzero: matches. */
 typedef int (*LjmHeapLabelMatch)(void *ud, const char *text);
 
-/* Types and the 'top' largest retainers of g. */
-int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths, int json,
-                           FILE *f, char *err, size_t errlen);
+/* Types and the 'top' largest retainers of g; of those whose type name
+** 'match' accepts when it is not NULL. */
+int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths,
+                           LjmHeapLabelMatch match, void *ud, int json, FILE *f, char *err,
+                           size_t errlen);
 
 /* What grew from old to g: types, then the 'top' retainers by growth. */
 int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32_t top,
