@@ -13,7 +13,8 @@ suspended coroutine holding a local, a large main-chunk local.
   * --path-to by type name (Point), before labels;
   * function names in the .heapsnapshot (DevTools);
   * the heap as a flame graph: folded, SVG, pprof, speedscope and
-    .heapprofile adding up to the snapshot's bytes, arrays folded.
+    .heapprofile adding up to the snapshot's bytes, arrays folded; Heaptrack's
+    own reader (heaptrack_print) finding an allocation per object.
 usage: heap_views_test.py LJM APP_DIR"""
 import gzip
 import json
@@ -241,7 +242,12 @@ if shutil.which("go"):
 else:
     chk(False, "go not installed (scripts/setup.sh --tests installs golang-go)")
 chk(gzip.open(pb).read(2) != b"", "pprof: a gzip'd profile")
-convert(".heaptrack.zst")
+ht = convert(".heaptrack.zst")
+r = subprocess.run(["heaptrack_print", "-f", ht], capture_output=True, text=True, timeout=300)
+m_ = re.search(r"^calls to allocation functions: (\d+)", r.stdout, re.M)
+chk(r.returncode == 0 and m_ and int(m_.group(1)) == j.get("objects"),
+    "heaptrack_print: an allocation per object (%s of %s): %s"
+    % (m_.group(1) if m_ else None, j.get("objects"), (r.stdout + r.stderr)[-300:]))
 # A stream from a FIFO (<(...)): told from a snapshot without reading it
 # twice (the first bytes were lost to the test for the magic).
 fifo = os.path.join(work, "fifo")
