@@ -20,6 +20,7 @@
 #include "model/ljm_heapgraph.h"
 #include "model/ljm_hmap.h"
 #include "model/ljm_model_int.h"
+#include "model/ljm_strtab.h"
 
 #define LABEL_STEPS 4     /* path steps a frame name shows at most */
 /* Frames deeper than this are one, "(deeper)": a million-element list would
@@ -28,54 +29,12 @@
 #define FLAME_DEPTH 64
 #define LABEL_MAX 256
 
-/* Frame names, interned. */
-typedef struct Names {
-  char *buf;
-  size_t len, cap;
-  uint64_t *off;        /* name id -> offset in buf */
-  uint32_t n, capn;
-  LjmHmap by_hash;      /* hash -> first id of that hash; later ones probe hash + k */
-} Names;
-
-static uint64_t hash_str(const char *s)
+/* The id of frame name s (model/ljm_strtab.h), added when new;
+** LJM_HMAP_NONE out of memory. */
+static uint32_t name_id(LjmStrtab *t, const char *s)
 {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return ljm_hash64(h);
-}
-
-/* The id of name s, added when new; LJM_HMAP_NONE out of memory. */
-static uint32_t name_id(Names *t, const char *s)
-{
-  uint64_t h = hash_str(s);
-  for (uint64_t k = 0;; k++) {  /* a collision probes the next key */
-    uint32_t id = ljm_hmap_get(&t->by_hash, h + k);
-    if (id == LJM_HMAP_NONE) break;
-    if (!strcmp(t->buf + t->off[id], s)) return id;
-  }
-  size_t l = strlen(s) + 1;
-  if (t->len + l > t->cap) {
-    size_t nc = t->cap ? t->cap : 1 << 16;
-    while (nc < t->len + l) nc *= 2;
-    char *nb = realloc(t->buf, nc);
-    if (!nb) return LJM_HMAP_NONE;
-    t->buf = nb;
-    t->cap = nc;
-  }
-  if (t->n == t->capn) {
-    uint32_t nc = t->capn ? t->capn * 2 : 1024;
-    uint64_t *no = nc > t->capn ? realloc(t->off, (size_t)nc * sizeof(*no)) : NULL;
-    if (!no) return LJM_HMAP_NONE;
-    t->off = no;
-    t->capn = nc;
-  }
-  uint64_t k = 0;
-  while (ljm_hmap_get(&t->by_hash, h + k) != LJM_HMAP_NONE) k++;
-  if (ljm_hmap_put(&t->by_hash, h + k, t->n)) return LJM_HMAP_NONE;
-  memcpy(t->buf + t->len, s, l);
-  t->off[t->n] = t->len;
-  t->len += l;
-  return t->n++;
+  uint32_t id = ljm_strtab_intern(t, s, strlen(s));
+  return id == UINT32_MAX ? LJM_HMAP_NONE : id;
 }
 
 /* A frame of the graph. */
@@ -88,7 +47,7 @@ typedef struct Frame {
 } Frame;
 
 typedef struct Flame {
-  Names names;
+  LjmStrtab names;
   Frame *f;
   uint32_t n, cap;
   LjmHmap by_key;       /* parent << 32 | name -> frame */
@@ -205,9 +164,7 @@ static uint64_t name_addr(uint32_t name)
 
 static void flame_free(Flame *fl)
 {
-  free(fl->names.buf);
-  free(fl->names.off);
-  ljm_hmap_free(&fl->names.by_hash);
+  ljm_strtab_free(&fl->names);
   free(fl->f);
   ljm_hmap_free(&fl->by_key);
   free(fl->of);
@@ -223,7 +180,7 @@ LjmStatus ljm_model_load_heap(LjmModel *m, const LjmHeapGraph *g, const char *pa
   uint32_t *order = dominator_order(g);
   uint32_t *memo = calloc((size_t)g->nobj + 1, sizeof(*memo));
   fl.of = malloc(((size_t)g->nobj + 1) * sizeof(*fl.of));
-  if (!order || !memo || !fl.of || ljm_hmap_init(&fl.by_key) || ljm_hmap_init(&fl.names.by_hash))
+  if (!order || !memo || !fl.of || ljm_hmap_init(&fl.by_key) || ljm_strtab_init(&fl.names))
     fl.oom = 1;
   for (uint32_t k = 1; k < g->nobj && !fl.oom; k++) place(&fl, g, order[k], memo);
   name_folded(&fl);
@@ -239,8 +196,8 @@ LjmStatus ljm_model_load_heap(LjmModel *m, const LjmHeapGraph *g, const char *pa
     for (uint32_t i = 0; i < fl.n && used; i++) {
       uint32_t nm = fl.f[i].name;
       if (!used[nm]) {
-        const char *s = fl.names.buf + fl.names.off[nm];
-        cb->on_cfunc(m, name_addr(nm), s, strlen(s), 0);
+        const LjmStrEntry *e = ljm_strtab_get(&fl.names, nm);
+        cb->on_cfunc(m, name_addr(nm), e->s, e->len, 0);
         used[nm] = 1;
       }
       LjmRawFrame fr = { LJM_FRAME_C, name_addr(nm), 0, 0 };

@@ -50,62 +50,59 @@ static const uint8_t *pt_end(const GCproto *pt)
   return (const uint8_t *)pt + pt->sizept;
 }
 
+/* The next entry of a prototype's varinfo at *p (before e): its name, or
+** NULL for an internal one ("(for state)"), and the instructions it is
+** active at, [*start, *end) (*last: the previous entry's start). 0 at the
+** end, or where the entry runs past e (the last entries end a few bytes
+** before the block does). */
+static int var_next(const uint8_t **pp, const uint8_t *e, BCPos *last, const char **name,
+                    BCPos *start, BCPos *end)
+{
+  const uint8_t *p = *pp;
+  uint32_t d1, d2;
+  if (p >= e || *p == VARNAME_END) return 0;
+  if (*p < VARNAME__MAX) {
+    *name = NULL;
+    p++;
+  } else {
+    const uint8_t *z = memchr(p, 0, (size_t)(e - p));
+    if (!z) return 0;
+    *name = (const char *)p;
+    p = z + 1;
+  }
+  if (!read_uleb(&p, e, &d1) || !read_uleb(&p, e, &d2)) return 0;
+  *start = *last += d1;
+  *end = *start + d2;
+  *pp = p;
+  return 1;
+}
+
 REC_API int rec_var_name(const GCproto *pt, BCPos pc, BCReg slot, const char **name)
 {
   const uint8_t *p = proto_varinfo(pt), *e = pt_end(pt);
-  BCPos last = 0;
-  uint32_t k;
-  if (!p || p >= e) return 0;
-  for (k = 0; k < 65536 && p < e; k++) {
-    const char *s = (const char *)p;
-    uint32_t vn = *p, d1, d2;
-    BCPos start, end;
-    if (vn < VARNAME__MAX) {
-      if (vn == VARNAME_END) return 0;
-      p++;
-    } else {
-      const uint8_t *z = memchr(p, 0, (size_t)(e - p));
-      if (!z) return 0;
-      p = z + 1;
-    }
-    /* The last entries end a few bytes before the block does. */
-    if (!read_uleb(&p, e, &d1) || !read_uleb(&p, e, &d2)) return 0;
-    start = last + d1;
-    last = start;
-    if (start > pc) return 0;
-    end = start + d2;
+  BCPos last = 0, start, end;
+  const char *s;
+  if (!p) return 0;
+  for (uint32_t k = 0; k < 65536 && var_next(&p, e, &last, &s, &start, &end) && start <= pc; k++)
     if (pc < end && slot-- == 0) {
-      if (vn < VARNAME__MAX) return -1;
+      if (!s) return -1;
       *name = s;
       return 1;
     }
-  }
   return 0;
 }
 
 REC_API void rec_var_names(const GCproto *pt, BCPos pc, const char **out, uint32_t n)
 {
   const uint8_t *p = proto_varinfo(pt), *e = pt_end(pt);
-  BCPos last = 0;
-  uint32_t slot = 0, k;
-  for (k = 0; k < n; k++) out[k] = NULL;
-  if (!p || p >= e) return;
-  for (k = 0; k < 65536 && p < e && slot < n; k++) {
-    const char *s = (const char *)p;
-    uint32_t vn = *p, d1, d2;
-    if (vn < VARNAME__MAX) {
-      if (vn == VARNAME_END) return;
-      p++;
-    } else {
-      const uint8_t *z = memchr(p, 0, (size_t)(e - p));
-      if (!z) return;
-      p = z + 1;
-    }
-    if (!read_uleb(&p, e, &d1) || !read_uleb(&p, e, &d2)) return;
-    last += d1;
-    if (last > pc) return;
-    if (pc < last + d2) out[slot++] = vn < VARNAME__MAX ? NULL : s;  /* active: the next slot */
-  }
+  BCPos last = 0, start, end;
+  const char *s;
+  uint32_t slot = 0;
+  for (uint32_t k = 0; k < n; k++) out[k] = NULL;
+  if (!p) return;
+  for (uint32_t k = 0; k < 65536 && slot < n && var_next(&p, e, &last, &s, &start, &end) && start <= pc;
+       k++)
+    if (pc < end) out[slot++] = s;  /* active: the next slot (NULL: internal) */
 }
 
 REC_API const char *rec_uv_name(const GCproto *pt, uint32_t idx)
