@@ -8,6 +8,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --tests || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 passed=0 failed=0
+why() {  # why //pkg:name -> the first FAIL line (else the last line) of its log
+  local t=${1#//} f
+  f="bazel-testlogs/${t/://}/test.log"
+  [ -r "$f" ] || { echo "no test.log"; return; }
+  { grep -m1 -E '^FAIL|Error|error:' "$f" || grep -v '^\s*$' "$f" | tail -n 1; } | cut -c1-240
+}
 run() {  # run <label> <bazel test args...>
   local label=$1 log
   shift
@@ -22,8 +28,12 @@ run() {  # run <label> <bazel test args...>
     f=1  # the build itself failed before any test ran
     tail -n 40 "$log"
   fi
+  # Each failed test with its first failure line, on the same line: CI
+  # shows only the end of this output.
   grep -E '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE|FAILED TO BUILD)' "$log" |
-    sed "s/^/[$label] /"
+    while read -r target rest; do
+      echo "[$label] $target $rest -- $(why "$target")"
+    done
   echo "[$label] $p passed, $f failed"
   passed=$((passed + p))
   failed=$((failed + f))
