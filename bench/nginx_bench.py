@@ -38,6 +38,8 @@ MODES = [
     ("recorded .ljm.gz", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz" }'),
     ("recorded .ljm.zst", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.zst" }'),
     ("stacks .ljm.gz", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true }'),
+    ("sampled 512k stacks .ljm.gz",
+     'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'),
 ]
 
 top = scratch_top()

@@ -39,7 +39,8 @@ int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict)
     return LJM_EXIT_BAD_INPUT;
   }
   Sink sink = { out.f, 0 };
-  LjmStatus st = ljm_downgrade(in, write_file, &sink, &d);
+  uint64_t rate = 0;
+  LjmStatus st = ljm_downgrade(in, write_file, &sink, &d, &rate);
   ljm_input_close(in);
   if (sink.werr) {  /* the output's fault, not the input's */
     fprintf(stderr, "ljm convert: %s: write error: %s\n", out_path, strerror(sink.werr));
@@ -56,5 +57,8 @@ int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict)
   if (st == LJM_TRUNCATED)
     fprintf(stderr, "%s: byte %llu: warning: %s (written as far as it goes)\n", in_path,
             (unsigned long long)d.offset, d.msg);
+  if (rate)
+    fprintf(stderr, "ljm convert: %s is a sampled recording (one byte in %llu): the standard "
+            "stream holds its raw samples, not estimates\n", in_path, (unsigned long long)rate);
   return ljm_output_commit(&out) ? LJM_EXIT_BAD_INPUT : LJM_EXIT_OK;
 }

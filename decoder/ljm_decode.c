@@ -38,6 +38,7 @@ typedef struct Dec {
   uint32_t nodes;         /* stack nodes defined so far */
   uint32_t stack;         /* stack of the events that follow */
   uint64_t time;          /* last time mark, or LJM_NO_TIME */
+  int nosample;           /* a 0x31 item waits for its reallocation */
 } Dec;
 
 static uint64_t dec_off(const Dec *d) { return d->base + (uint64_t)(d->p - d->buf); }
@@ -394,6 +395,11 @@ static Rd dec_ext(Dec *d, uint8_t h)
     dec_flush(d);
     if (d->cb->on_rss) d->cb->on_rss(d->ud, d->time, b);
     return RD_OK;
+  case 0x30:  /* the sampling rate: dec_events reads the one that opens the section */
+    return dec_error(d, d->item, "a second sampling rate");
+  case 0x31:  /* the next event is a reallocation whose new block is not sampled */
+    d->nosample = 1;
+    return RD_OK;
   default: {  /* 0x24 function name, 0x25..0x2F skipped: len, then the body */
     d->what = h == 0x24 ? "a function name" : "an annotation";
     TRY(dec_uleb(d, &a));
@@ -427,6 +433,7 @@ static int is_ext(const Dec *d, uint8_t h)
 {
   if (h == 0x20 || h == 0x21 || h == 0x24) return (d->flags & LJM_EXT_STACKS) != 0;
   if (h == 0x22 || h == 0x23) return (d->flags & LJM_EXT_TIME) != 0;
+  if (h == 0x30 || h == 0x31) return (d->flags & LJM_EXT_SAMPLED) != 0;
   return h >= 0x25 && h <= 0x2f && d->flags;  /* later annotations: skipped */
 }
 
@@ -470,6 +477,7 @@ static void dec_events_fast(Dec *d)
   while ((size_t)(d->end - p) >= EVENT_MAX && n < BATCH) {
     unsigned h = p[0], kind = h & 3, src = h & 0x1c;
     const uint8_t *q = p + 1;
+    if (d->nosample && kind != LJM_RAW_REALLOC) break;  /* the checked path says why */
     if (h == 0x21 && (d->flags & LJM_EXT_STACKS)) {  /* stack of the events that follow */
       uint64_t id;
       if (!fast_uleb(&q, &id) || id > d->nodes) break;
@@ -504,12 +512,31 @@ static void dec_events_fast(Dec *d)
     ev->offset = base + (uint64_t)(uintptr_t)p;
     ev->stack = d->stack;
     ev->time = d->time;
+    ev->nosample = d->nosample;
+    d->nosample = 0;
     n++;
     p = q;
   }
   if (n > d->nbatch) d->item = out[n - 1].offset;  /* where a stop poll reports */
   d->nbatch = n;
   d->p = p;
+}
+
+/* The item that opens a sampled stream's event section: 0x30 rate:U. */
+static Rd dec_rate(Dec *d)
+{
+  uint8_t h;
+  uint64_t rate;
+  d->item = dec_off(d);
+  d->what = "the sampling rate";
+  TRY(dec_byte(d, &h));
+  if (h != 0x30)
+    return dec_error(d, d->item, "a sampled stream starts with its rate (item 0x30), not 0x%02x", h);
+  TRY(dec_uleb(d, &rate));
+  if (rate < 1 || rate > LJM_SAMPLE_RATE_MAX)
+    return dec_error(d, d->item, "sampling rate %llu bytes (1..2^32)", (unsigned long long)rate);
+  if (d->cb->on_sample_rate) d->cb->on_sample_rate(d->ud, rate);
+  return RD_OK;
 }
 
 static Rd dec_events(Dec *d)
@@ -534,6 +561,9 @@ static Rd dec_events(Dec *d)
       return RD_EOF;
     }
     if (r != RD_OK) return r;
+    if (d->nosample && (h & 3) != LJM_RAW_REALLOC)
+      return dec_error(d, d->item, "item 0x31 (an unsampled reallocation) not followed by a "
+                       "reallocation event");
     if (h == 0x80) return RD_OK;
     if (is_ext(d, h)) {
       TRY(dec_ext(d, h));
@@ -555,6 +585,8 @@ static Rd dec_events(Dec *d)
     ev->offset = d->item;
     ev->stack = d->stack;
     ev->time = d->time;
+    ev->nosample = d->nosample;
+    d->nosample = 0;
     ev->loc.source = (LjmSource)src;
     switch (src) {
     case LJM_SRC_LUA:
@@ -641,6 +673,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                   d.ljm_ver, d.ljs_ver);
   if (r == RD_OK && d.cb->on_versions) d.cb->on_versions(d.ud, d.ljs_ver, d.ljm_ver);
   if (r == RD_OK && d.cb->on_flags) d.cb->on_flags(d.ud, d.flags);
+  if (r == RD_OK && (d.flags & LJM_EXT_SAMPLED)) r = dec_rate(&d);
   if (r == RD_OK) r = dec_events(&d);
   dec_flush(&d);  /* events before an error or a cut are delivered too */
 

@@ -96,6 +96,8 @@ typedef struct LjmRawEvent {
   uint64_t offset;   /* offset of the header byte */
   uint32_t stack;    /* extended streams: node of its stack, 0 if none */
   uint64_t time;     /* extended streams: last time mark (usec), else LJM_NO_TIME */
+  int nosample;      /* sampled streams: a REALLOC whose new block is not
+                        in the sample (item 0x31): only its old half counts */
 } LjmRawEvent;
 
 #define LJM_NO_TIME UINT64_MAX
@@ -103,7 +105,10 @@ typedef struct LjmRawEvent {
 /* Extension flags (byte 4 of the event section). */
 #define LJM_EXT_STACKS 0x01u
 #define LJM_EXT_TIME   0x02u
-#define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME)
+#define LJM_EXT_SAMPLED 0x04u
+#define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME | LJM_EXT_SAMPLED)
+/* Largest sampling rate a sampled stream may declare (bytes). */
+#define LJM_SAMPLE_RATE_MAX (1ull << 32)
 
 /* One frame of a stack node (the 'frame' of the grammar). */
 typedef enum LjmFrameKind {
@@ -155,6 +160,8 @@ typedef struct LjmCallbacks {
   /* A chunk or C symbol name (S) of len bytes at offset was longer than
   ** LJM_STRING_MAX: its first LJM_STRING_MAX bytes were delivered. */
   void (*on_long_string)(void *ud, uint64_t offset, uint64_t len);
+  /* A sampled stream's rate (item 0x30), after on_flags, before any event. */
+  void (*on_sample_rate)(void *ud, uint64_t rate);
 } LjmCallbacks;
 
 /* Longest name (S) delivered whole. A real one this long is a loaded
@@ -205,8 +212,11 @@ typedef int (*LjmWriteFn)(void *ud, const void *p, size_t n);
 ** every symbol entry and event as the reference encodes them, extension
 ** items dropped, flags 0; a standard stream comes out as it went in. Only
 ** version 3 streams. Returns the decode status; a cut stream is written as
-** far as it goes, without an end marker. */
-LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag);
+** far as it goes, without an end marker. A sampled stream's events are
+** written as they are (raw samples; a reallocation whose new block left
+** the sample as a free): *sample_rate (may be NULL) gets its rate, else 0. */
+LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag,
+                        uint64_t *sample_rate);
 
 /* Formats "<path>: byte <offset>: <msg>" into buf. */
 void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len);

@@ -23,6 +23,7 @@ typedef struct Dg {
   int in_events;      /* the ljm prologue is out */
   int werr;           /* errno of a failed write */
   int bad_version;    /* not a version 3 stream */
+  uint64_t rate;      /* a sampled stream's rate, else 0 */
 } Dg;
 
 static void dg_flush(Dg *g)
@@ -120,6 +121,13 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
 static void on_event(void *ud, const LjmRawEvent *ev)
 {
   Dg *g = ud;
+  if (ev->nosample) {  /* the new block left the sample: a free of the old one */
+    LjmRawEvent f = *ev;
+    f.kind = LJM_RAW_FREE;
+    f.nosample = 0;
+    on_event(ud, &f);
+    return;
+  }
   byte(g, (uint8_t)(ev->kind | ev->loc.source));
   switch (ev->loc.source) {
   case LJM_SRC_LUA: uleb(g, ev->loc.addr); uleb(g, ev->loc.line); break;
@@ -137,13 +145,19 @@ static void on_event(void *ud, const LjmRawEvent *ev)
   }
 }
 
+static void on_sample_rate(void *ud, uint64_t rate)
+{
+  ((Dg *)ud)->rate = rate;
+}
+
 static int stopped(void *ud)
 {
   const Dg *g = ud;
   return g->bad_version || g->werr;
 }
 
-LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag)
+LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag,
+                        uint64_t *sample_rate)
 {
   static Dg zero;
   LjmDiag scratch;
@@ -165,7 +179,9 @@ LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag)
   cb.on_trace = on_trace;
   cb.on_event = on_event;
   cb.stopped = stopped;
+  cb.on_sample_rate = on_sample_rate;
   LjmStatus st = ljm_decode(in, &cb, g, diag, NULL, NULL);
+  if (sample_rate) *sample_rate = g->rate;
   if (g->bad_version) {
     diag->offset = 3;
     snprintf(diag->msg, sizeof(diag->msg),

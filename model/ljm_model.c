@@ -209,35 +209,48 @@ static inline void slice_at(LjmModel *m, uint64_t index, uint64_t time)
 }
 
 static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t owner,
-                                                            uint64_t size)
+                                                            uint64_t count, uint64_t size)
 {
   uint32_t si = owner_site(m, owner);
   site_touch(m, si);
-  m->sites[si].fig.inuse_count++;
+  m->sites[si].fig.inuse_count += count;
   m->sites[si].fig.inuse_bytes += size;
   if (m->stacks) {
     LjmFigures *nf = node_touch(m, m->ctxs[owner].node);
-    nf->inuse_count++;
+    nf->inuse_count += count;
     nf->inuse_bytes += size;
   }
-  m->live_count++;
+  m->live_count += count;
   m->live_bytes += size;
 }
 
 static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t owner,
-                                                            uint64_t size)
+                                                            uint64_t count, uint64_t size)
 {
   uint32_t si = owner_site(m, owner);
   site_touch(m, si);
-  m->sites[si].fig.inuse_count--;
+  m->sites[si].fig.inuse_count -= count;
   m->sites[si].fig.inuse_bytes -= size;
   if (m->stacks) {
     LjmFigures *nf = node_touch(m, m->ctxs[owner].node);
-    nf->inuse_count--;
+    nf->inuse_count -= count;
     nf->inuse_bytes -= size;
   }
-  m->live_count--;
+  m->live_count -= count;
   m->live_bytes -= size;
+}
+
+/* What a block of the live map stands for: itself, or in a sampled stream
+** its estimate. */
+static inline void block_weight(const LjmModel *m, uint64_t addr, uint64_t size,
+                                uint64_t *count, uint64_t *bytes)
+{
+  if (__builtin_expect(m->rate == 0, 1)) {
+    *count = 1;
+    *bytes = size;
+  } else {
+    ljm_sample_weight(m->rate, addr, size, count, bytes);
+  }
 }
 
 /* Refuses an event: decoding stops there (ljm_model_load reports it). */
@@ -277,6 +290,24 @@ static int impossible(LjmModel *m, const LjmRawEvent *ev)
   return 0;
 }
 
+/* A sampled stream's estimates stay below the same limits as exact figures. */
+static int impossible_estimate(LjmModel *m, const LjmRawEvent *ev, const LjmWeights *w)
+{
+  m->sum_count += w->nc + w->oc;
+  if (m->sum_count > LJM_TOTAL_MAX) {
+    refuse(m, ev, "estimated events add up to %llu, above 2^62: impossible", m->sum_count);
+    return 1;
+  }
+  m->sum_alloc += w->nb;
+  m->sum_free += w->ob;
+  if (m->sum_alloc > LJM_TOTAL_MAX || m->sum_free > LJM_TOTAL_MAX) {
+    refuse(m, ev, "estimated bytes add up to %llu, above 2^62: impossible",
+           m->sum_alloc > m->sum_free ? m->sum_alloc : m->sum_free);
+    return 1;
+  }
+  return 0;
+}
+
 /* One event; okey and nkey are the map keys of its freed and new blocks
 ** (ljm_addrmap_key), computed ahead by on_events. */
 static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
@@ -308,41 +339,61 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   }
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;
+  /* In an exact stream an event counts once, with its sizes. */
+  LjmWeights w = { 1, ev->nsize, 1, ev->osize, 0 };
+  int made = ev->kind != LJM_RAW_FREE && !ev->nosample;
+  uint64_t dc = 1, db = 0;  /* what a dropped block stood for */
 
   if (ev->kind != LJM_RAW_ALLOC) {  /* the freed half */
-    if ((had_old = ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &old)))
-      live_sub(m, old.site, old.size);
-    else m->totals.unattributed_frees++;
+    if ((had_old = ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &old))) {
+      block_weight(m, ev->oaddr, old.size, &w.oc, &w.obb);
+      live_sub(m, old.site, w.oc, w.obb);
+    } else {
+      m->totals.unattributed_frees++;
+    }
+  }
+  if (__builtin_expect(m->rate != 0, 0)) {
+    /* Only blocks of the sample count: an unknown old block was not in it. */
+    if (!had_old) w.oc = w.obb = 0;
+    w.ob = w.obb;
+    if (made) ljm_sample_weight(m->rate, ev->naddr, ev->nsize, &w.nc, &w.nb);
+    else w.nc = w.nb = 0;
+    if (impossible_estimate(m, ev, &w)) return;
   }
   if (ev->kind == LJM_RAW_FREE) {
-    f->free_count++;
-    f->free_bytes += ev->osize;
+    f->free_count += w.oc;
+    f->free_bytes += w.ob;
     if (nf) {
-      nf->free_count++;
-      nf->free_bytes += ev->osize;
+      nf->free_count += w.oc;
+      nf->free_bytes += w.ob;
     }
     m->totals.frees++;
   } else {  /* the allocated half */
-    f->alloc_count++;
-    f->alloc_bytes += ev->nsize;
+    f->alloc_count += w.nc;
+    f->alloc_bytes += w.nb;
     if (nf) {
-      nf->alloc_count++;
-      nf->alloc_bytes += ev->nsize;
+      nf->alloc_count += w.nc;
+      nf->alloc_bytes += w.nb;
     }
     if (ev->kind == LJM_RAW_ALLOC) m->totals.allocs++;
     else m->totals.reallocs++;
+  }
+  if (made) {
     int r = ljm_addrmap_put_key(&m->blocks, ev->naddr, nkey, ev->nsize, owner, &dropped);
     if (r < 0) {
       m->oom = 1;
       return;
     }
     /* r == 1: the stream never freed the block that lived here. */
-    if ((had_dropped = r == 1)) live_sub(m, dropped.site, dropped.size);
-    live_add(m, owner, ev->nsize);
+    if ((had_dropped = r == 1)) {
+      block_weight(m, ev->naddr, dropped.size, &dc, &db);
+      live_sub(m, dropped.site, dc, db);
+    }
+    live_add(m, owner, w.nc, w.nb);
   }
   LjmBlock old_by_site = old;  /* the reference view knows sites only */
   if (had_old) old_by_site.site = owner_site(m, old.site);
-  ljm_refagg_event(m, ev, li, &old_by_site, had_old);
+  ljm_refagg_event(m, ev, li, &old_by_site, had_old, &w);
   uint64_t index = m->totals.events++;
   if (m->live_bytes > m->totals.fig.peak_bytes) {
     m->totals.fig.peak_bytes = m->live_bytes;
@@ -352,19 +403,23 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   }
   if (m->listener) {
     /* Every field set once, no memset first: this runs for every event. */
-    int freed = ev->kind != LJM_RAW_ALLOC, made = ev->kind != LJM_RAW_FREE;
+    int freed = ev->kind != LJM_RAW_ALLOC;
     LjmLiveEvent le = {
-      .kind = (LjmEventKind)ev->kind,
+      /* a reallocation whose new block left the sample frees the old one */
+      .kind = ev->nosample ? LJM_EV_FREE : (LjmEventKind)ev->kind,
       .index = index,
       .offset = ev->offset,
       .site = si,
       .old_site = had_old ? owner_site(m, old.site) : LJM_NO_SITE,
       .old_addr = freed ? ev->oaddr : 0,
-      .old_size = !freed ? 0 : had_old ? old.size : ev->osize,
+      .old_size = !freed ? 0 : had_old ? w.obb : w.ob,
       .new_addr = made ? ev->naddr : 0,
-      .new_size = made ? ev->nsize : 0,
+      .new_size = made ? w.nb : 0,
       .dropped_site = had_dropped ? owner_site(m, dropped.site) : LJM_NO_SITE,
-      .dropped_size = had_dropped ? dropped.size : 0,
+      .dropped_size = had_dropped ? db : 0,
+      .old_count = freed ? w.oc : 0,
+      .new_count = made ? w.nc : 0,
+      .dropped_count = had_dropped ? dc : 0,
       .node = node,
       .old_node = had_old ? owner_node(m, old.site) : LJM_NO_NODE,
       .dropped_node = had_dropped ? owner_node(m, dropped.site) : LJM_NO_NODE,
@@ -491,6 +546,13 @@ static void on_rss(void *ud, uint64_t time, uint64_t bytes)
   if (!m->oom && !m->bad) ljm_stacks_on_rss(m, time, bytes);
 }
 
+static void on_sample_rate(void *ud, uint64_t rate)
+{
+  LjmModel *m = ud;
+  m->info.sample_rate = rate;
+  m->rate = (double)rate;
+}
+
 static int stopped(void *ud)
 {
   const LjmModel *m = ud;
@@ -505,7 +567,7 @@ static void on_progress(void *ud, uint64_t offset)
 
 static const LjmCallbacks model_callbacks = {
   on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
-  on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string
+  on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string, on_sample_rate
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)

@@ -189,6 +189,9 @@ typedef struct LjmStreamInfo {
   uint64_t names_cut;     /* names longer than LJM_STRING_MAX, kept cut */
   uint64_t name_cut_at;   /* the first one: its offset and full length */
   uint64_t name_cut_len;
+  uint64_t sample_rate;   /* a sampled stream (EXTENSION.md, "Sampling"): one
+                             byte in this many was sampled, and every figure
+                             of the model is an estimate; 0: exact */
 } LjmStreamInfo;
 
 const LjmTotals *ljm_model_totals(const LjmModel *m);
@@ -230,6 +233,10 @@ typedef struct LjmLiveEvent {
   uint32_t owner;        /* of the new block (ALLOC/REALLOC) */
   uint32_t old_owner, dropped_owner;
   uint64_t slice;        /* this event's slice (from 1), 0 without slices */
+  /* Blocks each half stands for: 1 (0 for a half the event lacks); in a
+  ** sampled stream (LjmStreamInfo.sample_rate) the estimate, and then the
+  ** sizes above are estimated bytes too. */
+  uint64_t old_count, new_count, dropped_count;
 } LjmLiveEvent;
 
 #define LJM_NO_OWNER UINT32_MAX

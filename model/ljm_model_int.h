@@ -124,6 +124,14 @@ typedef struct SiteX {
 } SiteX;
 
 
+/* What one event counts for: the allocated half (nc events, nb bytes),
+** the freed half as the stream gives it (oc, ob) and as the model
+** remembered the block (obb). 1 and the sizes in an exact stream; the
+** estimates of a sampled one (ljm_sample.c). */
+typedef struct LjmWeights {
+  uint64_t nc, nb, oc, ob, obb;
+} LjmWeights;
+
 struct LjmModel {
   LjmStrtab str;
   /* symbols */
@@ -156,6 +164,8 @@ struct LjmModel {
   int bad;                /* an event with impossible figures: decoding stops */
   LjmDiag bad_diag;       /* where and why */
   uint64_t sum_alloc, sum_free;  /* running byte totals, for the limits */
+  uint64_t sum_count;     /* estimated events (sampled streams), for the limit */
+  double rate;            /* sampled stream: its rate in bytes, else 0 */
   LjmProgressFn progress; void *progress_ud;
   /* finished views */
   LjmRow *rows[3];
@@ -254,16 +264,17 @@ int ljm_refagg_finish(LjmModel *m);
 ** are below 2^56 here (LJM_SIZE_MAX), so converting them as signed numbers
 ** gives the same doubles. */
 static inline __attribute__((always_inline)) void ljm_refagg_event(LjmModel *m, const LjmRawEvent *ev, uint32_t li,
-                                    const LjmBlock *old_block, int had_old)
+                                    const LjmBlock *old_block, int had_old,
+                                    const LjmWeights *w)
 {
   static const int8_t sec_of[4] = { LJM_SEC_FREE, LJM_SEC_ALLOC, LJM_SEC_FREE, LJM_SEC_REALLOC };
   int sec = sec_of[ev->kind & 3];
   uint32_t gi = m->locs[li].group[sec];
   if (__builtin_expect(gi == NONE, 0) && (gi = ljm_refagg_group_new(m, sec, li)) == NONE) return;
   Group *g = &m->groups[sec][gi];
-  g->num++;
-  if (ev->kind != LJM_RAW_FREE) g->alloc += (double)(int64_t)ev->nsize;
-  if (ev->kind != LJM_RAW_ALLOC) g->free += (double)(int64_t)ev->osize;
+  g->num += ev->kind == LJM_RAW_FREE ? w->oc : w->nc;
+  if (ev->kind != LJM_RAW_FREE) g->alloc += (double)(int64_t)w->nb;
+  if (ev->kind != LJM_RAW_ALLOC) g->free += (double)(int64_t)w->ob;
   if (!had_old) return;
   /* A sweep frees many blocks of one owner in a row: try the last entry. */
   Prim *p;
@@ -271,10 +282,15 @@ static inline __attribute__((always_inline)) void ljm_refagg_event(LjmModel *m, 
     p = &m->prims[g->last_prim];
   else if (!(p = ljm_refagg_prim(m, sec, gi, old_block->site)))
     return;
-  if (ev->kind == LJM_RAW_REALLOC) p->allocated += (double)(int64_t)ev->nsize;
-  p->freed += (double)(int64_t)old_block->size;
-  p->count++;
+  if (ev->kind == LJM_RAW_REALLOC) p->allocated += (double)(int64_t)w->nb;
+  p->freed += (double)(int64_t)w->obb;
+  p->count += w->oc;
 }
+
+/* ljm_sample.c: the estimated count and bytes one sampled block of size
+** bytes at addr stands for (decoder/EXTENSION.md, "Sampling"). */
+void ljm_sample_weight(double rate, uint64_t addr, uint64_t size, uint64_t *count,
+                       uint64_t *bytes);
 
 /* ljm_model.c */
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);

@@ -7,8 +7,9 @@
 ** that failed and was never stopped is reported on stderr at lua_close or
 ** exit: nobody else would see the error.
 ** start(path, {stacks = true, depth = N}) writes the extended stream
-** (decoder/EXTENSION.md); unknown keys and wrong types are misuse
-** (nil, message, EINVAL).
+** (decoder/EXTENSION.md); {sample = BYTES, seed = N} a sampled one (BYTES
+** a number or a string with a k or M suffix: "512k"); unknown keys and
+** wrong types are misuse (nil, message, EINVAL).
 */
 #include "lib_recorder.h"
 
@@ -72,6 +73,20 @@ static int push_fail(lua_State *L, const char *msg, int code)
   return 3;
 }
 
+/* A byte count at idx: a whole number, or a string of digits with an
+** optional suffix k/K (KiB), m/M (MiB), g/G (GiB). 0 or -1. */
+static int ljm_rec_parse_bytes(lua_State *L, int idx, uint64_t *out)
+{
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Number d = lua_tonumber(L, idx);
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != (lua_Number)(uint64_t)d) return -1;
+    *out = (uint64_t)d;
+    return 0;
+  }
+  if (lua_type(L, idx) != LUA_TSTRING) return -1;
+  return ljm_recorder_parse_bytes(lua_tostring(L, idx), out) ? -1 : 0;
+}
+
 /* Reads the options table at index 2 (absent or nil: none). Returns
 ** NULL or the misuse message. Only raw accesses: no Lua code runs. */
 static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
@@ -98,6 +113,20 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
         return "option 'depth' must be an integer 1..65535";
       }
       opt->stack_depth = (unsigned)d;
+    } else if (k && !strcmp(k, "sample")) {
+      uint64_t v;
+      if (ljm_rec_parse_bytes(L, -1, &v) || v < 1 || v > (1u << 30)) {
+        lua_pop(L, 2);
+        return "option 'sample' must be bytes, 1..1G (a number, or a string like \"512k\")";
+      }
+      opt->sample = v;
+    } else if (k && !strcmp(k, "seed")) {
+      lua_Number d = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!(d >= 1 && d <= 9007199254740992.0) || d != (lua_Number)(uint64_t)d) {
+        lua_pop(L, 2);
+        return "option 'seed' must be an integer 1..2^53";
+      }
+      opt->seed = (uint64_t)d;
     } else if (k && !strcmp(k, "flush")) {
       lua_Number t = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
       if (!(t >= 0.001 && t <= 86400)) {
@@ -114,6 +143,7 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
     lua_pop(L, 1);
   }
   if (opt->stack_depth && !opt->stacks) return "option 'depth' needs stacks = true";
+  if (opt->seed && !opt->sample) return "option 'seed' needs sample";
   return NULL;
 }
 

@@ -19,8 +19,13 @@
 ** stream of decoder/EXTENSION.md instead: the same events, plus the call
 ** stack of each event, time marks and RSS samples.
 **
-**   LjmRecOptions opt = {1, 0};   (stacks, default depth)
+**   LjmRecOptions opt = {.stacks = 1};   (default depth)
 **   LjmRecorder *r = ljm_recorder_start_path_ex(L, "out.ljm", &opt, &err);
+**
+** A sampled recording (opt.sample = 512 * 1024) writes about one
+** allocation per 512 KiB allocated, and the frees and reallocations of
+** those blocks only: cheap enough to leave on, and every reader scales
+** its figures back to estimates.
 **
 ** Several recordings may run at once on the same VM (each stream gets
 ** every event); only one VM per process can be recorded at a time: a
@@ -66,6 +71,14 @@ typedef struct LjmRecOptions {
                              the first event after each interval of this
                              many ms (at most a day), so a killed process
                              loses at most that much; 0: when 8 MiB fill */
+  uint64_t sample;        /* nonzero: a sampled recording, one allocated
+                             byte in this many (1..2^30) on average picks
+                             the allocation that holds it (decoder/
+                             EXTENSION.md, "Sampling"); it runs alone on
+                             its VM (EBUSY beside another recording) */
+  uint64_t seed;          /* sampled: seeds the random gaps, so the same
+                             run samples the same allocations; 0: a seed
+                             from the clock */
 } LjmRecOptions;
 
 #define LJM_REC_STACK_DEPTH 256
@@ -125,6 +138,11 @@ int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
 /* The build that matches L's VM, e.g. "Debian 12 luajit2 2.1-20230119-1
 ** (LuaJIT 2.1.0-beta3, GC64)"; NULL if none does. */
 const char *ljm_recorder_build(lua_State *L);
+
+/* Parses a byte count for LjmRecOptions.sample: digits with an optional
+** suffix k/K (KiB), m/M (MiB) or g/G (GiB), e.g. "512k". 0, or EINVAL
+** (not such a count, or above 2^53). */
+int ljm_recorder_parse_bytes(const char *s, uint64_t *bytes);
 
 /* The i-th LuaJIT build compiled in (from 0), in the order they are tried;
 ** NULL past the last. */

@@ -168,3 +168,23 @@ const char *ljm_recorder_builds(size_t i)
   while (rec_flavours[n] && n < i) n++;
   return rec_flavours[n] ? rec_flavours[n]->label : NULL;
 }
+
+int ljm_recorder_parse_bytes(const char *s, uint64_t *bytes)
+{
+  uint64_t v = 0, mul = 1;
+  const char *p = s;
+  if (!s || *s < '0' || *s > '9') return EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > (1ull << 53) / 10) return EINVAL;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  switch (*p) {
+  case 'k': case 'K': mul = 1ull << 10; p++; break;
+  case 'm': case 'M': mul = 1ull << 20; p++; break;
+  case 'g': case 'G': mul = 1ull << 30; p++; break;
+  default: break;
+  }
+  if (*p || v > (1ull << 53) / mul) return EINVAL;
+  *bytes = v * mul;
+  return 0;
+}

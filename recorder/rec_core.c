@@ -36,6 +36,7 @@
 #include "rec_cname.h"
 #include "rec_ext.h"
 #include "rec_flavour.h"
+#include "rec_sample.h"
 #include "rec_sig.h"
 #include "rec_snap.h"
 #include "rec_stack.h"
@@ -63,6 +64,9 @@ struct LjmRecorder {
   int ext;               /* extended stream (stacks, time, RSS) */
   uint32_t flush_ms;     /* flush interval (files), 0: when a buffer fills */
   uint32_t depth;        /* its stack depth limit */
+  uint64_t sample;       /* sampled recording: its rate, else 0 */
+  uint64_t seed;
+  RecSampler samp;       /* its gaps and sampled blocks */
   LjmRecorder *next;     /* next session of the VM */
 };
 
@@ -77,6 +81,7 @@ static struct {
   int atexit_done;       /* atexit handler registered */
   int nstacks;           /* live extended sessions */
   int stacks_dirty;      /* nstacks or their limits changed */
+  LjmRecorder *sampled;  /* the live sampled session (then the only one) */
 } R;
 
 /* Guards R against lua_States of other threads: a start, a stop, lua_close
@@ -117,6 +122,7 @@ static void session_kill(LjmRecorder *r)
   if (r->live) {
     r->live = 0;
     R.nlive--;
+    if (R.sampled == r) R.sampled = NULL;
     if (r->ext) {
       R.nstacks--;
       R.stacks_dirty = 1;  /* the walker adapts outside the event */
@@ -193,6 +199,57 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   return res;
 }
 
+/* The allocator wrapper of a sampled session (alone on the VM). Most calls
+** write nothing: an allocation that misses the next sampled byte, a free
+** or reallocation of a block that was not sampled. Only the rest read the
+** location and the stack. */
+static __attribute__((noinline)) void *
+rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize)
+{
+  RecSampler *sp = &r->samp;
+  RecLoc loc;
+  void *res;
+  int ev, hit = 0, tracked = 0;
+  if (!ptr) {
+    if (__builtin_expect(!rec_sample_hit(sp, nsize), 1))
+      return R.orig(R.orig_ud, ptr, osize, nsize);
+    hit = 1;
+  } else {
+    /* The stream's last prototype may go unseen: check it again later. */
+    if (__builtin_expect(ptr == (void *)r->st.last_pt, 0)) r->st.last_pt = NULL;
+    tracked = rec_sample_has(sp, ptr);
+    hit = nsize && rec_sample_hit(sp, nsize);
+    if (__builtin_expect(!tracked && !hit, 1)) return R.orig(R.orig_ud, ptr, osize, nsize);
+  }
+  rec_attr(R.g, ptr, &loc);
+  if (r->ext) {
+    rec_stack_event(R.g, &loc, ptr, osize, nsize);
+    rec_ext_pre(&r->st, R.g, &rec_walk);
+  }
+  rec_stream_announce(&r->st, R.g, &loc);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) {
+    ev = REC_EV_FREE;
+  } else if (__builtin_expect(!res, 0)) {
+    if (r->ext) rec_stack_forget();  /* failed: the old block stays */
+    return res;
+  } else {
+    ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  }
+  if (tracked) rec_sample_del(sp, ptr);
+  if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
+  if (r->ext) rec_ext_select(&r->st);
+  if (ev == REC_EV_REALLOC && !hit) {  /* the old block leaves the sample */
+    rec_buf_need(&r->st.out, 1);
+    rec_buf_byte(&r->st.out, REC_IT_UNSAMPLED);
+  }
+  rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
+  rec_buf_tick(&r->st.out);
+  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
+  return res;
+}
+
 static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   RecLoc loc;
@@ -201,6 +258,7 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   int ev;
   (void)ud;
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
+  if (__builtin_expect(R.sampled != NULL, 0)) return rec_alloc_sampled(R.sampled, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
   if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
   r = R.one;
@@ -314,6 +372,7 @@ static void rec_atfork_child(void)
   }
   R.nlive = 0;
   R.one = NULL;
+  R.sampled = NULL;
   if (R.nstacks) {
     R.nstacks = 0;
     R.stacks_dirty = 1;
@@ -412,6 +471,7 @@ static LjmRecorder *session_new(const char *name)
 
 static void session_free(LjmRecorder *r)
 {
+  rec_sample_free(&r->samp);
   rec_stream_free(&r->st);
   rec_zout_free(&r->z);
   free(r->name);
@@ -425,6 +485,8 @@ static int pre_start(lua_State *L, LjmRecError *err)
   if (!L) return set_err(err, EINVAL, "%s", "no lua_State");
   if (R.g && R.g != G(L))
     return set_err(err, EBUSY, "%s", "another Lua state in this process is recording");
+  if (R.sampled)
+    return set_err(err, EBUSY, "%s", "a sampled recording of this Lua state is running");
   return 0;
 }
 
@@ -449,6 +511,8 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     set_err(err, ENOMEM, "%s", "out of memory");
     return NULL;
   }
+  r->st.sample_rate = r->sample;
+  if (r->sample) rec_sample_init(&r->samp, r->sample, r->seed);
   if (r->ext) {
     if ((R.g && R.g != g) || rec_stack_start(L, walk_depth(r))) {
       rec_stream_free(&r->st);
@@ -495,6 +559,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   r->live = 1;
   R.nlive++;
   if (r->ext) R.nstacks++;
+  if (r->sample) R.sampled = r;
   r->next = R.list;
   R.list = r;
   live_changed();
@@ -510,6 +575,14 @@ static int take_options(LjmRecorder *r, const LjmRecOptions *opt, LjmRecError *e
   if (opt->flush_ms > REC_FLUSH_MS_MAX)
     return set_err(err, EINVAL, "flush interval must be at most %s", "1 day");
   r->flush_ms = opt->flush_ms;
+  if (opt->sample > REC_SAMPLE_MAX)
+    return set_err(err, EINVAL, "sampling rate must be 1..%s bytes", "2^30");
+  if (opt->seed && !opt->sample)
+    return set_err(err, EINVAL, "%s", "a seed needs sampling");
+  if (opt->sample && R.nlive)
+    return set_err(err, EBUSY, "%s", "a sampled recording runs alone: another recording of this Lua state is running");
+  r->sample = opt->sample;
+  r->seed = opt->seed;
   if (!opt->stacks) {
     if (opt->stack_depth)
       return set_err(err, EINVAL, "%s", "a stack depth needs stacks");

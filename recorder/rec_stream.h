@@ -14,6 +14,13 @@
 #include "rec_buf.h"
 #include "rec_map.h"
 
+/* A sampled stream (decoder/EXTENSION.md, "Sampling"): flag, the rate item
+** that opens its event section, the mark of a reallocation whose new
+** block is not in the sample. */
+#define REC_EXT_SAMPLED 0x04
+#define REC_IT_RATE 0x30
+#define REC_IT_UNSAMPLED 0x31
+
 /* Allocation event kinds (low two header bits). */
 #define REC_EV_ALLOC   1
 #define REC_EV_FREE    2
@@ -24,6 +31,7 @@ struct RecExt;
 typedef struct RecStream {
   RecBuf out;        /* output buffer and sink */
   struct RecExt *ext;  /* extension items (rec_ext.h), NULL: standard */
+  uint64_t sample_rate;  /* sampled stream (rec_sample.h): its rate, else 0 */
   RecMap protos;     /* prototype -> identity it was announced with */
   RecMap traces;     /* trace number -> identity it was announced with */
   RecMap cfuncs;     /* C addresses already checked for a name */

@@ -16,6 +16,7 @@ JIT on) under wrk's load, on 127.0.0.1 with its own prefix:
   left on device" once, while it runs, and nothing more at exit.
 
 usage: nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
+import json
 import os
 import re
 import shutil
@@ -100,6 +101,44 @@ check(trace > 0, "JIT on: the handler's allocations charged to its trace (%d)" %
 check(leaks <= line + trace <= 3 * leaks,
       "leak allocations %d (line %d + trace %d) for %d requests" % (line + trace, line, trace, leaks))
 check(live >= leaks, "leak-only: %d app.lua allocations live at stop, >= %d requests" % (live, leaks))
+
+# -- always.conf with sample = "8k", stacks = true ---------------------------
+# A sampled recording per worker: the streams say their rate, and the
+# leak's estimated allocations and live blocks match the requests served
+# (a looser range than exact: about 300 samples behind them).
+prefix, (port, ctl) = make_prefix(top, "sampled", example, so)
+conf = open(prefix + "always.conf").read().replace(
+    'require("ljm_nginx").always{ flush = 1 }',
+    'require("ljm_nginx").always{ flush = 1, sample = "8k", stacks = true }')
+open(prefix + "always.conf", "w").write(conf)
+ngx = Nginx(prefix, "always.conf", testlib.module_env(so))
+check(ngx.wait_ready(port), "nginx started (sampled)")
+p, nreq = wrk(port, "/leak", 4)
+check(p.returncode == 0 and nreq > 1000 and "Non-2xx" not in p.stdout,
+      "wrk ran against sampled recording: %d requests" % nreq)
+ok, out = ngx.quit()
+check(ok and not log_problems(prefix), "graceful stop, error log clean (sampled): %s"
+      % log_problems(prefix)[:3])
+leaks = served(prefix, "/leak")
+est = live = 0
+for f in sorted(os.listdir(prefix + "ljm")):
+    out_json = prefix + f + ".json"
+    r = subprocess.run([ljm, "convert", "-o", out_json, prefix + "ljm/" + f],
+                       capture_output=True, text=True)
+    if not check(r.returncode == 0, "%s: converts: %s" % (f, r.stderr)):
+        continue
+    doc = json.load(open(out_json))
+    check(doc["stream"]["sample_rate"] == 8192 and doc["stream"]["stacks"] and
+          not doc["stream"]["truncated"], "%s: complete, sampled at 8 KiB, with stacks" % f)
+    app = prefix + "lua/app.lua"
+    for site in doc["sites"]:
+        if ("@" + app + ":") in site["name"]:
+            est += site["alloc_count"]
+            live += site["inuse_count"]
+print("sampled: %d /leak served; estimated app.lua allocations %d, live at stop %d" % (leaks, est, live))
+check(0.6 * leaks <= est <= 3.6 * leaks,
+      "sampled: estimated leak allocations %d for %d requests (exact: 1 to 3 each)" % (est, leaks))
+check(live >= 0.6 * leaks, "sampled: estimated live leak blocks %d, for %d requests" % (live, leaks))
 
 # -- SIGKILL a recording worker ----------------------------------------------
 prefix, (port, ctl) = make_prefix(top, "killed", example, so)

@@ -1,7 +1,8 @@
 -- driver.lua MODE WORKLOAD SIZE [OUT]: runs a workload with the JIT off,
 -- either plain (MODE=off) or recorded with require "ljm.recorder"
 -- (MODE=rec: the standard stream; MODE=stacks: the extended stream with
--- call stacks, time and RSS; both to OUT). Prints "<wall s> <cpu s> <thread cpu s>"
+-- call stacks, time and RSS; MODE=sampled: {sample = "512k", stacks = true},
+-- a sampled stream with stacks; all to OUT). Prints "<wall s> <cpu s> <thread cpu s>"
 -- of the run, from just before start() to just after stop() (the final
 -- flush): process CPU includes the recorder's writer thread, thread CPU
 -- is the program's own thread only.
@@ -22,7 +23,8 @@ jit.off()
 jit.flush()
 local chunk = assert(loadfile(workload))
 local rec = mode ~= "off" and require("ljm.recorder")
-local opts = mode == "stacks" and {stacks = true} or nil
+local opts = mode == "stacks" and {stacks = true}
+  or mode == "sampled" and {sample = os.getenv("LJM_BENCH_SAMPLE") or "512k", stacks = true} or nil
 collectgarbage()
 local w0, c0, t0 = wall(), os.clock(), tcpu()
 if rec then assert(rec.start(out, opts)) end

@@ -87,7 +87,7 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line, 
 static void mix_event(Seen *s, const LjmRawEvent *e)
 {
   uint64_t f[] = { e->kind, e->loc.source, e->loc.addr, e->loc.line, e->loc.traceno,
-                   e->oaddr, e->osize, e->naddr, e->nsize, e->offset, e->stack, e->time };
+                   e->oaddr, e->osize, e->naddr, e->nsize, e->offset, e->stack, e->time, (uint64_t)e->nosample };
   for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) mix(s, f[i]);
   s->events++;
 }
@@ -167,12 +167,17 @@ static void on_long_string(void *ud, uint64_t offset, uint64_t len)
   mix(s, len);
 }
 
+static void on_sample_rate(void *ud, uint64_t rate)
+{
+  mix(ud, rate);
+}
+
 /* A consumer of every call, batched or one by one. */
 static void callbacks(int batched, LjmCallbacks *cb)
 {
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
                         stopped, on_progress, on_flags, on_stack_node, on_rss, on_time,
-                        on_node_name, on_long_string };
+                        on_node_name, on_long_string, on_sample_rate };
   if (!batched) cb->on_events = NULL;
 }
 

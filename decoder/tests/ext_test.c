@@ -17,7 +17,11 @@ typedef struct Seen {
   uint32_t ev_stack[8];
   uint64_t ev_time[8], rss_time, rss_bytes, last_mark;
   size_t nev, order_ok;
+  int nosample[8];
+  uint64_t rate;
 } Seen;
+
+static void on_rate(void *ud, uint64_t r) { ((Seen *)ud)->rate = r; }
 
 static void on_flags(void *ud, unsigned flags) { ((Seen *)ud)->flags = flags; }
 
@@ -37,6 +41,7 @@ static void on_event(void *ud, const LjmRawEvent *ev)
   if (s->nev < 8) {
     s->ev_stack[s->nev] = ev->stack;
     s->ev_time[s->nev] = ev->time;
+    s->nosample[s->nev] = ev->nosample;
   }
   /* A node is delivered before any event that uses it. */
   s->order_ok += ev->stack <= s->nodes;
@@ -61,6 +66,7 @@ static LjmStatus decode(Sbuf *b, Seen *s, LjmDiag *d)
   cb.on_event = on_event;
   cb.on_rss = on_rss;
   cb.on_time = on_time;
+  cb.on_sample_rate = on_rate;
   LjmInput *in = ljm_input_mem(b->p, b->n);
   LjmStatus st = ljm_decode(in, &cb, s, d, NULL, NULL);
   ljm_input_close(in);
@@ -183,10 +189,10 @@ static void errors(void)
   Sbuf b;
   Seen s;
   LjmDiag d;
-  start(&b, 0x04);
+  start(&b, 0x08);
   sb_byte(&b, 0x80);
   size_t flag_at = b.n - 1 - 3;
-  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "unknown extension flags 0x04") &&
+  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "unknown extension flags 0x08") &&
         d.offset == flag_at);
   free(b.p);
   memset(&b, 0, sizeof(b));
@@ -293,9 +299,68 @@ static void long_names(void)
   free(b.p);
 }
 
+/* A sampled stream (EXTENSION.md, "Sampling"): the rate first, 0x31 only
+** right before a reallocation, which it marks. */
+static LjmStatus sampled_case(const uint8_t *head, size_t nhead, const uint8_t *tail,
+                              size_t ntail, Seen *s, LjmDiag *d, size_t *at)
+{
+  Sbuf b;
+  start(&b, 0x06);
+  sb_bytes(&b, head, nhead);
+  *at = b.n;
+  sb_bytes(&b, tail, ntail);
+  sb_byte(&b, 0x80);
+  LjmStatus st = decode(&b, s, d);
+  free(b.p);
+  return st;
+}
+
+static void sampled(void)
+{
+  Sbuf b;
+  Seen s;
+  LjmDiag d;
+  size_t at;
+  start(&b, 0x06);
+  sb_byte(&b, 0x30); sb_uleb(&b, 524288);
+  sb_byte(&b, 0x22); sb_uleb(&b, 5);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_byte(&b, 0x31);
+  sb_realloc_lua(&b, 0x100, 2, 0x10, 8, 0x20, 16);
+  sb_realloc_lua(&b, 0x100, 2, 0x30, 8, 0x40, 16);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK && s.rate == 524288 && s.flags == 6 && s.nev == 3);
+  CHECK(s.nosample[0] == 0 && s.nosample[1] == 1 && s.nosample[2] == 0);
+  free(b.p);
+
+  /* No rate, a rate out of range, a second one. */
+  CHECK(sampled_case((const uint8_t *)"", 0, (const uint8_t *)"\x22\x05", 2, &s, &d, &at) == LJM_ERROR &&
+        d.offset == at && strstr(d.msg, "starts with its rate"));
+  CHECK(sampled_case((const uint8_t *)"", 0, (const uint8_t *)"\x30\x00", 2, &s, &d, &at) == LJM_ERROR &&
+        d.offset == at && strstr(d.msg, "sampling rate 0 bytes"));
+  CHECK(sampled_case((const uint8_t *)"", 0, (const uint8_t *)"\x30\x81\x80\x80\x80\x10", 6, &s, &d, &at) ==
+        LJM_ERROR && d.offset == at && strstr(d.msg, "sampling rate 4294967297"));
+  CHECK(sampled_case((const uint8_t *)"\x30\x10", 2, (const uint8_t *)"\x30\x10", 2, &s, &d, &at) ==
+        LJM_ERROR && d.offset == at && strstr(d.msg, "a second sampling rate"));
+  /* 0x31 before anything but a reallocation. */
+  CHECK(sampled_case((const uint8_t *)"\x30\x10\x31", 3, (const uint8_t *)"\x22\x05", 2, &s, &d,
+                     &at) == LJM_ERROR && d.offset == at && strstr(d.msg, "not followed by a reallocation"));
+  CHECK(sampled_case((const uint8_t *)"\x30\x10\x31", 3, (const uint8_t *)"\x80", 1, &s, &d, &at) ==
+        LJM_ERROR && d.offset == at);
+  /* Cut inside the rate: a truncation. */
+  start(&b, 0x04);
+  sb_byte(&b, 0x30);
+  sb_byte(&b, 0x81);
+  CHECK(decode(&b, &s, &d) == LJM_TRUNCATED && strstr(d.msg, "the sampling rate"));
+  free(b.p);
+  /* Items of a sampled stream without the flag. */
+  bad(0x03, (const uint8_t *)"\x31", 1, 0, "unknown event header 0x31");
+}
+
 int main(void)
 {
   good();
+  sampled();
   names();
   errors();
   long_names();

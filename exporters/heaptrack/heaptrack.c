@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/common/sampled.h"
 #include "exporters/common/utf8.h"
 #include "exporters/heaptrack/ht_events.h"
 #include "exporters/heaptrack/ht_sink.h"
@@ -326,11 +327,16 @@ static void header(Ht *h, const LjmModel *m)
   LjmBuf x = {0};
   ljm_buf_puts(&x, "X ");
   ljm_text_clean(&x, h->in_path, strlen(h->in_path), NAME_CLEAN, 1024);
+  char note[128];
   if (h->timed)
-    ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time)\n");
+    ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time");
   else
     ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: event order, "
-                   "1 ms = %d events; no RSS recorded)\n", EVENTS_PER_MS);
+                   "1 ms = %d events; no RSS recorded", EVENTS_PER_MS);
+  /* Sampled: bytes are estimates; each sample is one allocation here. */
+  if (ljm_sampled_note(m, note, sizeof(note)))
+    ljm_buf_printf(&x, "; bytes are %s, allocation counts are the samples", note);
+  ljm_buf_puts(&x, ")\n");
   if (!x.oom) {
     char *p = ht_text_room(&h->text, x.len);
     memcpy(p, x.p, x.len);

@@ -123,8 +123,11 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
   fprintf(f, ",\"trailing\":%" PRIu64, si->trailing);
   fprintf(f, ",\"stacks\":%s,\"timed\":%s,\"duration_us\":",
           si->ext_flags & 1 ? "true" : "false", si->ext_flags & 2 ? "true" : "false");
-  if (si->duration == LJM_NO_TIME_US) fputs("null}", f);
-  else fprintf(f, "%" PRIu64 "}", si->duration);
+  if (si->duration == LJM_NO_TIME_US) fputs("null", f);
+  else fprintf(f, "%" PRIu64, si->duration);
+  /* sampled: every figure of the file is an estimate (EXTENSION.md) */
+  if (si->sample_rate) fprintf(f, ",\"sample_rate\":%" PRIu64 "}", si->sample_rate);
+  else fputs(",\"sample_rate\":null}", f);
 }
 
 /* A time in usec, or null. */

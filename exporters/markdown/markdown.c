@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/common/sampled.h"
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
 #include "exporters/common/state.h"
@@ -179,6 +180,10 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
           strlen(st->base.o.in_path ? st->base.o.in_path : "-"));
   ljm_buf_printf(&b, "\n\nSites by %s, largest first.\n\n",
                  ljm_value_kind_name(st->base.value));
+  {
+    char note[128];
+    if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&b, "Figures are %s.\n\n", note);
+  }
   ljm_buf_printf(&b, "%s\n|---:|---:|:---|\n", header_of(st->base.value));
   for (size_t i = 0; i < nr; i++) {
     const MdRow *r = &rows[i];

@@ -30,6 +30,7 @@
 #include <zlib.h>
 
 #include "exporters/common/frames.h"
+#include "exporters/common/sampled.h"
 #include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/ljm_exporter.h"
@@ -466,6 +467,7 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
     snprintf(line, sizeof line, "stream cut at byte %" PRIu64, si->truncated_at);
     c[n++] = str(b, line);
   }
+  if (ljm_sampled_note(m, line, sizeof line)) c[n++] = str(b, line);
   return n;
 }
 
@@ -553,7 +555,9 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   p.n_string_table = b.nstr;
   p.string_table = b.str;
   p.period_type = &period_type;
-  p.period = 1;
+  /* Go's heap profiles: values already scaled, the mean sampling interval
+  ** in bytes as the period (1: every allocation). */
+  p.period = ljm_model_stream(m)->sample_rate ? (int64_t)ljm_model_stream(m)->sample_rate : 1;
   p.n_comment = ncm;
   p.comment = cm;
   p.default_sample_type = dst;

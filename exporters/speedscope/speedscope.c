@@ -49,6 +49,7 @@
 #include "exporters/common/buf.h"
 #include "exporters/common/frames.h"
 #include "exporters/common/json_str.h"
+#include "exporters/common/sampled.h"
 #include "exporters/common/uniq.h"
 #include "exporters/common/state.h"
 #include "exporters/common/value.h"
@@ -182,14 +183,15 @@ static SsRun *run_for(SsState *st, const LjmLiveEvent *ev)
   return r;
 }
 
-/* A block of run r (NULL: unknown) goes away at event idx. */
-static void run_release(SsState *st, SsRun *r, uint64_t size, uint64_t idx)
+/* A block of run r (NULL: unknown) goes away at event idx; it stood for
+** count blocks (more than one in a sampled stream). */
+static void run_release(SsState *st, SsRun *r, uint64_t size, uint64_t count, uint64_t idx)
 {
   st->live_bytes -= size;
   if (!r) return;
   run_touch(st, r, idx);
   r->inuse_bytes -= size;
-  r->inuse_count--;
+  r->inuse_count -= count;
 }
 
 static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
@@ -199,19 +201,20 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
   if (st->oom) return;
   /* The model keeps the live blocks: a freed block's owner names its run. */
   if (ev->kind != LJM_EV_ALLOC && ev->old_owner != LJM_NO_OWNER)
-    run_release(st, run_of(st, ev->old_owner), ev->old_size, ev->index);
+    run_release(st, run_of(st, ev->old_owner), ev->old_size, ev->old_count, ev->index);
   if (ev->kind != LJM_EV_FREE) {
     if (ev->dropped_owner != LJM_NO_OWNER)  /* a block the stream overwrote */
-      run_release(st, run_of(st, ev->dropped_owner), ev->dropped_size, ev->index);
+      run_release(st, run_of(st, ev->dropped_owner), ev->dropped_size, ev->dropped_count,
+                  ev->index);
     SsRun *r = run_for(st, ev);
     if (!r) {
       st->oom = 1;
       return;
     }
-    r->alloc_count++;
+    r->alloc_count += ev->new_count;
     r->alloc_bytes += ev->new_size;
     run_touch(st, r, ev->index);
-    r->inuse_count++;
+    r->inuse_count += ev->new_count;
     r->inuse_bytes += ev->new_size;
     st->live_bytes += ev->new_size;
   }
@@ -533,7 +536,16 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
   for (size_t i = 0; i < st->nruns; i++)
     if (st->runs[i].node < t.nnodes && tab_node(&t, m, st->runs[i].node, &sc) != 0) goto oom;
 
-  ljm_json_name(&name, &sc.tmp, in, strlen(in));
+  {
+    /* The title speedscope shows: the input, and whether it is estimated. */
+    char note[128];
+    LjmBuf title = {0};
+    ljm_buf_puts(&title, in);
+    if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
+    if (!title.oom) ljm_json_name(&name, &sc.tmp, title.p, title.len);
+    else name.oom = 1;
+    ljm_buf_free(&title);
+  }
   if (name.oom || t.frames.b.oom) goto oom;
   fputs("{\"$schema\":\"" SS_SCHEMA "\",\n\"exporter\":\"ljmkit (ljm convert)\",\n\"name\":", f);
   fwrite(name.p, 1, name.len, f);

@@ -22,6 +22,7 @@
 
 #include <libxml/xmlwriter.h>
 
+#include "exporters/common/sampled.h"
 #include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
 #include "exporters/common/value.h"
@@ -38,6 +39,7 @@
 
 typedef struct SvgState {
   LjmExportBase base;
+  char note[128];  /* a sampled stream's note, for the subtitle; else "" */
 } SvgState;
 
 static void *svg_begin(const LjmExportOptions *o, FILE *out, char *err,
@@ -218,6 +220,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   ljm_text_clean(&c->tmp, in, strlen(in), 0, LJM_CLEAN_NO_CAP);
   ljm_buf_printf(&c->tmp, ": %s %s in total",
                  ljm_fmt_thousands(num, t->nodes[0].total), unit);
+  if (st->note[0]) ljm_buf_printf(&c->tmp, " (%s)", st->note);
   el_text(c, "subtitle", SVG_WIDTH / 2.0, 44, NULL, ljm_buf_str(&c->tmp));
   el_text(c, "unzoom", SVG_XPAD, 24, "hide", "Reset Zoom");
   el_text(c, "search", SVG_WIDTH - SVG_XPAD, 24, NULL, "Search");
@@ -299,6 +302,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   }
   xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
+  if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
   write_head(c, st, &t, height);
   W(xmlTextWriterStartElement(c->w, X("g")));
   W(xmlTextWriterWriteAttribute(c->w, X("id"), X("frames")));

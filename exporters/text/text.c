@@ -4,20 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporters/common/sampled.h"
 #include "exporters/common/state.h"
 #include "exporters/ljm_exporter.h"
 #include "exporters/text/bytes_fmt.h"
 
 typedef struct TextState {
   LjmExportBase base;
+  int sampled;  /* estimates: shown to 3 significant digits */
 } TextState;
+
+/* n to 3 significant digits (a sampled stream's estimates are no closer). */
+static double round3(double n)
+{
+  double scale = 1;
+  if (n < 1000) return n;
+  while (n >= 1000 * scale) scale *= 10;
+  return (double)(uint64_t)(n / scale + 0.5) * scale;
+}
+
+static unsigned long long count3(const TextState *t, uint64_t n)
+{
+  return t->sampled ? (unsigned long long)round3((double)n) : (unsigned long long)n;
+}
 
 static void put_str(FILE *out, LjmStr s) { fwrite(s.s, 1, s.len, out); }
 
 static void put_bytes(const TextState *t, double n)
 {
   char buf[64];
-  ljm_fmt_bytes(buf, sizeof(buf), n, t->base.o.human_readable);
+  ljm_fmt_bytes(buf, sizeof(buf), t->sampled ? round3(n) : n, t->base.o.human_readable);
   fputs(buf, t->base.out);
 }
 
@@ -30,7 +46,7 @@ static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
   for (size_t i = 0; i < n; i++) {
     const LjmRow *r = &rows[i];
     put_str(t->base.out, r->name);
-    fprintf(t->base.out, ": %llu events\t+", (unsigned long long)r->num);
+    fprintf(t->base.out, ": %llu events\t+", count3(t, r->num));
     put_bytes(t, r->alloc);
     fputs("\t-", t->base.out);
     put_bytes(t, r->free);
@@ -57,8 +73,8 @@ static void put_summary(const TextState *t, const LjmModel *m)
     put_str(t->base.out, lines[i].name);
     fputs(" holds ", t->base.out);
     put_bytes(t, lines[i].dbytes);
-    fprintf(t->base.out, ": %llu allocs, %llu frees\n", (unsigned long long)lines[i].nalloc,
-            (unsigned long long)lines[i].nfree);
+    fprintf(t->base.out, ": %llu allocs, %llu frees\n", count3(t, lines[i].nalloc),
+            count3(t, lines[i].nfree));
   }
   fputc('\n', t->base.out);
 }
@@ -96,6 +112,11 @@ static void *text_begin(const LjmExportOptions *o, FILE *out, char *err, size_t 
 static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 {
   TextState *t = st;
+  char note[128];
+  if (ljm_sampled_note(m, note, sizeof(note))) {  /* one line first; rows as the reference's */
+    t->sampled = 1;
+    fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
+  }
   if (!t->base.o.leak_only) {
     put_section(t, m, LJM_SEC_ALLOC, "ALLOCATIONS");
     put_section(t, m, LJM_SEC_REALLOC, "REALLOCATIONS");

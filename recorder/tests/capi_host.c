@@ -242,7 +242,8 @@ static void scenario_stacks(void)
 {
   lua_State *L = newvm(), *co;
   LjmRecError err;
-  LjmRecOptions nostacks = {0, 5, 0}, toodeep = {1, 70000, 0}, deep = {1, 0, 0}, shallow = {1, 3, 0};
+  LjmRecOptions nostacks = {.stack_depth = 5}, toodeep = {.stacks = 1, .stack_depth = 70000},
+                deep = {.stacks = 1}, shallow = {.stacks = 1, .stack_depth = 3};
   LjmRecorder *a, *b, *c;
   int st, n = 0;
   Mem m = {NULL, 0, 0, 0, -1};

@@ -30,7 +30,7 @@ static void *malloc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 int main(int argc, char **argv)
 {
-  LjmRecOptions opt = {1, 0, 0};
+  LjmRecOptions opt = {.stacks = 1};
   LjmRecError err;
   LjmRecorder *r;
   lua_State *L;

@@ -19,7 +19,8 @@
 -- Options (both): dir (default <prefix>/ljm), suffix (".ljm.gz": compressed
 -- on the recorder's writer thread; ".ljm.zst", ".ljm"), flush (seconds: what
 -- a killed worker can lose at most; default 1), stacks (call stacks: the
--- extended stream), poll (0.5 s: how often a write error, such as a full
+-- extended stream), sample (bytes, e.g. "512k": a sampled recording, cheap
+-- enough to leave on; every view shows estimates), poll (0.5 s: how often a write error, such as a full
 -- disk, is looked for; it ends the recording, and is logged once, then).
 -- on_demand also: max_seconds (600).
 local rec = require "ljm.recorder"
@@ -31,6 +32,7 @@ local cfg = {
   suffix = ".ljm.gz",
   flush = 1,
   stacks = false,
+  sample = false,
   max_seconds = 600,
   poll = 0.5,
   dict = "ljm",
@@ -48,7 +50,8 @@ end
 
 local function start(name)
   local path = string.format("%s/%s-%d%s", cfg.dir, name, ngx.worker.pid(), cfg.suffix)
-  local ok, err = rec.start(path, { flush = cfg.flush, stacks = cfg.stacks or nil })
+  local ok, err = rec.start(path, { flush = cfg.flush, stacks = cfg.stacks or nil,
+                                     sample = cfg.sample or nil })
   if not ok then
     ngx.log(ngx.ERR, "ljm: cannot record: ", err)
     return nil

@@ -1,0 +1,71 @@
+/* rec_sample.h -- sampling over allocated bytes, and the sampled blocks.
+**
+** A sampled recording (LjmRecOptions.sample) writes an allocation only
+** when it holds the next sampled byte: the bytes between two sampled ones
+** are drawn from an exponential distribution of mean 'rate' (a Poisson
+** process over bytes, as Go's MemProfileRate), so an allocation of s
+** bytes is written with probability 1 - exp(-s / rate) whatever came
+** before it. A block that was written is remembered by address until it
+** is freed or moved, so that its free or reallocation is written too.
+**
+** The gap is drawn as ceil(-rate * ln U) with U uniform in (0, 1]: for a
+** whole number of bytes s, P(gap <= s) is exactly 1 - exp(-s / rate), the
+** probability readers weight with (decoder/EXTENSION.md, "Sampling").
+*/
+#ifndef REC_SAMPLE_H
+#define REC_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REC_SAMPLE_MAX (1ull << 30)   /* largest rate: 1 GiB */
+
+typedef struct RecSampler {
+  int64_t gap;         /* bytes left before the next sampled byte */
+  double rate;         /* mean gap in bytes */
+  uint64_t rng;        /* xorshift64* state, never 0 */
+  uintptr_t *set;      /* addresses of sampled blocks: open addressing,
+                          0 = empty, a power of two slots (NULL: none yet) */
+  size_t mask, n;
+} RecSampler;
+
+/* Starts sampling every 'rate' bytes on average (1..REC_SAMPLE_MAX);
+** seed 0 takes one from the clock and the process id. */
+void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed);
+void rec_sample_free(RecSampler *s);
+/* Draws the gap to the next sampled byte (after a hit). */
+void rec_sample_redraw(RecSampler *s);
+
+/* Does an allocation of n bytes hold the next sampled byte? One
+** subtraction and a branch when it does not. */
+static inline __attribute__((always_inline)) int rec_sample_hit(RecSampler *s, size_t n)
+{
+  if (__builtin_expect((s->gap -= (int64_t)n) > 0, 1)) return 0;
+  rec_sample_redraw(s);
+  return 1;
+}
+
+/* Remembers a sampled block; 0 or ENOMEM. */
+int rec_sample_add(RecSampler *s, const void *p);
+/* Forgets p if it is a sampled block; 1 if it was. */
+int rec_sample_del(RecSampler *s, const void *p);
+
+static inline size_t rec_sample_slot(const RecSampler *s, uintptr_t p)
+{
+  return (size_t)(((uint64_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 32) & s->mask;
+}
+
+/* Is p a sampled block? Inline: every free and reallocation asks. */
+static inline __attribute__((always_inline)) int rec_sample_has(const RecSampler *s,
+                                                                const void *p)
+{
+  uintptr_t k = (uintptr_t)p, *t = s->set;
+  size_t i;
+  if (!s->n) return 0;
+  for (i = rec_sample_slot(s, k);; i = (i + 1) & s->mask) {
+    if (t[i] == k) return 1;
+    if (!t[i]) return 0;
+  }
+}
+
+#endif

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""sampling_test.py -- sampled recording (ljm record --sample, the module's
+{sample = ...}): the stream says its rate, is far smaller than the exact
+one, and over fixed seeds the estimates of every view come out unbiased:
+each line's bytes and counts, what is in use at the end, with and without
+stacks. Also the options' errors, a second recording refused beside a
+sampled one, the downgrade's warning, and a sampled stream without its rate.
+usage: sampling_test.py LJM_RECORD RECORDER_SO LJM"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import testlib
+
+res = testlib.Results("sampling")
+record = testlib.runfile(sys.argv[1])
+so = testlib.runfile(sys.argv[2])
+ljm = testlib.runfile(sys.argv[3])
+work = testlib.scratch("sampling")
+
+RATE = 16384
+SEEDS = [11, 23, 37, 41, 59, 61, 73, 89]
+
+# Deterministic (no JIT: lines are the sites), about 60 MB allocated: small
+# strings, tables, big unique strings and an array grown by reallocation.
+PROG = """if jit then jit.off() end
+local keep = {}
+local function small(n) local t = {} for i = 1, n do t[i] = "s" .. i .. string.rep("a", i % 40) end return t end
+local function rows(n) local t = {} for i = 1, n do t[i] = {i, i * 2, name = "r"} end return t end
+local function blobs(n, r) local t = {} for i = 1, n do t[i] = string.rep("b", 30000 + i * 7 + r) end return t end
+local function grow(n) local t = {} for i = 1, n do t[#t + 1] = i end return t end
+for r = 1, 8 do
+  local a, b, c, d = small(30000), rows(20000), blobs(60, r), grow(100000)
+  keep[r % 3] = {a, b, c, d}
+end
+"""
+prog = os.path.join(work, "prog.lua")
+with open(prog, "w") as f:
+    f.write(PROG)
+
+
+def run(cmd, **kw):
+    kw.setdefault("env", testlib.vm_env())
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300, **kw)
+
+
+def as_json(path):
+    out = path + ".json"
+    p = run([ljm, "convert", "-o", out, path])
+    if not res.check(p.returncode == 0, "convert %s to JSON: %s" % (path, p.stderr[-300:])):
+        return None
+    with open(out) as f:
+        return json.load(f)
+
+
+def lines(doc):
+    """{line name: (alloc_bytes, alloc_count)} of Lua lines, and totals."""
+    out = {}
+    for s in doc["sites"]:
+        if s["kind"] == "lua":
+            b, c = out.get(s["name"], (0, 0))
+            out[s["name"]] = (b + s["alloc_bytes"], c + s["alloc_count"])
+    return out
+
+
+def folded_total(path):
+    out = path + ".folded"
+    p = run([ljm, "convert", "-o", out, path])
+    if not res.check(p.returncode == 0, "convert %s to folded: %s" % (path, p.stderr[-300:])):
+        return 0
+    with open(out) as f:
+        return sum(int(ln.rsplit(" ", 1)[1]) for ln in f if ln.strip())
+
+
+# -- Exact, then sampled with each seed ----------------------------------------
+exact = os.path.join(work, "exact.ljm")
+p = run([record, "-o", exact, prog])
+res.check(p.returncode == 0, "exact recording: %s" % p.stderr)
+ex = as_json(exact)
+ex_lines = lines(ex)
+ex_total = ex["totals"]["alloc_bytes"]
+big = {k: v for k, v in ex_lines.items() if v[0] >= 0.04 * ex_total}
+res.check(len(big) >= 4, "the program has 4 lines of 4%% or more: %r" % big)
+# Counts only where there are many: a few small reallocations (the array's
+# first doublings) are rare in the sample and each stands for thousands.
+ex_count = ex["totals"]["alloc_count"]
+many = {k for k, v in big.items() if v[1] >= 0.04 * ex_count}
+res.check(len(many) >= 2, "the program has 2 lines of 4%% of the allocations or more: %r" % many)
+
+est = {k: [] for k in big}
+cnt = {k: [] for k in big}
+totals, inuse, sizes, stacked = [], [], [], []
+for seed in SEEDS:
+    path = os.path.join(work, "s%d.ljm" % seed)
+    p = run([record, "--sample", "16k", "--sample-seed", str(seed), "-o", path, prog])
+    res.check(p.returncode == 0, "seed %d: recording: %s" % (seed, p.stderr))
+    doc = as_json(path)
+    if not doc:
+        continue
+    res.check(doc["stream"].get("sample_rate") == RATE, "seed %d: the stream says rate %d: %r"
+              % (seed, RATE, doc["stream"].get("sample_rate")))
+    sizes.append(os.path.getsize(path))
+    got = lines(doc)
+    for k in big:
+        est[k].append(got.get(k, (0, 0))[0])
+        cnt[k].append(got.get(k, (0, 0))[1])
+    totals.append(doc["totals"]["alloc_bytes"])
+    inuse.append(doc["totals"]["inuse_bytes"])
+
+# The same seed samples the same allocations.
+again = os.path.join(work, "again.ljm")
+run([record, "--sample", "16k", "--sample-seed", str(SEEDS[0]), "-o", again, prog])
+d1, d2 = as_json(os.path.join(work, "s%d.ljm" % SEEDS[0])), as_json(again)
+# (Within 1%: the VM's own allocations vary a little from run to run.)
+b1, b2 = (sum(v[0] for v in lines(d).values()) if d else 0 for d in (d1, d2))
+res.check(b1 and abs(b1 - b2) <= 0.01 * b1, "the same seed samples about the same: %d, %d" % (b1, b2))
+
+res.check(sizes and max(sizes) * 5 < os.path.getsize(exact),
+          "sampled streams (%r bytes) are a fifth of the exact one (%d) or less"
+          % (sizes, os.path.getsize(exact)))
+
+
+def unbiased(what, exact_v, values, mean_tol, one_tol):
+    """Mean of the seeds within mean_tol, each seed within one_tol (about
+    four standard deviations at this rate: deterministic seeds, no flakes)."""
+    if not values:
+        res.check(False, "%s: no estimates" % what)
+        return
+    m = statistics.mean(values)
+    res.check(abs(m - exact_v) <= mean_tol * exact_v,
+              "%s: mean estimate %.0f vs exact %d (%.1f%%, tolerance %.0f%%)"
+              % (what, m, exact_v, 100.0 * (m - exact_v) / exact_v, 100 * mean_tol))
+    worst = max(abs(v - exact_v) / exact_v for v in values)
+    res.check(worst <= one_tol, "%s: a seed is %.1f%% off (tolerance %.0f%%): %r"
+              % (what, 100 * worst, 100 * one_tol, values))
+
+
+for k, (b, c) in sorted(big.items()):
+    unbiased("%s bytes" % k, b, est[k], 0.08, 0.30)
+    if k in many:
+        unbiased("%s count" % k, c, cnt[k], 0.10, 0.35)
+unbiased("total bytes", ex_total, totals, 0.04, 0.12)
+unbiased("bytes in use at the end", ex["totals"]["inuse_bytes"], inuse, 0.10, 0.35)
+
+# -- With stacks: the graph views' totals --------------------------------------
+ex_st = os.path.join(work, "exact_stacks.ljm")
+run([record, "--stacks", "-o", ex_st, prog])
+ex_folded = folded_total(ex_st)
+for seed in SEEDS[:4]:
+    path = os.path.join(work, "st%d.ljm" % seed)
+    p = run([record, "--stacks", "--sample", "16k", "--sample-seed", str(seed), "-o", path, prog])
+    res.check(p.returncode == 0, "stacks, seed %d: %s" % (seed, p.stderr))
+    stacked.append(folded_total(path))
+    doc = as_json(path)
+    res.check(doc and doc["stream"]["stacks"] and doc["stream"]["sample_rate"] == RATE,
+              "stacks, seed %d: stacks and rate in the stream" % seed)
+unbiased("folded total with stacks", ex_folded, stacked, 0.06, 0.15)
+
+# -- The text report says it shows estimates -----------------------------------
+p = run([ljm, "report", os.path.join(work, "s%d.ljm" % SEEDS[0])])
+res.check(p.returncode == 0 and p.stdout.startswith("SAMPLED: estimates from a sampled recording "
+                                                    "(one allocated byte in 16 KiB)"),
+          "ljm report's first line: %r" % p.stdout[:120])
+
+# -- Downgrade: raw samples, said on stderr ------------------------------------
+std = os.path.join(work, "std.ljm")
+p = run([ljm, "convert", "-f", "ljm", "-o", std, os.path.join(work, "s%d.ljm" % SEEDS[0])])
+res.check(p.returncode == 0 and "sampled recording" in p.stderr and "raw samples" in p.stderr,
+          "convert -f ljm of a sampled stream warns: %r" % p.stderr)
+p = run([ljm, "report", std])
+res.check(p.returncode == 0 and not p.stdout.startswith("SAMPLED"),
+          "its downgrade reads as a standard stream")
+
+# -- A sampled stream without its rate item ------------------------------------
+with open(os.path.join(work, "s%d.ljm" % SEEDS[0]), "rb") as f:
+    data = f.read()
+at = data.find(b"ljm\x03\x06\x00\x00\x30")  # TIME | SAMPLED, then the rate item
+at = at if at >= 0 else data.find(b"ljm\x03\x04\x00\x00\x30")
+res.check(at > 0, "the event section starts with the SAMPLED flag and the rate item")
+if at > 0:
+    k = at + 8
+    while data[k] & 0x80:
+        k += 1
+    cut = data[:at + 7] + data[k + 1:]
+    bad = os.path.join(work, "norate.ljm")
+    with open(bad, "wb") as f:
+        f.write(cut)
+    p = run([ljm, "report", bad])
+    res.check(p.returncode != 0 and "byte %d" % (at + 7) in p.stderr and "rate" in p.stderr,
+              "a sampled stream without its rate: an error at its byte: %r" % p.stderr)
+
+# -- Options -------------------------------------------------------------------
+for argv in (["--sample", "0"], ["--sample", "2G"], ["--sample", "abc"], ["--sample", "-5"],
+             ["--sample-seed", "5"], ["--sample", "1k", "--sample-seed", "0"]):
+    p = run([record] + argv + ["-o", "x.ljm", prog])
+    res.check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+              "ljm record %s: a usage error (%d, %r)" % (" ".join(argv), p.returncode, p.stderr))
+
+# The module: options, and a sampled recording runs alone.
+MOD = r"""
+local rec = require("ljm.recorder")
+local dir = ...
+local function expect_fail(what, ok, msg, code)
+  if ok then error(what .. ": accepted") end
+  print("refused", what, msg, code)
+end
+expect_fail("sample 0", rec.start(dir .. "/m0.ljm", {sample = 0}))
+expect_fail("sample 2^31", rec.start(dir .. "/m1.ljm", {sample = 2^31}))
+expect_fail("sample '12q'", rec.start(dir .. "/m2.ljm", {sample = "12q"}))
+expect_fail("seed alone", rec.start(dir .. "/m3.ljm", {seed = 4}))
+assert(rec.start(dir .. "/mod.ljm", {sample = "16k", seed = 5, stacks = true}))
+local t = {}
+for i = 1, 200000 do t[i] = {i} end
+assert(rec.stop())
+print("module ok")
+"""
+mod = os.path.join(work, "mod.lua")
+with open(mod, "w") as f:
+    f.write(MOD)
+env = testlib.module_cpath(so, "sampling_cpath")
+p = subprocess.run([testlib.LUAJIT, mod, work], capture_output=True, text=True, env=env,
+                   timeout=120, cwd=work)
+res.check(p.returncode == 0 and "module ok" in p.stdout, "module script: %s %s" % (p.stdout, p.stderr))
+refusals = [ln for ln in p.stdout.splitlines() if ln.startswith("refused")]
+res.check(len(refusals) == 4 and all(ln.endswith("\t22") for ln in refusals),
+          "module refusals: EINVAL for bad options: %r" % refusals)
+
+# Under ljm record --sample, the script's own recording is refused (EBUSY).
+SECOND = """local ok, msg, code = misc.memprof.start("second.ljm")
+print(ok, msg, code)
+"""
+with open(os.path.join(work, "second.lua"), "w") as f:
+    f.write(SECOND)
+p = run([record, "--sample", "64k", "-o", "whole.ljm", "second.lua"])
+res.check(p.returncode == 0 and p.stdout.startswith("nil\t") and "sampled" in p.stdout
+          and p.stdout.strip().endswith("\t16"),
+          "misc.memprof.start beside a sampled recording: nil, message, EBUSY: %r" % p.stdout)
+doc = as_json(os.path.join(work, "mod.ljm"))
+if doc:
+    res.check(doc["stream"]["sample_rate"] == RATE and doc["stream"]["stacks"],
+              "module recording: sampled, with stacks")
+    n = doc["totals"]["alloc_count"]
+    res.check(120000 <= n <= 300000, "module recording: about 200000 tables estimated: %d" % n)
+res.finish()
