@@ -290,6 +290,39 @@ static void scenario_stacks(void)
   lua_close(L);
 }
 
+/* Sampled recordings: bad options refused, and one runs alone. */
+static void scenario_sampled(void)
+{
+  lua_State *L = newvm();
+  LjmRecError err;
+  LjmRecOptions big = {.sample = (1ull << 30) + 1}, seed_only = {.seed = 7},
+                samp = {.stacks = 1, .sample = 4096, .seed = 3};
+  LjmRecorder *r, *o;
+  uint64_t b = 0;
+  CHECK(!ljm_recorder_start_path_ex(L, out("bad.ljm"), &big, &err) && err.code == EINVAL,
+        "a rate above 2^30 is refused");
+  CHECK(!ljm_recorder_start_path_ex(L, out("bad.ljm"), &seed_only, &err) && err.code == EINVAL,
+        "a seed without sampling is refused");
+  CHECK(ljm_recorder_parse_bytes("512k", &b) == 0 && b == 512 * 1024, "parse 512k");
+  CHECK(ljm_recorder_parse_bytes("3M", &b) == 0 && b == 3u << 20, "parse 3M");
+  CHECK(ljm_recorder_parse_bytes("k", &b) == EINVAL && ljm_recorder_parse_bytes("5x", &b) == EINVAL &&
+        ljm_recorder_parse_bytes("99999999999999999999", &b) == EINVAL, "parse refusals");
+  /* Beside a running recording, a sampled one is refused, and the reverse. */
+  o = ljm_recorder_start_path(L, out("plain_first.ljm"), &err);
+  CHECK(o, err.msg);
+  CHECK(!ljm_recorder_start_path_ex(L, out("bad.ljm"), &samp, &err) && err.code == EBUSY,
+        "a sampled recording beside another is refused");
+  CHECK(ljm_recorder_stop(o, &err) == 0, err.msg);
+  r = ljm_recorder_start_path_ex(L, out("sampled.ljm"), &samp, &err);
+  CHECK(r, err.msg);
+  CHECK(!ljm_recorder_start_path(L, out("bad.ljm"), &err) && err.code == EBUSY,
+        "another recording beside a sampled one is refused");
+  run(L, "S = {} for i = 1, 100000 do S[i] = {i} end S = nil collectgarbage()\n", "=samp");
+  CHECK(ljm_recorder_is_running(r), "the sampled recording runs");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  lua_close(L);
+}
+
 /* lua_close() without stop: the stream must still be complete. */
 static void scenario_close(void)
 {
@@ -322,6 +355,7 @@ int main(int argc, char **argv)
   scenario_stacks();
   scenario_sinks();
   scenario_close();
+  scenario_sampled();
   printf("%s\n", failures ? "capi_host: FAILED" : "capi_host: ok");
   return failures ? 1 : 0;
 }

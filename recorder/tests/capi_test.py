@@ -85,4 +85,14 @@ res.check(st.complete and st.flags == 0 and not st.nodes and not st.marks,
           "a standard recording alongside stays standard")
 r, info = load("stacks_std.ljm")
 res.check(testlib.count(r, A, "=cstk:3") == 100, "standard stream: 100 allocations at =cstk:3")
+# The sampled recording: flags STACKS | TIME | SAMPLED, the rate 4096 first,
+# complete, and a small part of the 100000 tables written.
+with open(os.path.join(out, "sampled.ljm"), "rb") as f:
+    data = f.read()
+res.check(b"ljm\x03\x07\x00\x00\x30\x80\x20" in data and data.endswith(b"\x80"),
+          "sampled.ljm: SAMPLED flag, rate 4096 first, complete")
+# 100000 tables (200000 events) exactly would take 2 MB beyond the leading
+# symbol table (what plain_first.ljm, which recorded nothing, holds).
+extra = len(data) - os.path.getsize(os.path.join(out, "plain_first.ljm"))
+res.check(extra < 200000, "sampled.ljm: %d bytes of events, a sample of them" % extra)
 res.finish()
