@@ -199,28 +199,20 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   return res;
 }
 
-/* The allocator wrapper of a sampled session (alone on the VM). Most calls
-** write nothing: an allocation that misses the next sampled byte, a free
-** or reallocation of a block that was not sampled. Only the rest read the
-** location and the stack. */
+/* The written events of a sampled session (alone on the VM): a hit (an
+** allocation or reallocation holding the next sampled byte), or a free or
+** reallocation of a sampled block; rec_alloc has decided which. */
 static __attribute__((noinline)) void *
-rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize)
+rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit, int tracked)
 {
   RecSampler *sp = &r->samp;
   RecLoc loc;
   void *res;
-  int ev, hit = 0, tracked = 0;
-  if (!ptr) {
-    if (__builtin_expect(!rec_sample_hit(sp, nsize), 1))
-      return R.orig(R.orig_ud, ptr, osize, nsize);
-    hit = 1;
-  } else {
-    /* The stream's last prototype may go unseen: check it again later. */
-    if (__builtin_expect(ptr == (void *)r->st.last_pt, 0)) r->st.last_pt = NULL;
-    tracked = rec_sample_has(sp, ptr);
-    hit = nsize && rec_sample_hit(sp, nsize);
-    if (__builtin_expect(!tracked && !hit, 1)) return R.orig(R.orig_ud, ptr, osize, nsize);
-  }
+  int ev;
+  if (hit) rec_sample_redraw(sp);
+  /* Frees of prototypes go unseen here: the map's identity check, not the
+  ** last prototype, decides whether this one was announced. */
+  r->st.last_pt = NULL;
   rec_attr(R.g, ptr, &loc);
   if (r->ext) {
     rec_stack_event(R.g, &loc, ptr, osize, nsize);
@@ -250,15 +242,14 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize)
   return res;
 }
 
-static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+/* The wrapper of exact recordings (rec_alloc's other half). */
+static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, size_t nsize)
 {
   RecLoc loc;
   LjmRecorder *r;
   void *res;
   int ev;
-  (void)ud;
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
-  if (__builtin_expect(R.sampled != NULL, 0)) return rec_alloc_sampled(R.sampled, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
   if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
   r = R.one;
@@ -287,6 +278,30 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (r->st.out.err) session_kill(r);
   }
   return res;
+}
+
+static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  LjmRecorder *r;
+  (void)ud;
+  if ((r = R.sampled) != NULL) {
+    /* Sampled: one subtraction and a branch for most allocations, one
+    ** lookup for most frees; only the rest are written. */
+    RecSampler *sp = &r->samp;
+    int tracked = 0;
+    if (!ptr) {
+      if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1))
+        return R.orig(R.orig_ud, ptr, osize, nsize);
+    } else {
+      tracked = rec_sample_has(sp, ptr);
+      if (__builtin_expect(!tracked, 1) && (!nsize || (sp->gap -= (int64_t)nsize) > 0))
+        return R.orig(R.orig_ud, ptr, osize, nsize);
+      if (tracked && nsize) sp->gap -= (int64_t)nsize;
+    }
+    return rec_alloc_sampled(r, ptr, osize, nsize, nsize && sp->gap <= 0, tracked);
+  }
+  /* Out of line, so that this function needs no stack frame. */
+  return rec_alloc_exact(ptr, osize, nsize);
 }
 
 /* Writes the epilogue, and a compressed file's trailer once the writer

@@ -33,17 +33,10 @@ typedef struct RecSampler {
 ** seed 0 takes one from the clock and the process id. */
 void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed);
 void rec_sample_free(RecSampler *s);
-/* Draws the gap to the next sampled byte (after a hit). */
+/* Draws the gap to the next sampled byte, after a hit: an allocation of
+** n bytes holds the next sampled byte when gap - n <= 0 (the wrapper's one
+** subtraction and branch, rec_core.c). */
 void rec_sample_redraw(RecSampler *s);
-
-/* Does an allocation of n bytes hold the next sampled byte? One
-** subtraction and a branch when it does not. */
-static inline __attribute__((always_inline)) int rec_sample_hit(RecSampler *s, size_t n)
-{
-  if (__builtin_expect((s->gap -= (int64_t)n) > 0, 1)) return 0;
-  rec_sample_redraw(s);
-  return 1;
-}
 
 /* Remembers a sampled block; 0 or ENOMEM. */
 int rec_sample_add(RecSampler *s, const void *p);

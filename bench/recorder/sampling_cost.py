@@ -39,12 +39,14 @@ def main():
     driver = os.path.join(HERE, "driver.lua")
     work = os.path.join(HERE, "binary_trees.lua")
     walls = {"off": [], "sampled": []}
+    tcpu = {"off": [], "sampled": []}
     size = 0
     for _ in range(reps):
         for mode in ("off", "sampled"):
             p = subprocess.run(["luajit", driver, mode, work, "15", out], env=env,
                                capture_output=True, text=True, check=True)
             walls[mode].append(float(p.stdout.split()[0]))
+            tcpu[mode].append(float(p.stdout.split()[2]))
             if mode == "sampled":
                 size = os.path.getsize(out)
     best = {k: min(v) for k, v in walls.items()}
@@ -54,6 +56,8 @@ def main():
     print("  sampled  best %.3f s  median %.3f s" % (best["sampled"], med["sampled"]))
     print("  ratio    best %.3fx   median %.3fx  (target <= 1.05x)"
           % (best["sampled"] / best["off"], med["sampled"] / med["off"]))
+    print("  thread CPU: best %.3f s vs %.3f s, ratio %.3fx (the program's own thread)"
+          % (min(tcpu["sampled"]), min(tcpu["off"]), min(tcpu["sampled"]) / min(tcpu["off"])))
     print("  stream   %d bytes, %.0f bytes/s" % (size, size / best["sampled"]))
     os.unlink(out)
     shutil.rmtree(tmp)
