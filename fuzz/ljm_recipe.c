@@ -17,7 +17,9 @@
 **   SELECT v        a 0x21 selection of any node
 **   ALLOC c v b b   count, size, source, flags: allocations at new addresses;
 **                   flags 1 each on another node, 2 each freed, 4 realloc'd,
-**                   8 all at one address
+**                   8 all at one address, 16 with 4: marked 0x31 (with the
+**                   flags byte's 4, SAMPLED, the version byte's bits 2..6
+**                   are the log2 of the rate written right after the header)
 **   NAME v b v      node, what, name length: one 0x24 item
 **   TIME c v v      count, step, rss: time marks and RSS samples
 **   RAW r           bytes as they are
@@ -183,7 +185,7 @@ static void w_str(Out *o, uint64_t n, uint64_t seed)
 
 typedef struct SGen {
   Out o;
-  unsigned ver, flags;
+  unsigned ver, flags, rate_log;
   int in_events, ended;
   uint32_t *parent;           /* parent[id] of stack nodes 1..nnodes */
   uint32_t nnodes, capnodes, cursor;
@@ -202,6 +204,10 @@ static void s_events(SGen *g)
   w_byte(&g->o, (uint8_t)g->ver);
   w_byte(&g->o, (uint8_t)g->flags);
   w_byte(&g->o, 0); w_byte(&g->o, 0);
+  if (g->flags & 4) {  /* SAMPLED: the rate first */
+    w_byte(&g->o, 0x30);
+    w_uleb(&g->o, 1ull << g->rate_log);
+  }
 }
 
 static void remember(uint64_t *list, unsigned *n, uint64_t v) { list[(*n)++ % 4] = v; }
@@ -253,6 +259,7 @@ static void s_alloc(SGen *g, uint64_t size, unsigned src, unsigned flags, uint64
   static const uint8_t hdr[4] = { 0x04, 0x08, 0x0C, 0x10 };
   uint8_t h = hdr[src % 4];
   uint64_t addr = flags & 8 ? 0x10000 : (g->addr += 16);
+  if ((flags & 20) == 20) w_byte(&g->o, 0x31);  /* its new block left the sample */
   w_byte(&g->o, h | (flags & 4 ? 3 : 1));
   switch (src % 4) {
   case 1: w_uleb(&g->o, known(g->proto, g->nproto, i, 0x1000)); w_uleb(&g->o, i % 1000); break;
@@ -420,8 +427,9 @@ static int expand_stream(const uint8_t *data, size_t size, Out *o)
   memset(&g, 0, sizeof(g));
   g.o = *o;
   Rd r = { data + 4, data + size };
-  unsigned v = rb(&r) % 4;
+  unsigned vb = rb(&r), v = vb % 4;
   g.ver = v ? v : 3;
+  g.rate_log = vb >> 2 & 31;
   g.flags = rb(&r);
   w_byte(&g.o, 'l'); w_byte(&g.o, 'j'); w_byte(&g.o, 's');
   w_byte(&g.o, (uint8_t)g.ver);

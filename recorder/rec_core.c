@@ -290,15 +290,18 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     RecSampler *sp = &r->samp;
     int tracked = 0;
     if (!ptr) {
-      if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1))
-        return R.orig(R.orig_ud, ptr, osize, nsize);
+      if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1)) goto pass;
     } else {
       tracked = rec_sample_has(sp, ptr);
       if (__builtin_expect(!tracked, 1) && (!nsize || (sp->gap -= (int64_t)nsize) > 0))
-        return R.orig(R.orig_ud, ptr, osize, nsize);
+        goto pass;
       if (tracked && nsize) sp->gap -= (int64_t)nsize;
     }
     return rec_alloc_sampled(r, ptr, osize, nsize, nsize && sp->gap <= 0, tracked);
+  pass:
+    /* Unwritten, but the stack walker's caches must see it (rec_stack.h). */
+    if (r->ext) rec_stack_track(R.g, ptr, osize, nsize);
+    return R.orig(R.orig_ud, ptr, osize, nsize);
   }
   /* Out of line, so that this function needs no stack frame. */
   return rec_alloc_exact(ptr, osize, nsize);

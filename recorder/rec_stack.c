@@ -594,6 +594,11 @@ static inline void track(global_State *g, const void *ptr, size_t osize, size_t 
   }
 }
 
+void rec_stack_track(global_State *g, const void *ptr, size_t osize, size_t nsize)
+{
+  track(g, ptr, osize, nsize);
+}
+
 void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,
                      size_t osize, size_t nsize)
 {

@@ -112,6 +112,11 @@ REC_API void rec_stack_stop(void);
 ** common says how much of it the last event had too. */
 REC_API void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,
                      size_t osize, size_t nsize);
+/* What rec_stack_event notes of every allocator call, for one that is not
+** written (a sampled recording skips most): threads made and freed,
+** prototypes freed, a stack moved under a trace. Without it the caches
+** would keep pointers to freed threads and stacks. */
+REC_API void rec_stack_track(global_State *g, const void *ptr, size_t osize, size_t nsize);
 /* Forgets the last stack (its event was not written). */
 REC_API void rec_stack_forget(void);
 

@@ -36,6 +36,7 @@ Command line:
 import bisect
 import gzip
 import json
+import math
 import re
 import sys
 
@@ -47,7 +48,7 @@ SRC_INT, SRC_LUA, SRC_C, SRC_TRACE = 0x04, 0x08, 0x0C, 0x10
 SECTIONS = {1: "ALLOCATIONS", 2: "DEALLOCATIONS", 3: "REALLOCATIONS"}
 
 # Extension flags (byte 4 of the event section's prologue).
-STACKS, TIME = 0x01, 0x02
+STACKS, TIME, SAMPLED = 0x01, 0x02, 0x04
 
 # 0x24 items: what a stack node's function name is.
 NAME_KINDS = {1: "global", 2: "local", 3: "method", 4: "field", 5: "upvalue",
@@ -443,7 +444,7 @@ def parse_report(text):
 
 
 class Event:
-    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize")
+    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize", "nosample")
 
 
 class Stream:
@@ -458,6 +459,7 @@ class Stream:
         self.marks = []        # (offset, usec, events so far)
         self.rss = []          # (offset, bytes, last mark usec)
         self.ev_start = 0      # offset of the event section
+        self.rate = None       # SAMPLED: the rate item (0x30)
 
     def chain(self, node):
         """Labels of a stack, innermost first."""
@@ -544,17 +546,27 @@ def parse(data):
         if bytes(data[r.i:r.i + 3]) != b"ljm" or data[r.i + 3] != 3:
             raise ValueError("bad ljm prologue")
         st.flags = data[r.i + 4]
-        if st.flags & ~(STACKS | TIME):
+        if st.flags & ~(STACKS | TIME | SAMPLED):
             bad("unknown flags %#x" % st.flags)
         if data[r.i + 5] or data[r.i + 6]:
             bad("bytes 5, 6 of the prologue not 0")
         r.i += 7
+        if st.flags & SAMPLED:  # the rate comes first (EXTENSION.md, Sampling)
+            if r.byte() != 0x30:
+                bad("byte %d: a sampled stream without its rate first" % (r.i - 1))
+            st.rate = r.uleb()
+            if not 1 <= st.rate <= 1 << 32:
+                bad("sampling rate %d" % st.rate)
+        nosample = None     # offset of a pending 0x31
         sel = None          # None: no selection yet
         last_us = None
         nevents = 0
         while True:
             off = r.i
             h = r.byte()
+            if nosample is not None and h & 3 != REALLOC:
+                bad("byte %d: 0x31 not followed by a reallocation" % nosample)
+                nosample = None
             if h == 0x80:
                 st.complete = True
                 break
@@ -562,6 +574,11 @@ def parse(data):
                 name_item(off, h, read_body(r))
                 continue
             follows = None
+            if h == 0x31:
+                if not st.flags & SAMPLED:
+                    bad("byte %d: 0x31 without SAMPLED" % off)
+                nosample = off
+                continue
             if h == 0x20:
                 if not st.flags & STACKS:
                     bad("byte %d: node without STACKS" % off)
@@ -638,6 +655,7 @@ def parse(data):
             _, osize, _, size = read_sizes(r, ev)
             e.osize, e.size = osize or 0, size or 0
             e.ev, e.name, e.off, e.us = ev, name, off, last_us
+            e.nosample, nosample = nosample is not None, None
             e.stack = sel or 0
             if st.flags & STACKS and sel is None:
                 bad("byte %d: event before the first selection" % off)
@@ -742,15 +760,40 @@ def check_time(st, min_marks_per_s=50):
 #                      a free of the old block (when known), of a block the
 #                      new one overwrites (when any), then the allocation
 #   rss_max            the largest RSS sample
+#   samples            events that make a block (every ALLOC and REALLOC,
+#                      but a reallocation after 0x31)
+#   sample_rate        a sampled stream's rate, else None; then every figure
+#                      is an estimate (EXTENSION.md, Sampling): a block of s
+#                      bytes made by an event counts round(s / p(s)) bytes,
+#                      p(s) = 1 - exp(-s / rate), while it lives and where
+#                      it was made; a free or realloc of it takes that away;
+#                      its count 1 / p(s) is rounded down or up by a coin
+#                      the format leaves to the reader, so each count is
+#                      the sum of the floors and count_bounds holds
+#                      [floors, ceilings] per count (by_stack: [lo, hi]
+#                      pairs for its counts)
 #   status             "ok", "truncated" (the stream ends inside an item or
 #                      without its end marker) or "error" (and "why")
+
+
+def sample_weight(rate, size):
+    """(1 / p(s) rounded down, rounded up, s / p(s) rounded) of a sampled
+    block; (1, 1, size) in an exact stream (rate None)."""
+    if not rate:
+        return 1, 1, size
+    if not size:  # p(0) = 0: the format gives no weight; counted once
+        return 1, 1, 0
+    p = -math.expm1(-size / rate)
+    return math.floor(1 / p), math.ceil(1 / p), math.floor(size / p + 0.5)
 
 
 def totals(data):
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
              peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
-             rss_max=0, by_stack={})
-    live = {}          # address -> (size, location)
+             rss_max=0, by_stack={}, samples=0, sample_rate=None)
+    live = {}          # address -> (size, location): estimated bytes if sampled
+    live_n = {}        # address -> (fewest, most) blocks it stands for
+    alloc_n, live_c = [0, 0], [0, 0]  # counts: (fewest, most)
     live_bytes = 0
     last_plus = None   # (size, location) of the previous line when a '+'
     sums = [0, 0]      # freed and allocated bytes so far
@@ -775,16 +818,29 @@ def totals(data):
         if r.d[start + 3] != 3:
             raise Bad("event stream version %d" % r.d[start + 3])
         flags = r.d[start + 4]  # extension flags (decoder/EXTENSION.md)
-        if flags & ~3:
+        if flags & ~7:
             raise Bad("unknown extension flags 0x%x" % flags)
         f["stacks"] = bool(flags & STACKS)
         r.i = start + 7
+        rate = None
+        if flags & SAMPLED:  # 0x30 rate:U first
+            if r.byte() != 0x30:
+                raise Bad("a sampled stream without its rate first")
+            rate = f["sample_rate"] = r.uleb()
+            if not 1 <= rate <= 1 << 32:
+                raise Bad("sampling rate %d" % rate)
+        nosample = False       # a 0x31 item waits for its reallocation
         stack = 0              # stack selected for the events that follow
         nodes = 0
         while True:
             h = r.byte()
+            if nosample and (h > 0x13 or h & 3 != REALLOC):
+                raise Bad("0x31 not followed by a reallocation")
             if h == 0x80:
                 break
+            if h == 0x31 and flags & SAMPLED:
+                nosample = True
+                continue
             if h in (0x20, 0x21) and flags & STACKS:
                 parent = r.uleb()
                 if h == 0x21:
@@ -834,37 +890,56 @@ def totals(data):
             # The whole event is read: apply it.
             if oaddr is not None and oaddr in live:
                 block = live.pop(oaddr)
+                live_c = [c - n for c, n in zip(live_c, live_n.pop(oaddr))]
                 live_bytes -= block[0]
                 minus(block)
-            if naddr is not None:
-                per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0])
-                per[0] += 1          # allocations made under this stack
-                per[1] += nsize
+            if naddr is not None and not nosample:
+                lo, hi, est = sample_weight(rate, nsize)
+                per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0, 0, 0])
+                per[0] += lo         # allocations made under this stack
+                per[1] += hi
+                per[2] += est
                 live_stack[naddr] = stack
-                f["alloc_count"] += 1
-                f["alloc_bytes"] += nsize
+                f["samples"] += 1
+                alloc_n[0] += lo
+                alloc_n[1] += hi
+                f["alloc_bytes"] += est
                 if naddr in live:
                     block = live.pop(naddr)
+                    live_c = [c - n for c, n in zip(live_c, live_n.pop(naddr))]
                     live_bytes -= block[0]
                     minus(block)
-                live[naddr] = (nsize, loc)
-                live_bytes += nsize
-                last_plus = (nsize, loc)
+                live[naddr] = (est, loc)
+                live_n[naddr] = (lo, hi)
+                live_c = [live_c[0] + lo, live_c[1] + hi]
+                live_bytes += est
+                last_plus = (est, loc)
+            nosample = False
             f["events"] += 1
             if live_bytes > f["peak_bytes"]:
                 f["peak_bytes"] = live_bytes
-                f["peak_count"] = len(live)
+                f["peak_count"] = live_c
     except Truncated:
         status = "truncated"
     except Bad as e:
         status = "error"
         f["why"] = str(e)
-    f["inuse_count"] = len(live)
     f["inuse_bytes"] = live_bytes
     for a, (size, _) in live.items():  # live blocks by the stack that made them
-        per = f["by_stack"].setdefault(str(live_stack[a]), [0, 0, 0, 0])
-        per[2] += 1
-        per[3] += size
+        per = f["by_stack"].setdefault(str(live_stack[a]), [0, 0, 0, 0, 0, 0])
+        per[3] += live_n[a][0]
+        per[4] += live_n[a][1]
+        per[5] += size
+    sampled = f["sample_rate"] is not None
+    for k, per in f["by_stack"].items():
+        f["by_stack"][k] = ([per[0:2], per[2], per[3:5], per[5]] if sampled else
+                            [per[0], per[2], per[3], per[5]])
+    counts = {"alloc_count": alloc_n, "inuse_count": live_c,
+              "peak_count": f["peak_count"] or [0, 0]}
+    for k, (lo, hi) in counts.items():
+        f[k] = lo
+    if sampled:
+        f["count_bounds"] = counts
     f["status"] = status
     return f
 

@@ -3,7 +3,9 @@
 
 Every bad input gives one stderr line "FILE: byte N: what", exit 1 and no
 crash; a stream that simply stops gives its partial report, a warning with
-the offset and exit 0 (exit 1 under --strict). Usage errors exit 2.
+the offset and exit 0 (exit 1 under --strict). Usage errors exit 2. A
+sampled stream's report says it shows estimates, and they are those
+computed here from its events, to 3 significant digits.
 """
 import gzip
 import json
@@ -14,6 +16,7 @@ import sys
 import tempfile
 
 import clitest
+import ljmread  # the tests' own stream reader (tests/ljmread.py)
 
 LJM = sys.argv[1]
 DATA = sys.argv[2]
@@ -159,6 +162,86 @@ check(p.returncode == 1 and one_line(p) and
       "corrupt zstd: exit %d %r" % (p.returncode, p.stderr))
 p = run(["report", "-"], stdin=zs[:3])  # not even the whole magic: not zstd, not a profile
 check(p.returncode == 1 and one_line(p), "three bytes of zstd magic: exit %d %r" % (p.returncode, p.stderr))
+
+# A sampled stream (decoder/EXTENSION.md, "Sampling"): every row of the
+# three sections shows the estimates of its events, computed here: a block
+# in the sample of s bytes stands for 1/p(s) blocks (rounded down or up)
+# and s/p(s) bytes; a free or reallocation takes away what its block
+# added, nothing for a block not in the sample; after 0x31 a
+# reallocation's new block counts nothing.
+def round3(n):
+    scale = 1
+    while n >= 1000 * scale:
+        scale *= 10
+    return (n + scale // 2) // scale * scale
+
+
+def sampled_rows(data):
+    """(rate, {(section, location): [fewest, most events, +bytes, -bytes]})."""
+    r = ljmread.Reader(data)
+    syms = ljmread.Symbols()
+    ljmread.read_symtab(r, syms)
+    r.prologue(b"ljm")
+    check(r.byte() == 0x30, "sampled.ljm: the rate item first")
+    rate, live, rows, nosample = r.uleb(), {}, {}, False
+    while True:
+        h = r.byte()
+        if h == 0x80:
+            return rate, rows
+        if h == 0x31:
+            nosample = True
+        elif h == 0x20:
+            r.uleb()
+            ljmread.read_frame(r)
+        elif h in (0x21, 0x22, 0x23):
+            r.uleb()
+        elif 0x24 <= h <= 0x2F:
+            ljmread.read_body(r)
+        elif h & 3 == 0:
+            syms.read(r, ljmread.SYM_OF_SOURCE.get(h & 0x1C))
+        else:
+            ev, src = h & 3, h & 0x1C
+            loc = ljmread.read_loc(r, src)
+            check(src in (ljmread.SRC_LUA, ljmread.SRC_INT), "sampled.ljm: source %#x" % src)
+            name = "%s:%d" % (syms.lfunc[loc[0]], loc[1]) if loc else "INTERNAL"
+            oaddr, _, naddr, nsize = ljmread.read_sizes(r, ev)
+            row = rows.setdefault((ljmread.SECTIONS[ev], name), [0, 0, 0, 0])
+            if oaddr is not None:
+                lo, hi, est = live.pop(oaddr, (0, 0, 0))
+                row[3] += est
+                if ev == ljmread.FREE:
+                    row[0], row[1] = row[0] + lo, row[1] + hi
+            if naddr is not None and not nosample:
+                lo, hi, est = ljmread.sample_weight(rate, nsize)
+                live[naddr] = (lo, hi, est)
+                row[0], row[1], row[2] = row[0] + lo, row[1] + hi, row[2] + est
+            nosample = False
+
+
+sampled = os.path.join(DATA, "ext", "sampled.ljm")
+rate, want = sampled_rows(open(sampled, "rb").read())
+p = run(["report", sampled])
+lines = p.stdout.decode().split("\n")
+check(p.returncode == 0 and rate == 1024 and lines[0] == "SAMPLED: estimates from a sampled "
+      "recording (one allocated byte in 1 KiB), rounded to 3 digits" and lines[1] == "",
+      "sampled.ljm: exit %d, first lines %r" % (p.returncode, lines[:2]))
+got, sec = {}, None
+for ln in lines:
+    sec = ln if ln in ljmread.SECTIONS.values() else None if ln.startswith("HEAP") else sec
+    m = re.match(r"^(.*): (\d+) events\t\+(\d+)B\t-(\d+)B$", ln)
+    if sec and m:
+        got[(sec, m.group(1))] = [int(x) for x in m.groups()[1:]]
+check(sorted(got) == sorted(want) and len(want) >= 5,
+      "sampled.ljm: report rows %r, the stream's %r" % (sorted(got), sorted(want)))
+for k, (lo, hi, a, f) in sorted(want.items()):
+    n, ga, gf = got.get(k, (None, None, None))
+    check(n is not None and round3(lo) <= n <= round3(hi) and ga == round3(a) and gf == round3(f),
+          "sampled.ljm %s: %r events +%rB -%rB, expected %d..%d events +%dB -%dB"
+          % (k, n, ga, gf, lo, hi, round3(a), round3(f)))
+# The heap summary's figures are rounded too.
+held = re.findall(r"^.* holds (\d+)B: (\d+) allocs, (\d+) frees$", p.stdout.decode(), re.M)
+check(held and all(round3(int(x)) == int(x) for h in held for x in h),
+      "sampled.ljm: heap summary not rounded to 3 digits: %r" % held)
 
 # Command line.
 p = run([])

@@ -124,13 +124,18 @@ def reader_cases(args):
 
 def check_decoder(ljm, name, f, want):
     """The decoder's own totals (JSON export) agree with the independent
-    reader, so a mismatch in the client's figures points at the exporter."""
+    reader, so a mismatch in the client's figures points at the exporter;
+    so does the sampling rate."""
     r = run([ljm, "convert", "-f", "json", "-o", "-", f])
-    got = json.loads(r.stdout)["totals"] if r.returncode == 0 else {}
+    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    got = doc.get("totals", {})
     keys = ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_bytes")
-    check(all(got.get(k) == want[k] for k in keys),
+    check(all(fig_ok(want, k, got.get(k)) for k in keys),
           "%s: decoder totals %s, independent reader %s"
           % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
+    rate = doc.get("stream", {}).get("sample_rate", "missing")
+    check(rate == want["sample_rate"], "%s: stream.sample_rate %r, the reader says %r"
+          % (name, rate, want["sample_rate"]))
 
 
 def convert_vs_reader(ljm, fmt, out, f, name, want):
@@ -154,6 +159,38 @@ def convert_vs_reader(ljm, fmt, out, f, name, want):
         return False
     check_decoder(ljm, name, f, want)
     return True
+
+
+# -- Sampled streams (decoder/EXTENSION.md, "Sampling") ---------------------
+
+SAMPLED = "sampled.ljm"  # testdata/ext/make_sampled.py
+
+
+def reader_figures(path):
+    """tests/ljmread.py's totals of path (in the test's runfiles)."""
+    r = run([sys.executable, os.path.join(runfiles_root(), "tests", "ljmread.py"), path])
+    return json.loads(r.stdout)
+
+
+def fig_ok(want, key, got):
+    """got is the reader's figure key (want: tests/ljmread.py totals):
+    equal, or for a count of a sampled stream within the sums of the
+    counts rounded down and up (the coin is the model's)."""
+    lo, hi = want.get("count_bounds", {}).get(key, (want[key], want[key]))
+    return isinstance(got, int) and lo <= got <= hi
+
+
+def sampled_note(rate):
+    """The sentence that marks a sampled stream's estimates (README,
+    "Sampled recording"), the rate as people write it; None when exact."""
+    if not rate:
+        return None
+    n, unit = rate, "B"
+    for u, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if rate % (1 << shift) == 0:
+            n, unit = rate >> shift, u
+            break
+    return "estimates from a sampled recording (one allocated byte in %d %s)" % (n, unit)
 
 
 def summary():
@@ -184,11 +221,12 @@ def lstr(b):
 class Stream:
     """Builds a v3 profile: symtab entries first, then events; with flags,
     an extended one (decoder/EXTENSION.md) whose extension items go between
-    the events in the order they are added."""
+    the events in the order they are added; with rate, a sampled one
+    (flags should hold 0x04) whose rate item opens the events."""
 
-    def __init__(self, flags=0):
+    def __init__(self, flags=0, rate=None):
         self.syms = bytearray()
-        self.events = bytearray()
+        self.events = bytearray() if rate is None else bytearray(b"\x30" + uleb(rate))
         self.flags = flags
         self.nodes = 0
 
@@ -217,6 +255,10 @@ class Stream:
     def annotation(self, hdr, body):
         """A reserved item (0x25..0x2F) readers skip."""
         self.events += bytes([hdr]) + uleb(len(body)) + body
+
+    def unsampled(self):
+        """0x31: the next event, a reallocation, leaves its new block out of the sample."""
+        self.events += b"\x31"
 
     def time(self, usec):
         self.events += b"\x22" + uleb(usec)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Folded stacks on the whole corpus: the strict C.5 grammar, both readers'
 parsing rules, merged and sorted lines, the frames.h hierarchy rebuilt from
-the JSON export, and line totals equal to the decoder's totals."""
+the JSON export, and line totals equal to the decoder's totals; those of a
+sampled stream equal to the independent reader's estimates."""
 import os
 import re
 import sys
@@ -55,9 +56,10 @@ def expected(model, kind):
 
 def main():
     d = T.tmpdir()
-    ran = 0
+    ran = sampled = 0
     for prof in T.corpus() + [T.write_hostile(d)]:
         model = T.load_json(prof, d)
+        reader = T.reader_figures(prof) if os.path.basename(prof) == T.SAMPLED else None
         for kind in T.VALUE_KINDS:
             out = os.path.join(d, "out.folded")
             data = T.convert_ok(prof, out, None, ["--value", kind])
@@ -70,6 +72,11 @@ def main():
                 continue
             T.check(sum(got.values()) == model["totals"][kind],
                     "%s: lines sum to %d, totals say %d" % (tag, sum(got.values()), model["totals"][kind]))
+            if reader:
+                sampled += T.check(reader["sample_rate"] and T.fig_ok(reader, kind, sum(got.values())),
+                                   "%s: lines sum to %d, the reader's estimate is %d %s"
+                                   % (tag, sum(got.values()), reader[kind],
+                                      reader.get("count_bounds", {}).get(kind, "")))
             T.check(got == expected(model, kind), "%s: stacks differ from the frames.h rules:\n  got  %r\n  want %r"
                     % (tag, sorted(got.items())[:5], sorted(expected(model, kind).items())[:5]))
             ran += 1
@@ -78,6 +85,7 @@ def main():
             a = T.convert_ok(prof, os.path.join(d, "a.folded"))
             b = T.convert_ok(prof, "-", "folded", ["--value", "alloc_bytes"])
             T.check(a == b, "%s: default or stdout output differs" % prof)
+    T.check(sampled == len(T.VALUE_KINDS), "%s: %d kinds checked" % (T.SAMPLED, sampled))
     T.finish("folded_test", ran)
 
 

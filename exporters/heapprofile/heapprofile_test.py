@@ -17,7 +17,8 @@ For every testdata .ljm file and the hostile-names stream of export_testlib:
     samples add up to its selfSize, as in V8;
   * selfSize adds up to the chosen figure's total in the JSON export and in
     the independent reader: inuse_bytes by default, alloc_bytes and
-    peak_bytes with --value, the count kinds as their byte twins;
+    peak_bytes with --value, the count kinds as their byte twins (for the
+    sampled testdata/ext/sampled.ljm, the reader's estimates);
   * per path (root to node, every callFrame field), selfSize equals the self
     figures of the JSON export's call-tree nodes: the real stacks of
     testdata/ext/stacked.ljm, the frames.h paths of standard streams;
@@ -187,7 +188,7 @@ def main():
     sys.setrecursionlimit(20000)  # json.loads nests once per frame
     d = T.tmpdir()
     cases = T.corpus() + [T.write_hostile(d)]
-    ran = 0
+    ran = sampled = 0
     for prof in cases:
         tag = os.path.relpath(prof, T.runfiles_root())
         reader = reader_figures(prof)
@@ -198,6 +199,7 @@ def main():
         model = T.load_json(prof, d)
         if not T.check(model is not None, "%s: no JSON export" % tag):
             continue
+        sampled += bool(reader["sample_rate"])
         with open(out, "rb") as f:
             default = f.read()
         outputs = {}
@@ -220,6 +222,7 @@ def main():
             check_figures(vt, doc, model, reader, fig)
         T.check(T.convert_ok(prof, "-", "heapprofile") == default, "%s: -o - differs" % tag)
         ran += 1
+    T.check(sampled == 1, "%d sampled streams checked" % sampled)
     T.finish("heapprofile_test", ran)
 
 

@@ -25,7 +25,9 @@ each file:
     (peak, leaked, allocations, temporary) where heaptrack_gui's own rules,
     replayed on the file by listed(), say there is one;
   * (a sanity check of the file the GUI reads) its number of `+` lines is
-    the independent reader's allocation count.
+    the independent reader's allocation count (the samples of a sampled
+    stream), and the peak it shows is the reader's (an estimate when
+    sampled).
 For the files of a stream with real call stacks (the JSON export says
 "stream": {"stacks": true}), after the Summary the test clicks, as a user
 would (pointer and button 1 through the X server's XTEST extension, libXtst
@@ -919,8 +921,11 @@ def main():
                 stacked = has_stacks(ljm, f)
             parsed = parse(decompress(ht))
             calls, rows, symbols = listed(parsed)
-            check(calls == want["alloc_count"], "%s: %d calls in the file, expected %d"
-                  % (name, calls, want["alloc_count"]))
+            check(calls == want["samples"], "%s: %d calls in the file, expected %d"
+                  % (name, calls, want["samples"]))
+            peak = peak_at(parsed)[0]
+            check(peak == want["peak_bytes"], "%s: peak %d in the file, expected %d"
+                  % (name, peak, want["peak_bytes"]))
             job = dict(name=name, path=ht, rows=rows, calls=calls, stacked=stacked, want={},
                        depth=peak_tree_depth(parsed),
                        png=os.path.join(outdir, base.replace(".", "_") + ".png"))
@@ -931,6 +936,8 @@ def main():
             jobs.append(job)
     check(len(jobs) >= 20, "only %d files converted" % len(jobs))
     check(any(job["stacked"] for job in jobs), "no stream with call stacks in the corpus")
+    check(any(job["name"].startswith(os.path.join("testdata", "ext", T.SAMPLED)) and
+              job["stacked"] for job in jobs), "%s is not opened with its tabs" % T.SAMPLED)
     # Controls for the Flame Graph check: the standard streams (most calls)
     # whose graph is one and two rows deep must be seen so, and fail it.
     flame_controls = []

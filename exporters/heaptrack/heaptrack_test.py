@@ -15,7 +15,9 @@ and each of .heaptrack.gz / .heaptrack.zst:
     (-F, cost types allocations / peak / leaked);
   * the decompressed text obeys the rules that keep heaptrack_print safe
     (formats doc B.6): see lint();
-  * on the hostile stream, the frames heaptrack shows are the cleaned names.
+  * on the hostile stream, the frames heaptrack shows are the cleaned names;
+  * a sampled stream (testdata/ext/sampled.ljm): bytes are the reader's
+    estimates, calls the samples, and the X line says so.
 Then: `-o -` is refused, and a plain-text name writes plain text.
 Ends with "N passed, N failed".
 """
@@ -129,7 +131,7 @@ def lint(text):
         bad.append("%d X lines" % nx)
     if len(infos) > first_plus:
         bad.append("%d alloc infos never used by a '+'" % (len(infos) - first_plus))
-    timed = b"time axis: real time)" in text
+    timed = re.search(rb"time axis: real time[;)]", text) is not None
     if timed:  # RSS in pages of 4096 bytes, no system memory
         if re.findall(rb"^I .*$", text, re.M) != [b"I 1000 0"]:
             bad.append("a timed profile needs exactly 'I 1000 0'")
@@ -177,9 +179,10 @@ def check_file(name, ht, want, tmp):
     check(r.returncode == 0 and not ERRORS.search(out),
           "%s: heaptrack_print rc=%d: %s" % (name, r.returncode,
                                              (ERRORS.search(out) or [""])[0]))
+    # One '+' per block made: in a sampled stream, per sample.
     m = re.search(r"calls to allocation functions: (\d+)", out)
-    check(m and int(m.group(1)) == want["alloc_count"],
-          "%s: calls %s, expected %d" % (name, m and m.group(1), want["alloc_count"]))
+    check(m and int(m.group(1)) == want["samples"],
+          "%s: calls %s, expected %d" % (name, m and m.group(1), want["samples"]))
     pk = figure(out, "peak heap memory consumption")
     check(near(pk, want["peak_bytes"]),
           "%s: peak %s, expected %d" % (name, pk, want["peak_bytes"]))
@@ -193,7 +196,12 @@ def check_file(name, ht, want, tmp):
     check(near(lk, want["inuse_bytes"]),
           "%s: leaked %s, expected %d" % (name, lk, want["inuse_bytes"]))
     check("Debuggee command was: " in out, "%s: no X line shown" % name)
-    for cost, fig in (("allocations", "alloc_count"), ("peak", "peak_bytes"),
+    x = re.search(r"Debuggee command was: (.*)", out)
+    note = T.sampled_note(want["sample_rate"])
+    check(x and (("bytes are %s, allocation counts are the samples" % note in x.group(1))
+                 if note else "sampled recording" not in x.group(1)),
+          "%s: X line %r (rate %s)" % (name, x and x.group(1), want["sample_rate"]))
+    for cost, fig in (("allocations", "samples"), ("peak", "peak_bytes"),
                       ("leaked", "inuse_bytes")):
         got = flame_sum(ht, cost, tmp)
         check(got == want[fig], "%s: flame graph %s sum %s, expected %d"
@@ -226,6 +234,8 @@ def main():
             if f == nasty:
                 check_nasty(name, ht, tmp)
             converted.append((f, want))
+    check(any(os.path.basename(f) == T.SAMPLED and w["sample_rate"] for f, w in converted),
+          "%s was not converted as a sampled stream" % T.SAMPLED)
 
     if check(converted, "no profile converted"):
         f, want = max(converted, key=lambda x: x[1]["alloc_count"])

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """JSON on the whole corpus: parsed back with Python's json, checked against
 SCHEMA.md (keys and types), site figures summed against the totals, and
-the hostile profile's names round-tripped."""
+the hostile profile's names round-tripped; a sampled stream's rate and
+estimates against the independent reader's."""
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import ljmread  # noqa: E402  (an independent reader of the stream)
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
 STREAM = {"path": str, "gzip": bool, "zstd": bool, "ljs_version": int, "ljm_version": int,
-          "bytes": int, "truncated": bool, "trailing": int}
+          "bytes": int, "truncated": bool, "trailing": int, "sample_rate": (int, type(None))}
 TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
               frees=int, peak_event=int, unattributed_frees=int)
 SYMBOLS = {"protos": int, "cfuncs": int, "traces": int, "symtab_events": int}
@@ -83,8 +84,26 @@ def check_stacks_vs_reader(tag, doc, want):
         for k, f in enumerate(("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes")):
             g[k] += n["self"][f]
     got = {k: v for k, v in got.items() if any(v)}
-    T.check(got == want["by_stack"], "%s: per-stack figures %r, the reader says %r"
+
+    def fits(g, w):  # a sampled stream's counts: [lo, hi] bounds
+        return all(lo <= x <= hi for x, (lo, hi) in
+                   zip(g, [v if isinstance(v, list) else (v, v) for v in w]))
+    T.check(set(got) == set(want["by_stack"]) and
+            all(fits(got[k], w) for k, w in want["by_stack"].items()),
+            "%s: per-stack figures %r, the reader says %r"
             % (tag, sorted(got.items())[:4], sorted(want["by_stack"].items())[:4]))
+
+
+def check_sampled(tag, doc, want):
+    """A sampled stream: its rate, and totals that are the reader's
+    estimates (counts within its bounds)."""
+    T.check(want["sample_rate"] and doc["stream"]["sample_rate"] == want["sample_rate"],
+            "%s: sample_rate %r, the reader says %r"
+            % (tag, doc["stream"]["sample_rate"], want["sample_rate"]))
+    for f in ("alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes", "peak_count",
+              "peak_bytes"):
+        T.check(T.fig_ok(want, f, doc["totals"][f]), "%s: %s %d, the reader says %d %s"
+                % (tag, f, doc["totals"][f], want[f], want.get("count_bounds", {}).get(f, "")))
 
 
 def check_doc(tag, doc, prof):
@@ -144,6 +163,7 @@ def check_hostile(doc, raw):
 def main():
     d = T.tmpdir()
     ran = 0
+    sampled = False
     hostile = T.write_hostile(d)
     for prof in T.corpus() + [hostile]:
         tag = os.path.basename(prof)
@@ -158,10 +178,17 @@ def main():
         check_doc(tag, doc, prof)
         if doc["stream"]["stacks"]:
             check_stacks_vs_reader(tag, doc, ljmread.load(prof))
+        if tag == T.SAMPLED:
+            check_sampled(tag, doc, ljmread.load(prof))
+            sampled = True
+        else:
+            rate = doc["stream"].get("sample_rate", "missing")
+            T.check(rate is None, "%s: sample_rate %r" % (tag, rate))
         if prof == hostile:
             check_hostile(doc, T.hostile_stream()[1])
         T.check(T.convert_ok(prof, "-", "json") == data, "%s: stdout differs from file" % tag)
         ran += 1
+    T.check(sampled, "%s not checked" % T.SAMPLED)
     T.finish("json_test", ran)
 
 

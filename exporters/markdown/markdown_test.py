@@ -2,7 +2,8 @@
 """Markdown tables on the whole corpus: the exact layout, right-aligned
 numbers with thousands separators, rows sorted by size, one row per site
 with a non-zero figure, totals equal to the decoder's, --top, --min-bytes,
---value, and escaping of hostile names."""
+--value, and escaping of hostile names; a sampled stream says its figures
+are estimates, and they are the independent reader's."""
 import os
 import re
 import sys
@@ -96,9 +97,12 @@ def run(prof, d, model, kind, extra=()):
     data = T.convert_ok(prof, os.path.join(d, "out.md"), None, ["--value", kind] + list(extra))
     if data is None:
         return None
-    parsed = parse(tag, data.decode("utf-8", "strict"), kind)
+    text = data.decode("utf-8", "strict")
+    parsed = parse(tag, text, kind)
     if parsed is None:
         return None
+    T.check(("\nFigures are estimates " in text) == bool(model["stream"]["sample_rate"]),
+            "%s: the estimates' sentence, sample_rate %r" % (tag, model["stream"]["sample_rate"]))
     rows, foot = parsed
     want = expect(model, kind)
     c, b = PAIR[kind.split("_")[0]]
@@ -108,13 +112,35 @@ def run(prof, d, model, kind, extra=()):
     return tag, rows, want, foot
 
 
+def check_sampled(prof, d, model):
+    """The sampled stream: its sentence before the table, and footer
+    totals that are the independent reader's estimates."""
+    want = T.reader_figures(prof)
+    note = "Figures are %s." % T.sampled_note(want["sample_rate"])
+    data = T.convert_ok(prof, "-", "markdown")
+    T.check(data is not None and note in data.decode("utf-8").split("\n"),
+            "%s: no line %r" % (prof, note))
+    for kind in T.VALUE_KINDS:
+        r = run(prof, d, model, kind)
+        if not T.check(r is not None, "%s [%s]: failed" % (prof, kind)):
+            continue
+        c, b = PAIR[kind.split("_")[0]]
+        T.check(T.fig_ok(want, c, n(r[3].group(1))) and T.fig_ok(want, b, n(r[3].group(2))),
+                "%s: footer %r, the reader says %d %s, %d bytes"
+                % (r[0], r[3].group(0), want[c], want.get("count_bounds", {}).get(c, ""), want[b]))
+    return True
+
+
 def main():
     d = T.tmpdir()
     ran = 0
+    sampled = False
     for prof in T.corpus() + [T.write_hostile(d)]:
         model = T.load_json(prof, d)
         if model is None:
             continue
+        if os.path.basename(prof) == T.SAMPLED:
+            sampled = check_sampled(prof, d, model)
         for kind in T.VALUE_KINDS:
             r = run(prof, d, model, kind)
             if r is None:
@@ -141,6 +167,7 @@ def main():
             if hidden:
                 T.check(n(foot.group(6)) == sum(w[1] for w in want if w[1] < limit),
                         "%s: hidden bytes" % tag)
+    T.check(sampled, "%s not checked" % T.SAMPLED)
     T.finish("markdown_test", ran)
 
 

@@ -2,7 +2,9 @@
 """SVG flame graphs on the whole corpus: xmllint --noout, self-contained,
 frame widths adding up (a parent's value is its own plus its children's,
 the root's is the total), pixels matching the exact values, the frame
-paths equal to the folded export's, and a hostile profile's names."""
+paths equal to the folded export's, and a hostile profile's names; a
+sampled stream's subtitle: the independent reader's estimate and the
+estimates' sentence."""
 import os
 import re
 import subprocess
@@ -93,7 +95,24 @@ def folded_of(prof, d, kind):
     return out
 
 
-def check_svg(tag, path, prof, d, kind, total):
+def check_subtitle(tag, root, kind, reader):
+    """The subtitle's total and, for a sampled stream (reader: its figures),
+    the reader's estimate and the sentence after it."""
+    sub = root.find(".//%stext[@id='subtitle']" % SVG)
+    text = "".join(sub.itertext()) if sub is not None else ""
+    m = re.search(r": ([0-9,]+) [a-z]+ in total(.*)$", text)
+    if not T.check(m is not None, "%s: subtitle %r" % (tag, text)):
+        return
+    if reader is None:
+        T.check(m.group(2) == "", "%s: subtitle %r after the total" % (tag, text))
+        return
+    T.check(T.fig_ok(reader, kind, int(m.group(1).replace(",", ""))) and
+            m.group(2) == " (%s)" % T.sampled_note(reader["sample_rate"]),
+            "%s: subtitle %r, the reader's estimate %d %s" % (tag, text, reader[kind],
+                                                             reader.get("count_bounds", "")))
+
+
+def check_svg(tag, path, prof, d, kind, total, reader=None):
     p = subprocess.run(["xmllint", "--noout", "--nonet", path], stderr=subprocess.PIPE)
     T.check(p.returncode == 0, "%s: xmllint: %s" % (tag, p.stderr.decode("utf-8", "replace")[:500]))
     raw = open(path, "rb").read()
@@ -109,6 +128,7 @@ def check_svg(tag, path, prof, d, kind, total):
     T.check(root.find(SVG + "script") is not None and root.find(SVG + "style") is not None,
             "%s: script or style missing" % tag)
     T.check(kind in "".join(root.find(SVG + "text").itertext()), "%s: title lacks %s" % (tag, kind))
+    check_subtitle(tag, root, kind, reader)
     selfs = check_tree(tag, frames_of(tag, root), total)
     T.check(selfs == folded_of(prof, d, kind), "%s: frame paths differ from the folded export" % tag)
 
@@ -117,8 +137,10 @@ def main():
     d = T.tmpdir()
     ran = 0
     hostile = T.write_hostile(d)
+    sampled = 0
     for prof in T.corpus() + [hostile]:
         model = T.load_json(prof, d)
+        reader = T.reader_figures(prof) if os.path.basename(prof) == T.SAMPLED else None
         for kind in ("alloc_bytes", "inuse_count"):
             tag = "%s [%s]" % (os.path.basename(prof), kind)
             out = os.path.join(d, "out.svg")
@@ -127,8 +149,10 @@ def main():
                 continue
             if not T.check(model is not None, "%s: json failed where svg worked" % tag):
                 continue
-            check_svg(tag, out, prof, d, kind, model["totals"][kind])
+            check_svg(tag, out, prof, d, kind, model["totals"][kind], reader)
+            sampled += reader is not None
             ran += 1
+    T.check(sampled == 2, "%s: checked %d times" % (T.SAMPLED, sampled))
     T.finish("svg_test", ran)
 
 

@@ -7,6 +7,7 @@
 ** recorder is reported at once. torture_test.py runs it many times.
 **
 ** usage: torture_host OUT.ljm SCRIPT [ARGS...]
+** LJM_TORTURE_SAMPLE=BYTES makes it a sampled recording.
 ** Exit status: 0, 1 if the script failed, 2 if the recording did.
 */
 #include <stdio.h>
@@ -37,6 +38,11 @@ int main(int argc, char **argv)
   int i, status = 0;
   if (argc < 3) {
     fprintf(stderr, "usage: torture_host OUT.ljm SCRIPT [ARGS...]\n");
+    return 2;
+  }
+  if (getenv("LJM_TORTURE_SAMPLE") &&
+      ljm_recorder_parse_bytes(getenv("LJM_TORTURE_SAMPLE"), &opt.sample)) {
+    fprintf(stderr, "torture_host: bad LJM_TORTURE_SAMPLE\n");
     return 2;
   }
   L = lua_newstate(malloc_alloc, NULL);

@@ -11,7 +11,10 @@ a read of freed memory shows only some of the time:
 - `ljm record --stacks`, on the VM under test;
 - torture_host, a VM whose every block comes from malloc, so that under
   --config=asan AddressSanitizer sees any read of a freed VM block;
-- `ljm record --stacks --stack-depth 3` (stacks cut at every event).
+- `ljm record --stacks --stack-depth 3` (stacks cut at every event);
+- sampled recordings with stacks at 256 bytes (`ljm record --sample`, and
+  torture_host with LJM_TORTURE_SAMPLE): most allocator calls are not
+  written, and the walker's caches must still follow every one of them.
 Every run must exit 0, print the script's "ok" line, and leave a complete
 stream that follows decoder/EXTENSION.md with trace frames in it.
 usage: torture_test.py LJM_RECORD TORTURE_HOST SCRIPT..."""
@@ -43,7 +46,12 @@ CASES = [
     ("host", [host, "OUT"], "trace_growth.lua", ["19"]),
     ("host", [host, "OUT"], "torture.lua", ["2"]),
     ("depth3", [tool, "--stacks", "--stack-depth", "3", "-o", "OUT"], "torture.lua", ["1"]),
+    ("sampled", [tool, "--stacks", "--sample", "256", "-o", "OUT"], "torture.lua", ["2"]),
+    ("sampled", [tool, "--stacks", "--sample", "256", "-o", "OUT"], "trace_growth.lua", ["19"]),
+    ("sampled_host", [host, "OUT"], "torture.lua", ["2"]),
+    ("sampled_host", [host, "OUT"], "trace_growth.lua", ["19"]),
 ]
+FLAGS = {"sampled": 7, "sampled_host": 7}
 
 for how, cmd, script, args in CASES:
     what = "%s %s" % (how, script)
@@ -51,18 +59,19 @@ for how, cmd, script, args in CASES:
     for i in range(RUNS if how != "depth3" else max(2, RUNS // 4)):
         out = os.path.join(work, "%s_%s_%d.ljm" % (how, script, i))
         argv = [out if a == "OUT" else a for a in cmd] + [script] + args
-        p = subprocess.run(argv, capture_output=True, text=True, cwd=work, env=env, timeout=600)
+        run_env = dict(env, LJM_TORTURE_SAMPLE="256") if how == "sampled_host" else env
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=work, env=run_env, timeout=600)
         if p.returncode != 0 or not p.stdout.startswith("ok"):
             bad.append("run %d: exit %d, stdout %r, stderr %r"
                        % (i, p.returncode, p.stdout[:80], p.stderr[-2000:]))
             continue
         st = ljmread.parse(open(out, "rb").read())
-        if not st.complete or st.flags != 3 or st.problems:
+        if not st.complete or st.flags != FLAGS.get(how, 3) or st.problems:
             bad.append("run %d: complete %s, flags %#x, problems %s"
                        % (i, st.complete, st.flags, st.problems[:3]))
             continue
         traces = sum(1 for parent, label in st.nodes.values() if label.startswith("TRACE"))
-        if traces < (1 if how == "depth3" else 10):
+        if traces < (1 if how in ("depth3", "sampled", "sampled_host") else 10):
             bad.append("run %d: only %d trace frames" % (i, traces))
         if i > 1:
             os.remove(out)

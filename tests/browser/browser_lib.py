@@ -66,8 +66,8 @@ def convert(ljm, profile, out, extra=()):
         return f.read()
 
 
-def corpus_file(name):
-    path = os.path.join(RUNFILES, "testdata", "v3", name)
+def corpus_file(name, folder="v3"):
+    path = os.path.join(RUNFILES, "testdata", folder, name)
     need(path, "corpus profile")
     return path
 

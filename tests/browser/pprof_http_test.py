@@ -3,7 +3,10 @@
 -http=127.0.0.1:PORT -no_browser` serves it, headless Chromium opens the
 flame graph, the top table, the source listing and the graph (Graphviz)
 and each must render the function names `go tool pprof -top` prints for
-the same file, with no console errors and no page errors."""
+the same file, with no console errors and no page errors. A sampled stream
+(testdata/ext/sampled.ljm): the details box, opened by a click, says the
+figures are estimates, and the totals of the top page and the flame graph
+are the estimates the independent reader (tests/ljmread.py) computes."""
 import html
 import os
 import re
@@ -17,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_lib as B  # noqa: E402
 
 T = B.T
-PROFILES = ["jit_on.ljm", "cfuncs.ljm"]
+PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
 TOP_ROW = re.compile(r"^\s*(\S+)\s+(\S+%)\s+(\S+%)\s+(\S+)\s+(\S+%)\s+(.+?)\s*$")
 
 # Titles of the flame graph's boxes ("NAME (P%, VALUE)") and its text, once
@@ -36,6 +39,13 @@ GRAPH = r"""() => {
 }"""
 
 TEXT = r"""() => document.body ? document.body.innerText : "" """
+
+# The "details" link's centre, and the box it opens (null while hidden).
+DETAILS_LINK = r"""() => { const r = document.getElementById("details").getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2}; }"""
+DETAILS_BOX = r"""() => { const b = document.getElementById("detailsbox");
+  return b && getComputedStyle(b).display !== "none" && b.getBoundingClientRect().height > 0
+    ? b.innerText : null; }"""
 
 
 def go_env(home):
@@ -164,8 +174,42 @@ def check_profile(br, args, prof, d, env, shoot):
                 br.screenshot("pprof_graph.png")
         errs = br.errors()
         T.check(not errs, "%s: graph console or page errors: %r" % (tag, errs[:5]))
+        want = T.reader_figures(prof)
+        if want["sample_rate"]:
+            check_sampled(br, srv, tag, want, names)
     finally:
         srv.stop()
+
+
+def check_sampled(br, srv, tag, want, names):
+    """The pages of a sampled stream against the reader's estimates."""
+    note = T.sampled_note(want["sample_rate"])
+    for si, fig in (("alloc_space", "alloc_bytes"), ("inuse_space", "inuse_bytes")):
+        what = "%s %s" % (tag, si)
+        open_page(br, srv.base + "/ui/top?si=%s&unit=B" % si, tag)
+        T.check(br.eval(DETAILS_BOX) is None, "%s: details box open before the click" % what)
+        link = br.eval(DETAILS_LINK)
+        br.call("click", x=link["x"], y=link["y"])
+        try:
+            box = br.wait_for(DETAILS_BOX, timeout=5000)
+        except RuntimeError:
+            box = None
+        T.check(box and note in box.splitlines() and "of %dB total" % want[fig] in box,
+                "%s: details box %r, want %r and %dB in total" % (what, box, note, want[fig]))
+        if si == "alloc_space":
+            br.screenshot("pprof_sampled_details.png")
+        open_page(br, srv.base + "/ui/flamegraph?si=%s&unit=B" % si, tag)
+        try:
+            fl = br.wait_for(FLAME, names, timeout=15000)
+        except RuntimeError:
+            fl = None
+        root = [t for t in fl["titles"] if t.startswith("root (")] if fl else []
+        T.check(root and root[0].endswith(" %dB)" % want[fig]),
+                "%s: flame graph root %r, the reader's estimate %dB" % (what, root[:1], want[fig]))
+        if si == "inuse_space":
+            br.screenshot("pprof_sampled_flamegraph.png")
+        errs = br.errors()
+        T.check(not errs, "%s: console or page errors: %r" % (what, errs[:5]))
 
 
 def main():
@@ -178,9 +222,9 @@ def main():
     br = B.Browser(args)
     t0 = time.time()
     try:
-        for i, p in enumerate(PROFILES):
+        for i, (folder, p) in enumerate(PROFILES):
             try:
-                check_profile(br, args, B.corpus_file(p), d, env, i == 0)
+                check_profile(br, args, B.corpus_file(p, folder), d, env, i == 0)
             except RuntimeError as e:
                 T.check(False, "%s: browser: %s" % (p, e))
     finally:

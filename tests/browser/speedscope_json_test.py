@@ -27,6 +27,11 @@ computed here from the file as DevTools adds them up (by function name,
 scriptId, line and column, a node below another of the same function not
 counted twice), and its Tree (top down) table the head's children.
 
+For a sampled stream (testdata/ext/sampled.ljm): speedscope's window title
+carries the estimates' sentence, its profile list the independent reader's
+(tests/ljmread.py) estimates, and the DevTools Tree adds up to the reader's
+estimate of the bytes in use.
+
 Every expectation comes from the converted files, never from hard-coded
 frame names. Screenshots go to the test's outputs and /tmp/browser-shots."""
 import json
@@ -42,7 +47,8 @@ import browser_lib as B  # noqa: E402
 import devtools_lib as D  # noqa: E402
 
 T = B.T
-PROFILES = [("ext", "stacked.ljm"), ("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("v3", "test.ljm")]
+PROFILES = [("ext", "stacked.ljm"), ("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("v3", "test.ljm"),
+            ("ext", "sampled.ljm")]
 
 # -- speedscope's pages ------------------------------------------------------
 
@@ -296,7 +302,21 @@ def click_tab(br, tag, label):
         br.call("click", x=tab["x"], y=tab["y"])
 
 
-def check_speedscope_json(br, base, name, doc, schema, shots):
+def check_sampled_list(name, br, listed, reader):
+    """A sampled stream: the title and the totals of the figures' profiles."""
+    title = br.eval("() => document.title")
+    T.check(title.endswith(" (%s) - speedscope" % T.sampled_note(reader["sample_rate"])),
+            "%s: window title %r" % (name, title))
+    shown = {n.split(":")[0]: v for n, v in listed}
+    for fig in ("alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak_bytes"):
+        v = shown.get(fig)
+        ok = (v == fmt_value(reader[fig], "bytes") if fig.endswith("bytes") else
+              v is not None and T.fig_ok(reader, fig, int(v.replace(",", ""))))
+        T.check(ok, "%s: %s total shown %r, the reader's estimate %d %s"
+                % (name, fig, v, reader[fig], reader.get("count_bounds", {}).get(fig, "")))
+
+
+def check_speedscope_json(br, base, name, doc, schema, shots, reader=None):
     errs = validate(schema, schema, doc)
     T.check(not errs, "%s: against speedscope's schema: %s" % (name, errs[:5]))
     profiles, frames = doc["profiles"], doc["shared"]["frames"]
@@ -313,6 +333,8 @@ def check_speedscope_json(br, base, name, doc, schema, shots):
         total = sum(p["weights"]) if p["type"] == "sampled" else p["endValue"] - p["startValue"]
         want.append([p["name"], fmt_value(total, p["unit"])])
     T.check(listed == want, "%s: profile list\n  shows %r\n  file  %r" % (name, listed, want))
+    if reader:
+        check_sampled_list(name, br, listed, reader)
     if shots:
         br.screenshot("speedscope_json_%s_time_order.png" % shots)
     click_tab(br, name, "Sandwich")
@@ -359,7 +381,7 @@ def bytes_label(label):
     return int(m.group(1)) if m else None
 
 
-def check_heap_in_devtools(br, name, data, doc, shots):
+def check_heap_in_devtools(br, name, data, doc, shots, reader=None):
     """The Memory panel of Chromium's own DevTools loads the file."""
     try:
         D.load_profile(br, data, name)
@@ -396,6 +418,10 @@ def check_heap_in_devtools(br, name, data, doc, shots):
     have = sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
     T.check(have == sorted(top), "%s: DevTools Tree (top down)\n  shows %r\n  file  %r"
             % (name, have, sorted(top)))
+    if reader:  # heap profiles hold inuse_bytes by default
+        shown = sum(t or 0 for _, _, t in have)
+        T.check(shown == reader["inuse_bytes"], "%s: DevTools Tree adds up to %d, the reader's "
+                "estimate %d" % (name, shown, reader["inuse_bytes"]))
     if shots:
         br.screenshot("heapprofile_devtools_%s_tree.png" % shots)
         if br.eval(DT_VIEW, "Flame"):
@@ -419,19 +445,21 @@ def main():
         stem = os.path.splitext(os.path.basename(src))[0]
         ss = B.convert(args.ljm, src, os.path.join(root, stem + ".speedscope.json"))
         hp = B.convert(args.ljm, src, os.path.join(root, stem + ".heapprofile"))
-        cases.append((stem, json.loads(ss), hp, json.loads(hp)))
+        reader = T.reader_figures(src)
+        cases.append((stem, json.loads(ss), hp, json.loads(hp),
+                      reader if reader["sample_rate"] else None))
     httpd, base = B.serve(root)
     br = B.Browser(args)
     t0 = time.time()
     try:
-        for stem, ss, hp, hdoc in cases:
-            shots = stem if stem in ("stacked", "test") else None
+        for stem, ss, hp, hdoc, reader in cases:
+            shots = stem if stem in ("stacked", "test", "sampled") else None
             for what, fn in (("speedscope", lambda: check_speedscope_json(
-                                 br, base, stem + ".speedscope.json", ss, schema, shots)),
+                                 br, base, stem + ".speedscope.json", ss, schema, shots, reader)),
                              ("heap in speedscope", lambda: check_heap_in_speedscope(
                                  br, base, stem + ".heapprofile", hdoc, shots)),
                              ("heap in DevTools", lambda: check_heap_in_devtools(
-                                 br, stem + ".heapprofile", hp, hdoc, shots))):
+                                 br, stem + ".heapprofile", hp, hdoc, shots, reader))):
                 try:
                     fn()
                 except RuntimeError as e:

@@ -3,7 +3,9 @@
 `ljm convert -o x.folded` output through #profileURL=: it must say it
 imports a collapsed stack file, show the title, and its Sandwich table must
 list every frame name of the file with the self and total values computed
-here from the folded lines; no console errors, no page errors."""
+here from the folded lines; no console errors, no page errors. For a
+sampled stream (testdata/ext/sampled.ljm) the largest total it shows (its
+root frame's) is the independent reader's estimate of the bytes allocated."""
 import os
 import re
 import sys
@@ -14,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_lib as B  # noqa: E402
 
 T = B.T
-PROFILES = ["jit_on.ljm", "cfuncs.ljm"]
+PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
 
 ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((tr) => tr.cells.length === 3)
@@ -22,7 +24,7 @@ ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((r) => /^[0-9,]+ \(/.test(r[0]))"""
 
 
-def check_profile(br, base, name, folded, shoot):
+def check_profile(br, base, name, folded, shoot, reader=None):
     title = "ljmkit %s" % name
     url = "%s/speedscope/index.html#profileURL=%s&title=%s" % (
         base, urllib.parse.quote(base + "/" + name, safe=""), urllib.parse.quote(title, safe=""))
@@ -60,6 +62,11 @@ def check_profile(br, base, name, folded, shoot):
                 % (name, B.short(n), got.get(n), (self_v, total_v)))
     if shoot:
         br.screenshot("speedscope_sandwich.png")
+    if reader:
+        top = max((t for _, t in got.values() if t is not None), default=None)
+        T.check(top == reader["alloc_bytes"], "%s: largest total %r, the reader's estimate %d"
+                % (name, top, reader["alloc_bytes"]))
+        br.screenshot("speedscope_sampled_sandwich.png")
     errs += br.errors()
     T.check(not errs, "%s: console or page errors: %r" % (name, errs[:5]))
 
@@ -68,20 +75,21 @@ def main():
     args = B.parse_args()
     root, _ = B.speedscope_root(args, "speedscope-")
     cases = []
-    for p in PROFILES:
+    for folder, p in PROFILES:
         name = os.path.splitext(p)[0] + ".folded"
-        data = B.convert(args.ljm, B.corpus_file(p), os.path.join(root, name))
-        cases.append((name, data.decode("utf-8")))
+        data = B.convert(args.ljm, B.corpus_file(p, folder), os.path.join(root, name))
+        reader = T.reader_figures(B.corpus_file(p, folder))
+        cases.append((name, data.decode("utf-8"), reader if reader["sample_rate"] else None))
     name = "nasty.folded"
     data = B.convert(args.ljm, B.nasty_profile(B.tmpdir("nasty-")), os.path.join(root, name))
-    cases.append((name, data.decode("utf-8")))
+    cases.append((name, data.decode("utf-8"), None))
     httpd, base = B.serve(root)
     br = B.Browser(args)
     t0 = time.time()
     try:
-        for i, (name, folded) in enumerate(cases):
+        for i, (name, folded, reader) in enumerate(cases):
             try:
-                check_profile(br, base, name, folded, i == 0)
+                check_profile(br, base, name, folded, i == 0, reader)
             except RuntimeError as e:
                 T.check(False, "%s: browser: %s" % (name, e))
     finally:

@@ -14,7 +14,10 @@ a file:// URL and checked for
   are scaled, the rest hidden, its ancestors dimmed; Reset Zoom restores;
 * search (the Search button's prompt, and Ctrl-F): the matching frames are
   highlighted and "Matched:" reports their share of the total, computed here
-  from ljm:v without counting a match nested in another one twice.
+  from ljm:v without counting a match nested in another one twice;
+* a sampled stream (testdata/ext/sampled.ljm): the subtitle shows the
+  independent reader's (tests/ljmread.py) estimate and the estimates'
+  sentence, inside the window at both widths.
 
 Every expectation comes from the SVG file itself (parsed here), never from
 hard-coded frame names. Screenshots go to the test's outputs folder and to
@@ -36,7 +39,8 @@ TOL = 0.05                  # px: attributes carry 2 decimals
 WIDTHS = (900, 1500)        # the two window widths
 HIGHLIGHT = "rgb(230,0,230)"
 TITLE = re.compile(r"^(.*) \(([0-9,]+) ([a-z]+), ([0-9]+\.[0-9]{2})%\)$", re.S)
-PROFILES = ["test.ljm", "cfuncs.ljm", "jit_on.ljm", "dynload.ljm"]
+PROFILES = [("v3", "test.ljm"), ("v3", "cfuncs.ljm"), ("v3", "jit_on.ljm"), ("v3", "dynload.ljm"),
+            ("ext", "sampled.ljm")]
 SHOT_OF = ("jit_on.ljm", "alloc_bytes")  # the page the screenshots show
 
 # -- What the page shows (run in the page) ----------------------------------
@@ -68,6 +72,9 @@ ROOT_WIDTH = r"""(w) => {
 }"""
 
 DETAILS = r"""() => document.getElementById("details").textContent"""
+
+SUBTITLE = r"""() => { const e = document.getElementById("subtitle"), r = e.getBoundingClientRect();
+  return {text: e.textContent, x: r.left, w: r.width, vw: window.innerWidth}; }"""
 
 # -- The file's own figures ---------------------------------------------------
 
@@ -296,7 +303,18 @@ def wait_width(br, tag, vw):
         T.check(False, "%s: the graph was not laid out in the %d px window" % (tag, vw))
 
 
-def check_page(br, path, tag, shot):
+def check_subtitle(br, tag, want, shoot):
+    """A sampled stream's subtitle, as shown, against want (the reader's
+    estimate and sentence)."""
+    sub = br.eval(SUBTITLE)
+    T.check(sub["text"].endswith(want) and sub["x"] >= 0 and sub["x"] + sub["w"] <= sub["vw"],
+            "%s: subtitle %r at x %.0f..%.0f of %d px, want ...%r"
+            % (tag, sub["text"], sub["x"], sub["x"] + sub["w"], sub["vw"], want))
+    if shoot:
+        br.screenshot("svg_sampled_%d.png" % sub["vw"])
+
+
+def check_page(br, path, tag, shot, sampled=None):
     root, fr = parse_svg(path)
     total = int(root.get(LJM + "total"))
     height = float(root.get("height"))
@@ -310,12 +328,16 @@ def check_page(br, path, tag, shot):
     wait_width(br, tag, WIDTHS[0])
     st0 = br.eval(MEASURE)
     check_layout(tag, fr, total, st0)
+    if sampled:
+        check_subtitle(br, tag, sampled, shot[1] == "alloc_bytes")
 
     # The window grows: everything is laid out again in the new width.
     br.call("viewport", width=WIDTHS[1], height=vh)
     wait_width(br, tag, WIDTHS[1])
     st = br.eval(MEASURE)
     check_layout(tag, fr, total, st)
+    if sampled:
+        check_subtitle(br, tag, sampled, shot[1] == "alloc_bytes")
     k = (WIDTHS[1] - 2 * XPAD) / (WIDTHS[0] - 2 * XPAD)
     off = [f["name"] for f, a, b in zip(fr, st0["frames"], st["frames"])
            if not (near(b["box"]["w"], a["box"]["w"] * k, 2 * TOL * k)
@@ -391,7 +413,7 @@ def check_as_image(br, path, tag):
 def main():
     args = B.parse_args()
     d = B.tmpdir("svg-")
-    profiles = [B.corpus_file(p) for p in PROFILES] + [B.nasty_profile(d)]
+    profiles = [B.corpus_file(p, folder) for folder, p in PROFILES] + [B.nasty_profile(d)]
     br = B.Browser(args)
     t0 = time.time()
     ran = 0
@@ -404,8 +426,11 @@ def main():
                 out = os.path.join(d, "%s.%s.svg" % (base, kind))
                 extra = [] if kind == "alloc_bytes" else ["--value", kind]
                 B.convert(args.ljm, prof, out, extra)
+                reader = T.reader_figures(prof) if base == T.SAMPLED else None
+                sampled = reader and "%s bytes in total (%s)" % (
+                    "{:,}".format(reader[kind]), T.sampled_note(reader["sample_rate"]))
                 try:
-                    check_page(br, out, tag, (base, kind))
+                    check_page(br, out, tag, (base, kind), sampled)
                     if ran == 0:
                         check_as_image(br, out, tag)
                 except RuntimeError as e:
