@@ -66,7 +66,6 @@ struct LjmRecorder {
   uint32_t depth;        /* its stack depth limit */
   uint64_t sample;       /* sampled recording: its rate, else 0 */
   uint64_t seed;
-  RecSampler samp;       /* its gaps and sampled blocks */
   LjmRecorder *next;     /* next session of the VM */
 };
 
@@ -82,7 +81,14 @@ static struct {
   int nstacks;           /* live extended sessions */
   int stacks_dirty;      /* nstacks or their limits changed */
   LjmRecorder *sampled;  /* the live sampled session (then the only one) */
+  int sampled_ext;       /* ... and it records stacks */
 } R;
+
+/* The sampled session's gaps and blocks: static, so the wrapper's fast path
+** reads it without following a pointer. Only one sampled session is live at
+** a time; the sampler stays with the last one started until it is freed. */
+static RecSampler sampler;
+static LjmRecorder *sampler_owner;
 
 /* Guards R against lua_States of other threads: a start, a stop, lua_close
 ** and exit() take it. The allocator wrapper does not: only the recorded
@@ -122,7 +128,10 @@ static void session_kill(LjmRecorder *r)
   if (r->live) {
     r->live = 0;
     R.nlive--;
-    if (R.sampled == r) R.sampled = NULL;
+    if (R.sampled == r) {
+      R.sampled = NULL;
+      R.sampled_ext = 0;
+    }
     if (r->ext) {
       R.nstacks--;
       R.stacks_dirty = 1;  /* the walker adapts outside the event */
@@ -205,7 +214,7 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 static __attribute__((noinline)) void *
 rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit, int tracked)
 {
-  RecSampler *sp = &r->samp;
+  RecSampler *sp = &sampler;
   RecLoc loc;
   void *res;
   int ev;
@@ -215,6 +224,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   r->st.last_pt = NULL;
   rec_attr(R.g, ptr, &loc);
   if (r->ext) {
+    rec_stack_forget_pcs();  /* prototypes may have been freed unseen */
     rec_stack_event(R.g, &loc, ptr, osize, nsize);
     rec_ext_pre(&r->st, R.g, &rec_walk);
   }
@@ -240,6 +250,15 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
   return res;
+}
+
+/* An unwritten call of a sampled recording with stacks that the stack
+** walker's caches must learn of (rec_stack.h). Out of line: rec_alloc
+** stays without a stack frame. */
+static __attribute__((noinline)) void *rec_alloc_skipped(void *ptr, size_t osize, size_t nsize)
+{
+  rec_stack_skipped(R.g, ptr, osize, nsize);
+  return R.orig(R.orig_ud, ptr, osize, nsize);
 }
 
 /* The wrapper of exact recordings (rec_alloc's other half). */
@@ -287,7 +306,7 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   if ((r = R.sampled) != NULL) {
     /* Sampled: one subtraction and a branch for most allocations, one
     ** lookup for most frees; only the rest are written. */
-    RecSampler *sp = &r->samp;
+    RecSampler *sp = &sampler;
     int tracked = 0;
     if (!ptr) {
       if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1)) goto pass;
@@ -299,8 +318,9 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     return rec_alloc_sampled(r, ptr, osize, nsize, nsize && sp->gap <= 0, tracked);
   pass:
-    /* Unwritten, but the stack walker's caches must see it (rec_stack.h). */
-    if (r->ext) rec_stack_track(R.g, ptr, osize, nsize);
+    /* Unwritten, but the stack walker's caches may need to see it. */
+    if (R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize))
+      return rec_alloc_skipped(ptr, osize, nsize);
     return R.orig(R.orig_ud, ptr, osize, nsize);
   }
   /* Out of line, so that this function needs no stack frame. */
@@ -391,6 +411,7 @@ static void rec_atfork_child(void)
   R.nlive = 0;
   R.one = NULL;
   R.sampled = NULL;
+  R.sampled_ext = 0;
   if (R.nstacks) {
     R.nstacks = 0;
     R.stacks_dirty = 1;
@@ -489,7 +510,10 @@ static LjmRecorder *session_new(const char *name)
 
 static void session_free(LjmRecorder *r)
 {
-  rec_sample_free(&r->samp);
+  if (sampler_owner == r) {
+    rec_sample_free(&sampler);
+    sampler_owner = NULL;
+  }
   rec_stream_free(&r->st);
   rec_zout_free(&r->z);
   free(r->name);
@@ -530,7 +554,6 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     return NULL;
   }
   r->st.sample_rate = r->sample;
-  if (r->sample) rec_sample_init(&r->samp, r->sample, r->seed);
   if (r->ext) {
     if ((R.g && R.g != g) || rec_stack_start(L, walk_depth(r))) {
       rec_stream_free(&r->st);
@@ -577,7 +600,13 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   r->live = 1;
   R.nlive++;
   if (r->ext) R.nstacks++;
-  if (r->sample) R.sampled = r;
+  if (r->sample) {  /* nothing can fail any more: the sampler is its */
+    if (sampler_owner) rec_sample_free(&sampler);  /* a stopped session's, not freed yet */
+    rec_sample_init(&sampler, r->sample, r->seed);
+    sampler_owner = r;
+    R.sampled = r;
+    R.sampled_ext = r->ext;
+  }
   r->next = R.list;
   R.list = r;
   live_changed();

@@ -594,9 +594,28 @@ static inline void track(global_State *g, const void *ptr, size_t osize, size_t 
   }
 }
 
-void rec_stack_track(global_State *g, const void *ptr, size_t osize, size_t nsize)
+static int skip_thread_pending;  /* the last skipped call may have made a thread */
+
+void rec_stack_skipped(global_State *g, const void *ptr, size_t osize, size_t nsize)
 {
-  track(g, ptr, osize, nsize);
+  if (skip_thread_pending) {  /* its stack now: the thread heads the GC list */
+    skip_thread_pending = 0;
+    rec_resumer_track(g);
+  }
+  if (!ptr && nsize == sizeof(lua_State)) skip_thread_pending = 1;
+  if (ptr) track(g, ptr, osize, nsize);  /* a moved stack, a freed thread */
+}
+
+static inline __attribute__((always_inline)) int
+rec_stack_skip_needs(const void *ptr, size_t osize, size_t nsize)
+{
+  return __builtin_expect(skip_thread_pending, 0) ||
+         (ptr ? nsize || osize == sizeof(lua_State) : nsize == sizeof(lua_State));
+}
+
+void rec_stack_forget_pcs(void)
+{
+  rec_stack_gen++;
 }
 
 void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,

@@ -24,7 +24,8 @@ jit.flush()
 local chunk = assert(loadfile(workload))
 local rec = mode ~= "off" and require("ljm.recorder")
 local opts = mode == "stacks" and {stacks = true}
-  or mode == "sampled" and {sample = os.getenv("LJM_BENCH_SAMPLE") or "512k", stacks = true} or nil
+  or mode == "sampled" and {sample = os.getenv("LJM_BENCH_SAMPLE") or "512k",
+                            stacks = os.getenv("LJM_BENCH_STACKS") ~= "0" or nil} or nil
 collectgarbage()
 local w0, c0, t0 = wall(), os.clock(), tcpu()
 if rec then assert(rec.start(out, opts)) end
