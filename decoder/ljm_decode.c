@@ -561,7 +561,7 @@ static Rd dec_events(Dec *d)
       return RD_EOF;
     }
     if (r != RD_OK) return r;
-    if (d->nosample && (h & 3) != LJM_RAW_REALLOC)
+    if (d->nosample && ((h & 3) != LJM_RAW_REALLOC || is_ext(d, h)))
       return dec_error(d, d->item, "item 0x31 (an unsampled reallocation) not followed by a "
                        "reallocation event");
     if (h == 0x80) return RD_OK;

@@ -240,17 +240,19 @@ static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t
   m->live_bytes -= size;
 }
 
-/* What a block of the live map stands for: itself, or in a sampled stream
-** its estimate. */
-static inline void block_weight(const LjmModel *m, uint64_t addr, uint64_t size,
-                                uint64_t *count, uint64_t *bytes)
+/* What a block of the live map (its stored size) stands for: itself, or in
+** a sampled stream its estimate; the block's real size. */
+static inline uint64_t block_weight(const LjmModel *m, uint64_t stored, uint64_t *count,
+                                    uint64_t *bytes)
 {
   if (__builtin_expect(m->rate == 0, 1)) {
     *count = 1;
-    *bytes = size;
-  } else {
-    ljm_sample_weight(m->rate, addr, size, count, bytes);
+    *bytes = stored;
+    return stored;
   }
+  uint64_t size = stored & ~LJM_SAMPLE_UP;
+  ljm_sample_weight(m->rate, size, (stored & LJM_SAMPLE_UP) != 0, count, bytes);
+  return size;
 }
 
 /* Refuses an event: decoding stops there (ljm_model_load reports it). */
@@ -270,7 +272,7 @@ static int impossible(LjmModel *m, const LjmRawEvent *ev)
       refuse(m, ev, "impossible block size %llu (above 2^56 bytes)", ev->osize);
       return 1;
     }
-    m->sum_free += ev->osize;
+    m->sum_free += m->rate ? 0 : ev->osize;  /* sampled: the estimates are summed */
     if (m->sum_free > LJM_TOTAL_MAX) {
       refuse(m, ev, "freed bytes add up to %llu, above 2^62: impossible", m->sum_free);
       return 1;
@@ -281,7 +283,7 @@ static int impossible(LjmModel *m, const LjmRawEvent *ev)
       refuse(m, ev, "impossible block size %llu (above 2^56 bytes)", ev->nsize);
       return 1;
     }
-    m->sum_alloc += ev->nsize;
+    m->sum_alloc += m->rate ? 0 : ev->nsize;
     if (m->sum_alloc > LJM_TOTAL_MAX) {
       refuse(m, ev, "allocated bytes add up to %llu, above 2^62: impossible", m->sum_alloc);
       return 1;
@@ -343,10 +345,11 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   LjmWeights w = { 1, ev->nsize, 1, ev->osize, 0 };
   int made = ev->kind != LJM_RAW_FREE && !ev->nosample;
   uint64_t dc = 1, db = 0;  /* what a dropped block stood for */
+  uint64_t stored = ev->nsize;  /* the new block's size in the live map */
 
   if (ev->kind != LJM_RAW_ALLOC) {  /* the freed half */
     if ((had_old = ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &old))) {
-      block_weight(m, ev->oaddr, old.size, &w.oc, &w.obb);
+      old.size = block_weight(m, old.size, &w.oc, &w.obb);
       live_sub(m, old.site, w.oc, w.obb);
     } else {
       m->totals.unattributed_frees++;
@@ -356,8 +359,13 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     /* Only blocks of the sample count: an unknown old block was not in it. */
     if (!had_old) w.oc = w.obb = 0;
     w.ob = w.obb;
-    if (made) ljm_sample_weight(m->rate, ev->naddr, ev->nsize, &w.nc, &w.nb);
-    else w.nc = w.nb = 0;
+    if (made) {
+      int up = ljm_sample_coin(m->rate, ev->nsize, ev->naddr, m->totals.events);
+      ljm_sample_weight(m->rate, ev->nsize, up, &w.nc, &w.nb);
+      stored = ev->nsize | (up ? LJM_SAMPLE_UP : 0);
+    } else {
+      w.nc = w.nb = 0;
+    }
     if (impossible_estimate(m, ev, &w)) return;
   }
   if (ev->kind == LJM_RAW_FREE) {
@@ -379,14 +387,14 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     else m->totals.reallocs++;
   }
   if (made) {
-    int r = ljm_addrmap_put_key(&m->blocks, ev->naddr, nkey, ev->nsize, owner, &dropped);
+    int r = ljm_addrmap_put_key(&m->blocks, ev->naddr, nkey, stored, owner, &dropped);
     if (r < 0) {
       m->oom = 1;
       return;
     }
     /* r == 1: the stream never freed the block that lived here. */
     if ((had_dropped = r == 1)) {
-      block_weight(m, ev->naddr, dropped.size, &dc, &db);
+      dropped.size = block_weight(m, dropped.size, &dc, &db);
       live_sub(m, dropped.site, dc, db);
     }
     live_add(m, owner, w.nc, w.nb);

@@ -287,10 +287,13 @@ static inline __attribute__((always_inline)) void ljm_refagg_event(LjmModel *m, 
   p->count += w->oc;
 }
 
-/* ljm_sample.c: the estimated count and bytes one sampled block of size
-** bytes at addr stands for (decoder/EXTENSION.md, "Sampling"). */
-void ljm_sample_weight(double rate, uint64_t addr, uint64_t size, uint64_t *count,
-                       uint64_t *bytes);
+/* ljm_sample.c (decoder/EXTENSION.md, "Sampling"). Whether the count of a
+** block of size bytes at addr, made by event index, is rounded up; and the
+** count and bytes it stands for. A live block of a sampled stream keeps
+** its coin in its size's top bit. */
+#define LJM_SAMPLE_UP (1ull << 63)
+int ljm_sample_coin(double rate, uint64_t size, uint64_t addr, uint64_t index);
+void ljm_sample_weight(double rate, uint64_t size, int up, uint64_t *count, uint64_t *bytes);
 
 /* ljm_model.c */
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);

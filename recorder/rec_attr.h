@@ -62,7 +62,7 @@ static inline GCfunc *rec_frame_fn(lua_State *L, cTValue *f)
 {
   GCobj *o;
   if (!rec_frame_ok(L, f)) return NULL;
-  o = frame_gc(f);
+  o = rec_lj_frame_gc(f);
   if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
   return &o->fn;
 }

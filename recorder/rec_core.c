@@ -224,7 +224,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   r->st.last_pt = NULL;
   rec_attr(R.g, ptr, &loc);
   if (r->ext) {
-    rec_stack_forget_pcs();  /* prototypes may have been freed unseen */
+    rec_stack_resync();  /* frames may have gone and come back unseen */
     rec_stack_event(R.g, &loc, ptr, osize, nsize);
     rec_ext_pre(&r->st, R.g, &rec_walk);
   }
@@ -238,6 +238,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
+  if (r->ext) rec_stack_made(ptr, nsize);
   if (tracked) rec_sample_del(sp, ptr);
   if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
   if (r->ext) rec_ext_select(&r->st);
@@ -252,12 +253,16 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   return res;
 }
 
-/* An unwritten call of a sampled recording with stacks that the stack
-** walker's caches must learn of (rec_stack.h). Out of line: rec_alloc
-** stays without a stack frame. */
-static __attribute__((noinline)) void *rec_alloc_skipped(void *ptr, size_t osize, size_t nsize)
+/* An unwritten call of a sampled recording that the stack walker's caches
+** must learn of (rec_stack.h), or after which the buffer is due (flush
+** interval). Out of line: rec_alloc stays without a stack frame. */
+static __attribute__((noinline)) void *rec_alloc_skipped(LjmRecorder *r, void *ptr,
+                                                         size_t osize, size_t nsize)
 {
-  rec_stack_skipped(R.g, ptr, osize, nsize);
+  if (R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize))
+    rec_stack_skipped(R.g, ptr, osize, nsize);
+  rec_buf_tick(&r->st.out);  /* the flush interval passed: hand the buffer over */
+  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   return R.orig(R.orig_ud, ptr, osize, nsize);
 }
 
@@ -318,9 +323,11 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     return rec_alloc_sampled(r, ptr, osize, nsize, nsize && sp->gap <= 0, tracked);
   pass:
-    /* Unwritten, but the stack walker's caches may need to see it. */
-    if (R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize))
-      return rec_alloc_skipped(ptr, osize, nsize);
+    /* Unwritten, but the stack walker's caches may need to see it, and the
+    ** flush interval holds between written events too. */
+    if ((R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize)) ||
+        __builtin_expect(atomic_load_explicit(&r->st.out.due, memory_order_relaxed), 0))
+      return rec_alloc_skipped(r, ptr, osize, nsize);
     return R.orig(R.orig_ud, ptr, osize, nsize);
   }
   /* Out of line, so that this function needs no stack frame. */

@@ -33,6 +33,18 @@
 
 /* -- VM states (g->vmstate: ~state, or the running trace's number) ------- */
 
+/* The object in frame f's function slot, or NULL when the slot holds no
+** function: coroutine.resume's fallback writes false there (a dead
+** coroutine) before it allocates its error message. With 32-bit
+** references the slot's low word still names the function. */
+static inline GCobj *rec_lj_frame_gc(cTValue *f)
+{
+#if LJ_FR2
+  if (!tvisfunc(f - 1)) return NULL;
+#endif
+  return frame_gc(f);
+}
+
 #if LJM_LJ_VMST_FUNCS
 /* Tarantool: Lua, fast and C functions have a state each. INTERP only
 ** guards transitions (a stack reallocation, VM entry and return), which

@@ -121,7 +121,7 @@ static GCfunc *top_fn(lua_State *L)
   cTValue *f = L->base - 1;
   GCobj *o;
   if (!rec_in_stack(L, f)) return NULL;
-  o = frame_gc(f);
+  o = rec_lj_frame_gc(f);
   if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC) return NULL;
   return &o->fn;
 }

@@ -167,7 +167,7 @@ static inline uint64_t slot_link(const TValue *f)
 
 static inline uint64_t slot_fn(const TValue *f)
 {
-  return (uint64_t)(uintptr_t)frame_gc(f);
+  return (uint64_t)(uintptr_t)rec_lj_frame_gc(f);
 }
 
 /* Does frame b (of the last walk) still hold what it held? */
@@ -280,7 +280,7 @@ static int walk_thread(RecWalk *w, lua_State *L, TValue *f, int mode, uint64_t l
     ftsz = frame_ftsz(link);
     if (need_cf) {
       /* Lua function below a C entry: its PC is saved in the C frame. */
-      GCobj *o = frame_gc(f);
+      GCobj *o = rec_lj_frame_gc(f);
       linepc = cf && o && o->gch.gct == (uint8_t)~LJ_TFUNC && isluafunc(&o->fn) &&
                        (const void *)cframe_pc(cf) != (const void *)cframe_L(cf)
                    ? (uint64_t)(uintptr_t)cframe_pc(cf) : 0;
@@ -288,7 +288,7 @@ static int walk_thread(RecWalk *w, lua_State *L, TValue *f, int mode, uint64_t l
     }
     if (!skip) {
       RecFrame *e;
-      uint64_t fnv = (uint64_t)(uintptr_t)frame_gc(f);
+      uint64_t fnv = (uint64_t)(uintptr_t)rec_lj_frame_gc(f);
       uint64_t vl = plain ? 0 : (uint64_t)frame_ftsz(f);
       if (w->tryjoin && k >= 0 && pv[k].slot == f && AUX_THREAD(pv[k].aux) == th &&
           pv[k].fn == fnv && pv[k].pc == linepc && pv[k].link == (uint64_t)ftsz &&
@@ -435,7 +435,7 @@ static TValue *jit_base_ok(global_State *g, lua_State *L)
 ** returned to a lower frame) the frame is left out. */
 static int trace_start_mode(const GCtrace *T, TValue *f, uint64_t *leafpc)
 {
-  GCobj *o = frame_gc(f);
+  GCobj *o = rec_lj_frame_gc(f);
   BCLine line;
   if (!o || o->gch.gct != (uint8_t)~LJ_TFUNC || !isluafunc(&o->fn) ||
       funcproto(&o->fn) != &gcref(T->startpt)->pt)
@@ -497,7 +497,7 @@ static int capture(RecWalk *w, global_State *g, const RecLoc *loc)
   if (!rec_in_stack(L, f)) return 0;
   {
     uint64_t leafpc = 0;
-    GCobj *o = frame_gc(f);
+    GCobj *o = rec_lj_frame_gc(f);
     if (o && o->gch.gct == (uint8_t)~LJ_TFUNC && isluafunc(&o->fn)) {
       const GCproto *pt = funcproto(&o->fn);
       BCLine line;
@@ -613,9 +613,15 @@ rec_stack_skip_needs(const void *ptr, size_t osize, size_t nsize)
          (ptr ? nsize || osize == sizeof(lua_State) : nsize == sizeof(lua_State));
 }
 
-void rec_stack_forget_pcs(void)
+void rec_stack_resync(void)
 {
-  rec_stack_gen++;
+  rec_walk.n = 0;   /* no frame is taken from the last walk */
+  rec_stack_gen++;  /* nor a line or tail call from the PC caches */
+}
+
+void rec_stack_made(const void *ptr, size_t nsize)
+{
+  if (!ptr && nsize == sizeof(lua_State)) skip_thread_pending = 1;
 }
 
 void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,

@@ -347,6 +347,9 @@ static void sampled(void)
                      &at) == LJM_ERROR && d.offset == at && strstr(d.msg, "not followed by a reallocation"));
   CHECK(sampled_case((const uint8_t *)"\x30\x10\x31", 3, (const uint8_t *)"\x80", 1, &s, &d, &at) ==
         LJM_ERROR && d.offset == at);
+  /* ... also an item whose header looks like a reallocation's (0x23, 0x27). */
+  CHECK(sampled_case((const uint8_t *)"\x30\x10\x31", 3, (const uint8_t *)"\x23\x05", 2, &s, &d,
+                     &at) == LJM_ERROR && d.offset == at && strstr(d.msg, "not followed by a reallocation"));
   /* Cut inside the rate: a truncation. */
   start(&b, 0x04);
   sb_byte(&b, 0x30);

@@ -191,6 +191,34 @@ if at > 0:
     res.check(p.returncode != 0 and "byte %d" % (at + 7) in p.stderr and "rate" in p.stderr,
               "a sampled stream without its rate: an error at its byte: %r" % p.stderr)
 
+# -- Regressions an adversarial review found -----------------------------------
+# A dead coroutine resumed: LuaJIT writes false into the frame's function
+# slot before it allocates the message; no mode may read it as a function.
+with open(os.path.join(work, "dead.lua"), "w") as f:
+    f.write("local co = coroutine.create(function() return {} end)\n"
+            "coroutine.resume(co)\nprint(coroutine.resume(co))\n")
+for argv in ([], ["--stacks"], ["--sample", "1"], ["--sample", "1", "--stacks"]):
+    p = run([record] + argv + ["-o", "dead.ljm", "dead.lua"])
+    res.check(p.returncode == 0 and "cannot resume dead coroutine" in p.stdout,
+              "resuming a dead coroutine under ljm record %s: exit %d %r" % (" ".join(argv), p.returncode,
+                                                                           p.stderr[-300:]))
+# One address handed back for the same size, sampled with odds near 0.63: the
+# count estimate stays unbiased (a coin per event, not per address).
+with open(os.path.join(work, "same_addr.lua"), "w") as f:
+    f.write("local ffi = require('ffi')\n"
+            "for i = 1, 3000 do local b = ffi.new('char[?]', 524288) b = nil collectgarbage() end\n")
+counts = []
+for seed in (1, 2, 3, 4):
+    path = os.path.join(work, "same%d.ljm" % seed)
+    run([record, "--sample", "512k", "--sample-seed", str(seed), "-o", path, "same_addr.lua"])
+    doc = as_json(path)
+    if doc:
+        counts.append(sum(s["alloc_count"] for s in doc["sites"]
+                          if s["alloc_bytes"] >= 100 * 524288))
+res.check(counts and all(2400 <= c <= 3600 for c in counts) and
+          2700 <= statistics.mean(counts) <= 3300,
+          "3000 blocks of 512 KiB at one address: estimated counts %r" % counts)
+
 # -- Options -------------------------------------------------------------------
 for argv in (["--sample", "0"], ["--sample", "2G"], ["--sample", "abc"], ["--sample", "-5"],
              ["--sample-seed", "5"], ["--sample", "1k", "--sample-seed", "0"]):
