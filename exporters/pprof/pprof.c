@@ -446,7 +446,9 @@ static void builder_free(Builder *b)
   free(b->node_loc);
 }
 
-/* Adds the comment lines: source, stream versions, peak, truncation. */
+/* Adds the comment lines: source, stream versions, peak, truncation, and
+** whether the figures are estimates: at most COMMENTS_MAX. */
+#define COMMENTS_MAX 5
 static size_t comments(Builder *b, const LjmModel *m, const State *st,
                        int64_t *c)
 {
@@ -510,7 +512,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   if (!(b.node_loc = calloc(nn ? nn : 1, sizeof(*b.node_loc)))) b.oom = 1;
   for (uint32_t i = 0; i < nn && !b.oom; i++) add_sample(&b, m, i);
 
-  int64_t cm[4];
+  int64_t cm[COMMENTS_MAX];
   size_t ncm = comments(&b, m, st, cm);
   int64_t dst = str(&b, default_type(st->base.o.value));
   if (b.oom) {
