@@ -39,6 +39,7 @@ static void writer_wait(RecBuf *b, struct timespec *next)
     }
     if (pthread_cond_timedwait(&b->cv, &b->mu, next) == ETIMEDOUT) {
       atomic_store_explicit(&b->due, 1, memory_order_relaxed);
+      if (b->due_also) atomic_fetch_or_explicit(b->due_also, REC_BUF_DUE, memory_order_relaxed);
       rec_time_add_us(next, (uint64_t)b->interval_ms * 1000u);
     }
   }

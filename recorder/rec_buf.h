@@ -49,12 +49,20 @@ typedef struct RecBuf {
   int quit;          /* writer should exit when idle */
   uint32_t interval_ms;  /* flush interval, 0: none */
   atomic_int due;    /* the interval has passed: flush at the next event */
+  atomic_int *due_also;  /* if set, the writer ORs REC_BUF_DUE into it too
+                            (a wrapper that does not look at 'due' on
+                            every call: rec_core.c) */
 } RecBuf;
+
+#define REC_BUF_DUE 1
 
 /* Largest event without strings: header, loc (2 ULEBs), 4 ULEBs. */
 #define REC_EVENT_MAX 64
 /* Default buffer size, the same as the reference writer's. */
 #define REC_BUF_SIZE (8u << 20)
+/* A sampled recording's: its events are few (mapping 2 x 8 MiB of buffers
+** would cost more than the events of a short run). */
+#define REC_BUF_SIZE_SAMPLED (256u << 10)
 
 /* Allocates the buffer (malloc); returns 0 or ENOMEM. */
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud);

@@ -87,8 +87,17 @@ static struct {
 /* The sampled session's gaps and blocks: static, so the wrapper's fast path
 ** reads it without following a pointer. Only one sampled session is live at
 ** a time; the sampler stays with the last one started until it is freed. */
-static RecSampler sampler;
+static RecSampler sampler = {.filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMPLE_ALL}};
 static LjmRecorder *sampler_owner;
+
+/* What sends rec_alloc's allocations to rec_alloc_slow besides the
+** sampler: no sampled recording is live (ATTN_EXACT), the flush interval
+** passed (REC_BUF_DUE, raised by the writer thread), the last allocation
+** made a thread (ATTN_THREAD, with stacks; its stack comes next). One
+** word, so one compare. Frees do not look: the sampler's filter is full
+** while no sampled recording is live, and allocations come often enough. */
+enum { ATTN_THREAD = 2, ATTN_EXACT = 4 };
+static atomic_int attn = ATTN_EXACT;
 
 /* Guards R against lua_States of other threads: a start, a stop, lua_close
 ** and exit() take it. The allocator wrapper does not: only the recorded
@@ -129,6 +138,8 @@ static void session_kill(LjmRecorder *r)
     r->live = 0;
     R.nlive--;
     if (R.sampled == r) {
+      atomic_fetch_or_explicit(&attn, ATTN_EXACT, memory_order_relaxed);
+      rec_sample_fill(&sampler);
       R.sampled = NULL;
       R.sampled_ext = 0;
     }
@@ -210,7 +221,7 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 
 /* The written events of a sampled session (alone on the VM): a hit (an
 ** allocation or reallocation holding the next sampled byte), or a free or
-** reallocation of a sampled block; rec_alloc has decided which. */
+** reallocation of a sampled block; rec_alloc_slow has decided which. */
 static __attribute__((noinline)) void *
 rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit, int tracked)
 {
@@ -238,7 +249,8 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
-  if (r->ext) rec_stack_made(ptr, nsize);
+  if (r->ext && !ptr && nsize == sizeof(lua_State))
+    atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
   if (tracked) rec_sample_del(sp, ptr);
   if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
   if (r->ext) rec_ext_select(&r->st);
@@ -253,20 +265,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   return res;
 }
 
-/* An unwritten call of a sampled recording that the stack walker's caches
-** must learn of (rec_stack.h), or after which the buffer is due (flush
-** interval). Out of line: rec_alloc stays without a stack frame. */
-static __attribute__((noinline)) void *rec_alloc_skipped(LjmRecorder *r, void *ptr,
-                                                         size_t osize, size_t nsize)
-{
-  if (R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize))
-    rec_stack_skipped(R.g, ptr, osize, nsize);
-  rec_buf_tick(&r->st.out);  /* the flush interval passed: hand the buffer over */
-  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
-  return R.orig(R.orig_ud, ptr, osize, nsize);
-}
-
-/* The wrapper of exact recordings (rec_alloc's other half). */
+/* The wrapper of exact recordings (rec_alloc_slow's other half). */
 static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, size_t nsize)
 {
   RecLoc loc;
@@ -304,34 +303,52 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, 
   return res;
 }
 
+/* The calls rec_alloc does not pass through: every call of an exact
+** recording, the written events of a sampled one, and its unwritten calls
+** that the stack walker's caches must see or after which the buffer is
+** due (flush interval). Allocations have taken their bytes from the gap. */
+static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize)
+{
+  LjmRecorder *r = R.sampled;
+  RecSampler *sp = &sampler;
+  void *res;
+  int a, hit, tracked;
+  if (!r) return rec_alloc_exact(ptr, osize, nsize);
+  a = atomic_load_explicit(&attn, memory_order_relaxed);
+  if (a) atomic_fetch_and_explicit(&attn, ~a, memory_order_relaxed);
+  if ((a & ATTN_THREAD) && R.sampled_ext) rec_stack_thread_new(R.g);
+  tracked = ptr && rec_sample_has(sp, ptr);
+  if (ptr && nsize) sp->gap -= (int64_t)nsize;
+  hit = nsize && sp->gap <= 0;
+  if (hit || tracked) return rec_alloc_sampled(r, ptr, osize, nsize, hit, tracked);
+  if (R.sampled_ext) {
+    if (ptr) rec_stack_skipped(R.g, ptr, osize, nsize);  /* a moved stack, a freed thread */
+    else if (nsize == sizeof(lua_State))
+      atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
+  }
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  rec_buf_tick(&r->st.out);  /* the flush interval passed: hand the buffer over */
+  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  return res;
+}
+
+/* The wrapper. A sampled recording's unwritten calls pass straight
+** through: an allocation costs a subtraction from the gap and two
+** compares, a free two compares and a load from the sampler's filter.
+** Everything else, exact recordings included, goes to rec_alloc_slow.
+** Only tail calls: no stack frame (-momit-leaf-frame-pointer, BUILD). */
 static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-  LjmRecorder *r;
+  RecSampler *sp = &sampler;
   (void)ud;
-  if ((r = R.sampled) != NULL) {
-    /* Sampled: one subtraction and a branch for most allocations, one
-    ** lookup for most frees; only the rest are written. */
-    RecSampler *sp = &sampler;
-    int tracked = 0;
-    if (!ptr) {
-      if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1)) goto pass;
-    } else {
-      tracked = rec_sample_has(sp, ptr);
-      if (__builtin_expect(!tracked, 1) && (!nsize || (sp->gap -= (int64_t)nsize) > 0))
-        goto pass;
-      if (tracked && nsize) sp->gap -= (int64_t)nsize;
-    }
-    return rec_alloc_sampled(r, ptr, osize, nsize, nsize && sp->gap <= 0, tracked);
-  pass:
-    /* Unwritten, but the stack walker's caches may need to see it, and the
-    ** flush interval holds between written events too. */
-    if ((R.sampled_ext && rec_stack_skip_needs(ptr, osize, nsize)) ||
-        __builtin_expect(atomic_load_explicit(&r->st.out.due, memory_order_relaxed), 0))
-      return rec_alloc_skipped(r, ptr, osize, nsize);
+  if (!ptr) {
+    if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1) && nsize != sizeof(lua_State) &&
+        !atomic_load_explicit(&attn, memory_order_relaxed))
+      return R.orig(R.orig_ud, ptr, osize, nsize);
+  } else if (!nsize && osize != sizeof(lua_State) && !rec_sample_maybe(sp, ptr)) {
     return R.orig(R.orig_ud, ptr, osize, nsize);
   }
-  /* Out of line, so that this function needs no stack frame. */
-  return rec_alloc_exact(ptr, osize, nsize);
+  return rec_alloc_slow(ptr, osize, nsize);
 }
 
 /* Writes the epilogue, and a compressed file's trailer once the writer
@@ -417,6 +434,8 @@ static void rec_atfork_child(void)
   }
   R.nlive = 0;
   R.one = NULL;
+  atomic_store_explicit(&attn, ATTN_EXACT, memory_order_relaxed);
+  rec_sample_fill(&sampler);
   R.sampled = NULL;
   R.sampled_ext = 0;
   if (R.nstacks) {
@@ -554,7 +573,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
 {
   global_State *g = G(L);
   stacks_update();
-  if (rec_stream_init(&r->st, REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r) ||
+  if (rec_stream_init(&r->st, r->sample ? REC_BUF_SIZE_SAMPLED : REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r) ||
       (r->ext && rec_ext_init(&r->st, r->depth))) {
     rec_stream_free(&r->st);
     set_err(err, ENOMEM, "%s", "out of memory");
@@ -573,6 +592,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   /* Files get a background writer; a callback stays on the VM's thread
   ** (a host's writer need not be thread safe). */
   if (!r->write) {
+    if (r->sample) r->st.out.due_also = &attn;  /* rec_alloc looks only there */
     rec_buf_interval(&r->st.out, r->flush_ms);
     rec_buf_async(&r->st.out);
   }
@@ -613,6 +633,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     sampler_owner = r;
     R.sampled = r;
     R.sampled_ext = r->ext;
+    atomic_store_explicit(&attn, 0, memory_order_relaxed);
   }
   r->next = R.list;
   R.list = r;

@@ -137,7 +137,6 @@ static void ranges_add(const CObj *o)
       r[C.nranges].hi = o->syms[i].addr + o->syms[i].size;
       C.nranges++;
     }
-  qsort(C.ranges, C.nranges, sizeof(CRange), range_cmp);
 }
 
 static int phdr_add(struct dl_phdr_info *info, size_t size, void *ud)
@@ -198,6 +197,8 @@ void rec_csym_refresh(void)
   dl_iterate_phdr(phdr_adds, &adds);
   if (C.seen && adds == C.adds) return;
   dl_iterate_phdr(phdr_add, NULL);
+  /* Once for all the objects added (not once per object). */
+  if (C.nranges) qsort(C.ranges, C.nranges, sizeof(CRange), range_cmp);
   C.adds = adds;
   C.seen = 1;
 }

@@ -176,10 +176,14 @@ static inline BCLine rec_lj_trace_line(const GCtrace *T)
 }
 
 /* What a prototype address stood for when announced: a later prototype
-** at a reused address with other contents is announced again. */
+** at a reused address with other contents is announced again. The chunk
+** name's hash too, not only its address: two loadstring chunks "=A" and
+** "=B" of the same code may each get the address the other's prototype
+** and name had, and differ in nothing else. */
 static inline uint64_t rec_lj_proto_id(const GCproto *pt)
 {
-  return (uint64_t)(uintptr_t)gcref(pt->chunkname) * 31u +
+  const GCstr *name = strref(pt->chunkname);
+  return ((uint64_t)(uintptr_t)name * 31u ^ (uint64_t)name->hash << 32) +
          ((uint64_t)(uint32_t)pt->firstline << 20) + pt->sizebc + 1;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@ void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed)
   s->rng = seed ? seed : 1;
   s->set = NULL;
   s->mask = s->n = 0;
+  memset(s->filter, 0, sizeof(s->filter));
   rec_sample_redraw(s);  /* the first gap is drawn too, as Go does */
 }
 
@@ -42,6 +44,12 @@ void rec_sample_free(RecSampler *s)
   free(s->set);
   s->set = NULL;
   s->mask = s->n = 0;
+  rec_sample_fill(s);
+}
+
+void rec_sample_fill(RecSampler *s)
+{
+  memset(s->filter, REC_SAMPLE_ALL, sizeof(s->filter));
 }
 
 void rec_sample_redraw(RecSampler *s)
@@ -82,6 +90,8 @@ int rec_sample_add(RecSampler *s, const void *p)
     if (s->set[i] == k) return 0;
   s->set[i] = k;
   s->n++;
+  i = rec_sample_fslot(k);
+  if (s->filter[i] != REC_SAMPLE_ALL) s->filter[i]++;
   return 0;
 }
 
@@ -106,5 +116,7 @@ int rec_sample_del(RecSampler *s, const void *p)
   }
   t[i] = 0;
   s->n--;
+  i = rec_sample_fslot(k);
+  if (s->filter[i] != REC_SAMPLE_ALL) s->filter[i]--;
   return 1;
 }

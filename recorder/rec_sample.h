@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define REC_SAMPLE_MAX (1ull << 30)   /* largest rate: 1 GiB */
+#define REC_SAMPLE_FILTER 4096        /* counters of the frees' filter */
+#define REC_SAMPLE_ALL 255            /* a saturated counter: stays */
 
 typedef struct RecSampler {
   int64_t gap;         /* bytes left before the next sampled byte */
@@ -27,12 +29,21 @@ typedef struct RecSampler {
   uintptr_t *set;      /* addresses of sampled blocks: open addressing,
                           0 = empty, a power of two slots (NULL: none yet) */
   size_t mask, n;
+  /* A counting filter in front of the set: how many sampled blocks have
+  ** each address slot (rec_sample_fslot). A free whose counter is 0 is not
+  ** of a sampled block, so most frees cost one load; the set decides the
+  ** others. A saturated counter (REC_SAMPLE_ALL) is never decremented. */
+  uint8_t filter[REC_SAMPLE_FILTER];
 } RecSampler;
 
 /* Starts sampling every 'rate' bytes on average (1..REC_SAMPLE_MAX);
 ** seed 0 takes one from the clock and the process id. */
 void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed);
 void rec_sample_free(RecSampler *s);
+/* Saturates the filter: every address may be a sampled block, so a
+** wrapper that asks rec_sample_maybe sends every free to its slow path
+** (no sampled recording is live; rec_sample_free does it too). */
+void rec_sample_fill(RecSampler *s);
 /* Draws the gap to the next sampled byte, after a hit: an allocation of
 ** n bytes holds the next sampled byte when gap - n <= 0 (the wrapper's one
 ** subtraction and branch, rec_core.c). */
@@ -50,7 +61,18 @@ static inline size_t rec_sample_slot(const RecSampler *s, uintptr_t p)
   return (size_t)(p >> 4 ^ p >> 14) & s->mask;
 }
 
-/* Is p a sampled block? Inline: every free and reallocation asks. */
+static inline size_t rec_sample_fslot(uintptr_t p)
+{
+  return (size_t)(p >> 4) & (REC_SAMPLE_FILTER - 1);
+}
+
+/* May p be a sampled block? One load: every free asks. */
+static inline int rec_sample_maybe(const RecSampler *s, const void *p)
+{
+  return s->filter[rec_sample_fslot((uintptr_t)p)] != 0;
+}
+
+/* Is p a sampled block? */
 static inline __attribute__((always_inline)) int rec_sample_has(const RecSampler *s,
                                                                 const void *p)
 {

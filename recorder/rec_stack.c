@@ -594,34 +594,20 @@ static inline void track(global_State *g, const void *ptr, size_t osize, size_t 
   }
 }
 
-static int skip_thread_pending;  /* the last skipped call may have made a thread */
-
 void rec_stack_skipped(global_State *g, const void *ptr, size_t osize, size_t nsize)
 {
-  if (skip_thread_pending) {  /* its stack now: the thread heads the GC list */
-    skip_thread_pending = 0;
-    rec_resumer_track(g);
-  }
-  if (!ptr && nsize == sizeof(lua_State)) skip_thread_pending = 1;
-  if (ptr) track(g, ptr, osize, nsize);  /* a moved stack, a freed thread */
+  track(g, ptr, osize, nsize);
 }
 
-static inline __attribute__((always_inline)) int
-rec_stack_skip_needs(const void *ptr, size_t osize, size_t nsize)
+void rec_stack_thread_new(global_State *g)
 {
-  return __builtin_expect(skip_thread_pending, 0) ||
-         (ptr ? nsize || osize == sizeof(lua_State) : nsize == sizeof(lua_State));
+  rec_resumer_track(g);
 }
 
 void rec_stack_resync(void)
 {
   rec_walk.n = 0;   /* no frame is taken from the last walk */
   rec_stack_gen++;  /* nor a line or tail call from the PC caches */
-}
-
-void rec_stack_made(const void *ptr, size_t nsize)
-{
-  if (!ptr && nsize == sizeof(lua_State)) skip_thread_pending = 1;
 }
 
 void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr,

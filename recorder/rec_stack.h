@@ -114,18 +114,17 @@ REC_API void rec_stack_event(global_State *g, const RecLoc *loc, const void *ptr
                      size_t osize, size_t nsize);
 /* An allocator call no stream writes (a sampled recording skips most):
 ** what the caches must learn of it all the same, which rec_stack_event
-** learns of every call: a freed thread and a stack moved under a trace
-** (else the caches would keep pointers into freed memory) and a new thread
-** (for the resumer search). rec_stack_skip_needs tells by sizes alone
-** whether a call needs rec_stack_skipped, so most calls cost a few
-** compares. Functions and prototypes freed unseen are not looked for:
-** rec_stack_resync() before each written event makes the walk read every
-** frame afresh and the PC caches start over, and rec_stack_made() after it
-** notes a thread it may have allocated. */
-static inline int rec_stack_skip_needs(const void *ptr, size_t osize, size_t nsize);
+** learns of every call. A reallocation or a free (ptr not NULL) goes to
+** rec_stack_skipped: a stack moved under a trace, a freed thread (else the
+** caches would keep pointers into freed memory). The call after an
+** allocation of sizeof(lua_State) bytes, written or not, goes to
+** rec_stack_thread_new: a new thread heads the GC list by then (for the
+** resumer search). Functions and prototypes freed unseen are not looked
+** for: rec_stack_resync() before each written event makes the walk read
+** every frame afresh and the PC caches start over. */
 REC_API void rec_stack_skipped(global_State *g, const void *ptr, size_t osize, size_t nsize);
+REC_API void rec_stack_thread_new(global_State *g);
 REC_API void rec_stack_resync(void);
-REC_API void rec_stack_made(const void *ptr, size_t nsize);
 /* Forgets the last stack (its event was not written). */
 REC_API void rec_stack_forget(void);
 

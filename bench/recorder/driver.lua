@@ -7,18 +7,7 @@
 -- flush): process CPU includes the recorder's writer thread, thread CPU
 -- is the program's own thread only.
 local mode, workload, size, out = arg[1], arg[2], arg[3], arg[4]
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } ljm_timespec;
-int clock_gettime(int clk, ljm_timespec *ts);
-]]
-local ts = ffi.new("ljm_timespec")
-local function clock(id)
-  ffi.C.clock_gettime(id, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-local function wall() return clock(1) end  -- CLOCK_MONOTONIC
-local function tcpu() return clock(3) end  -- CLOCK_THREAD_CPUTIME_ID
+local wall, tcpu = dofile((arg[0]:match("^(.*)/") or ".") .. "/clock.lua")
 jit.off()
 jit.flush()
 local chunk = assert(loadfile(workload))

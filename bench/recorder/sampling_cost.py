@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
 """sampling_cost.py -- what sampled recording costs (issue 23: at most 1.05x).
 
-usage: python3 bench/recorder/sampling_cost.py [--reps N] [--rate 512k] [--so PATH]
-       (after: bazel build -c opt //recorder:ljm/recorder.so)
+usage: python3 bench/recorder/sampling_cost.py [--reps N] [--pairs N] [--rate 512k]
+           [--so PATH] [--pass PATH] [--instructions]
+       (after: bazel build -c opt //recorder:ljm/recorder.so //bench:ljm_bench_pass.so)
 
-binary-trees (depth 15, JIT off, stock /usr/bin/luajit) runs plain and
-recorded with require "ljm.recorder" start(path, {sample = RATE, stacks =
-true}), interleaved, N times each (default 15); the ratio of the best wall
-times is the cost (the minimum is what other processes disturb least), the
-medians are printed too. Also the stream's size and bytes per second.
+Three measures of binary-trees with the JIT off, stock /usr/bin/luajit,
+recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
+
+1. Whole runs (the issue's measure): depth 15 plain and recorded, from
+   before start() to after stop(), interleaved, N times each (default 15);
+   the ratio of the best wall times, the medians, and the stream's size.
+2. Steady cost, paired (bench/recorder/paired.lua): in one process, N pairs
+   (default 300) of depth-10 runs, one recorded and one not, side by side;
+   the quartiles of the pairs' thread-CPU ratios, for sampled recording with
+   and without stacks and for a bare lua_setallocf pass-through
+   (bench/recorder/passthrough.c: the floor of any wrapper design); the
+   start + stop time apart. On a VM whose speed drifts by 20% between
+   seconds, neighbouring short runs agree within a few percent where
+   best-of-N of long runs does not.
+3. --instructions: instructions executed (valgrind's cachegrind; exact and
+   repeatable) for depth 13 plain and recorded, whole processes.
 """
 import os
 import shutil
@@ -25,17 +37,7 @@ def arg(name, default):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
 
-def main():
-    reps = int(arg("--reps", "15"))
-    rate = arg("--rate", "512k")
-    so = arg("--so", os.path.join(ROOT, "bazel-bin", "recorder", "ljm", "recorder.so"))
-    if not os.path.exists(so):
-        sys.exit("sampling_cost: %s not found; bazel build -c opt //recorder:ljm/recorder.so" % so)
-    tmp = tempfile.mkdtemp(prefix="ljm-sampling-")
-    os.makedirs(os.path.join(tmp, "ljm"))
-    shutil.copy(so, os.path.join(tmp, "ljm", "recorder.so"))
-    env = dict(os.environ, LUA_CPATH=os.path.join(tmp, "?.so") + ";;", LJM_BENCH_SAMPLE=rate)
-    out = os.path.join("/dev/shm" if os.path.isdir("/dev/shm") else tmp, "ljm-sampling-%d.ljm" % os.getpid())
+def whole_runs(env, out, reps, rate):
     driver = os.path.join(HERE, "driver.lua")
     work = os.path.join(HERE, "binary_trees.lua")
     walls = {"off": [], "sampled": []}
@@ -51,7 +53,7 @@ def main():
                 size = os.path.getsize(out)
     best = {k: min(v) for k, v in walls.items()}
     med = {k: statistics.median(v) for k, v in walls.items()}
-    print("binary-trees 15, JIT off, sample %s with stacks, %d interleaved runs each" % (rate, reps))
+    print("1. whole runs: binary-trees 15, sample %s with stacks, %d interleaved runs each" % (rate, reps))
     print("  plain    best %.3f s  median %.3f s" % (best["off"], med["off"]))
     print("  sampled  best %.3f s  median %.3f s" % (best["sampled"], med["sampled"]))
     print("  ratio    best %.3fx   median %.3fx  (target <= 1.05x)"
@@ -59,8 +61,75 @@ def main():
     print("  thread CPU: best %.3f s vs %.3f s, ratio %.3fx (the program's own thread)"
           % (min(tcpu["sampled"]), min(tcpu["off"]), min(tcpu["sampled"]) / min(tcpu["off"])))
     print("  stream   %d bytes, %.0f bytes/s" % (size, size / best["sampled"]))
-    os.unlink(out)
-    shutil.rmtree(tmp)
+
+
+def paired(env, out, pairs, rate):
+    script = os.path.join(HERE, "paired.lua")
+    rows = [("sampled, stacks", "sampled", "1"), ("sampled, no stacks", "sampled", "0"),
+            ("bare pass-through", "pass", "1")]
+    got = {}
+    print("2. steady cost, paired: %d pairs of binary-trees 10 in one process, thread CPU"
+          % pairs)
+    for name, mode, stacks in rows:
+        e = dict(env, LJM_BENCH_STACKS=stacks)
+        p = subprocess.run(["luajit", script, mode, "10", str(pairs), out], env=e,
+                           capture_output=True, text=True, check=True)
+        q1, med, q3, edge = (float(x) for x in p.stdout.split())
+        got[name] = med
+        extra = "  start + stop %.1f ms" % edge if mode == "sampled" else ""
+        print("  %-19s median %.3fx  (quartiles %.3fx .. %.3fx)%s" % (name, med, q1, q3, extra))
+    floor = got["bare pass-through"]
+    print("  over the pass-through floor: stacks %.3fx, no stacks %.3fx"
+          % (got["sampled, stacks"] / floor, got["sampled, no stacks"] / floor))
+
+
+def instructions(env, out):
+    if not shutil.which("valgrind"):
+        print("3. instructions: valgrind not found, skipped")
+        return
+    driver = os.path.join(HERE, "driver.lua")
+    work = os.path.join(HERE, "binary_trees.lua")
+
+    def ir(cmd):
+        p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                            "--cachegrind-out-file=/dev/null"] + cmd, env=env,
+                           capture_output=True, text=True, check=True)
+        for line in p.stderr.splitlines():
+            if "I   refs:" in line or "I refs:" in line:
+                return int(line.split()[-1].replace(",", ""))
+        raise SystemExit("sampling_cost: no instruction count from valgrind")
+
+    off = ir(["luajit", driver, "off", work, "13", out])
+    sampled = ir(["luajit", driver, "sampled", work, "13", out])
+    print("3. instructions (cachegrind), binary-trees 13 start to end of process:")
+    print("  plain %d, sampled with stacks %d: %.3fx" % (off, sampled, sampled / off))
+
+
+def main():
+    reps = int(arg("--reps", "15"))
+    pairs = int(arg("--pairs", "300"))
+    rate = arg("--rate", "512k")
+    so = arg("--so", os.path.join(ROOT, "bazel-bin", "recorder", "ljm", "recorder.so"))
+    pso = arg("--pass", os.path.join(ROOT, "bazel-bin", "bench", "ljm_bench_pass.so"))
+    for f, target in ((so, "//recorder:ljm/recorder.so"), (pso, "//bench:ljm_bench_pass.so")):
+        if not os.path.exists(f):
+            sys.exit("sampling_cost: %s not found; bazel build -c opt %s" % (f, target))
+    tmp = tempfile.mkdtemp(prefix="ljm-sampling-")
+    os.makedirs(os.path.join(tmp, "ljm"))
+    shutil.copy(so, os.path.join(tmp, "ljm", "recorder.so"))
+    shutil.copy(pso, os.path.join(tmp, "ljm_bench_pass.so"))
+    env = dict(os.environ, LUA_CPATH=os.path.join(tmp, "?.so") + ";;", LJM_BENCH_SAMPLE=rate)
+    out = os.path.join("/dev/shm" if os.path.isdir("/dev/shm") else tmp,
+                       "ljm-sampling-%d.ljm" % os.getpid())
+    try:
+        whole_runs(env, out, reps, rate)
+        paired(env, out, pairs, rate)
+        if "--instructions" in sys.argv:
+            instructions(env, out)
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+        shutil.rmtree(tmp)
 
 
 main()

@@ -7,6 +7,7 @@
 
 #include "recorder/rec_buf.h"
 #include "recorder/rec_map.h"
+#include "recorder/rec_sample.h"
 
 static int failures;
 
@@ -181,6 +182,59 @@ static void test_map_del(void)
   rec_map_free(&m);
 }
 
+/* The sampled blocks: the set answers like a reference array, and the
+** filter has no false negative and counts exactly below saturation, through
+** adds and deletes of spread and of page-aligned addresses (16 slots). */
+static void test_sample_set(void)
+{
+  enum { N = 6000 };
+  static uintptr_t keys[N];
+  static char in[N];
+  static unsigned cnt[REC_SAMPLE_FILTER];
+  RecSampler s;
+  size_t i, k, bad_has = 0, bad_maybe = 0, bad_cnt = 0, n = 0;
+  uint64_t x = 88172645463325252ull;
+  memset(&s, 0, sizeof(s));
+  rec_sample_init(&s, 4096, 7);
+  for (i = 0; i < REC_SAMPLE_FILTER; i++) CHECK(s.filter[i] == 0, "filter empty after init");
+  for (i = 0; i < N; i++)  /* a third 4 KiB-aligned (+16), the rest 16-byte spread */
+    keys[i] = i % 3 ? 0x7f0000000000ull + i * 48 : 0x7f8000000010ull + i * 4096;
+  for (k = 0; k < 200000; k++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    i = (size_t)(x % N);
+    if (in[i]) {
+      CHECK(rec_sample_del(&s, (void *)keys[i]) == 1, "delete of a member");
+      in[i] = 0, n--, cnt[rec_sample_fslot(keys[i])]--;
+    } else {
+      CHECK(rec_sample_add(&s, (void *)keys[i]) == 0, "add");
+      in[i] = 1, n++, cnt[rec_sample_fslot(keys[i])]++;
+    }
+    if (k % 997) continue;
+    for (i = 0; i < N; i++) {
+      bad_has += rec_sample_has(&s, (void *)keys[i]) != in[i];
+      bad_maybe += in[i] && !rec_sample_maybe(&s, (void *)keys[i]);
+    }
+    for (i = 0; i < REC_SAMPLE_FILTER; i++)
+      bad_cnt += s.filter[i] != REC_SAMPLE_ALL && s.filter[i] != cnt[i];
+  }
+  CHECK(bad_has == 0, "rec_sample_has agrees with the reference");
+  CHECK(bad_maybe == 0, "no member is filtered out");
+  CHECK(bad_cnt == 0, "unsaturated counters count the members of their slot");
+  CHECK(s.n == n, "member count");
+  for (i = 0; i < 300; i++)  /* 300 blocks 64 KiB apart: one slot */
+    rec_sample_add(&s, (void *)(0x7e0000000010ull + i * 65536));
+  CHECK(s.filter[rec_sample_fslot(0x7e0000000010ull)] == REC_SAMPLE_ALL, "a slot saturates");
+  for (i = 0; i < 300; i++) rec_sample_del(&s, (void *)(0x7e0000000010ull + i * 65536));
+  CHECK(s.filter[rec_sample_fslot(0x7e0000000010ull)] == REC_SAMPLE_ALL &&
+        s.n == n, "a saturated slot stays so");
+  CHECK(rec_sample_del(&s, (void *)0x10) == 0 && !rec_sample_has(&s, (void *)0x10),
+        "a non-member is not deleted");
+  rec_sample_fill(&s);
+  for (i = 0; i < REC_SAMPLE_FILTER; i++) CHECK(s.filter[i] == REC_SAMPLE_ALL, "filled");
+  rec_sample_free(&s);
+  CHECK(rec_sample_maybe(&s, (void *)0x12340), "after free every address may be sampled");
+}
+
 int main(void)
 {
   test_uleb();
@@ -188,6 +242,7 @@ int main(void)
   test_buf(1);
   test_map();
   test_map_del();
+  test_sample_set();
   printf("%s\n", failures ? "rec_unit_test: FAILED" : "rec_unit_test: ok");
   return failures ? 1 : 0;
 }

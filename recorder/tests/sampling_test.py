@@ -219,6 +219,90 @@ res.check(counts and all(2400 <= c <= 3600 for c in counts) and
           2700 <= statistics.mean(counts) <= 3300,
           "3000 blocks of 512 KiB at one address: estimated counts %r" % counts)
 
+# Two loadstring chunks "=A" and "=B" of the same code, each collected
+# before the next: a prototype and its name may come back at the addresses
+# the other chunk's had. Every mode must charge each chunk its own half
+# (before, exact streams charged nearly all to the first; sampled stacks
+# without walking afresh took frames from the last written event).
+with open(os.path.join(work, "reuse.lua"), "w") as f:
+    f.write("if jit then jit.off() end\n"
+            "local src = 'local t = {} for i = 1, 2000 do t[i] = {i} end return t'\n"
+            "for i = 1, 300 do\n"
+            "  loadstring(src, '=' .. (i % 2 == 0 and 'A' or 'B'))()\n"
+            "  collectgarbage()\n"
+            "end\n")
+for argv in ([], ["--stacks"], ["--sample", "16k", "--sample-seed", "5", "--stacks"]):
+    path = os.path.join(work, "reuse.ljm")
+    p = run([record] + argv + ["-o", path, "reuse.lua"])
+    doc = as_json(path) if p.returncode == 0 else None
+    by = {}
+    if doc:
+        for s_ in doc["sites"]:
+            by[s_["name"]] = by.get(s_["name"], 0) + s_["alloc_bytes"]
+    a, b = by.get("=A:1", 0), by.get("=B:1", 0)
+    res.check(p.returncode == 0 and a + b > 20e6 and 0.4 <= a / (a + b) <= 0.6,
+              "reused prototype addresses, ljm record %s: =A:1 %d bytes, =B:1 %d" % (" ".join(argv), a, b))
+    if "--stacks" in argv:
+        out = path + ".folded"
+        run([ljm, "convert", "-o", out, path])
+        fa = fb = 0
+        if os.path.exists(out):
+            for ln in open(out):
+                stack, v = ln.rsplit(" ", 1)
+                leaf = stack.rsplit(";", 1)[-1]
+                fa += int(v) if leaf == "A:1" else 0
+                fb += int(v) if leaf == "B:1" else 0
+        res.check(fa + fb > 20e6 and 0.4 <= fa / (fa + fb) <= 0.6,
+                  "reused prototype addresses, ljm record %s: stacks A:1 %d bytes, B:1 %d"
+                  % (" ".join(argv), fa, fb))
+
+# The flush interval holds while nothing is sampled: what the stream holds
+# reaches the file before the script ends (SIGKILL), handed over by an
+# unsampled allocation after the interval. The script prints the file's
+# size before and after the interval.
+with open(os.path.join(work, "idle.lua"), "w") as f:
+    f.write("jit.off()\n"
+            "local ffi = require('ffi')\n"
+            "ffi.cdef[[int poll(void *f, unsigned long n, int t); int getpid(void); int kill(int p, int s);]]\n"
+            "local function size() local f = assert(io.open(arg[1], 'rb')) local n = f:seek('end') f:close() return n end\n"
+            "local keep = {}\n"
+            "for i = 1, 1000 do keep[i] = {i} end\n"
+            "ffi.C.poll(nil, 0, 200)\n"
+            "local before = size()\n"
+            "ffi.C.poll(nil, 0, 300)\n"
+            "keep[#keep + 1] = {}\n"
+            "ffi.C.poll(nil, 0, 200)\n"
+            "print(before, size())\n"
+            "io.stdout:flush()\n"
+            "if arg[2] == 'kill' then ffi.C.kill(ffi.C.getpid(), 9) end\n")
+
+
+def idle_sizes(p):
+    try:
+        return [int(x) for x in p.stdout.split()]
+    except ValueError:
+        return [0, 0]
+
+
+p = run([record, "--sample", "1G", "--sample-seed", "3", "-o", "idle0.ljm", "idle.lua", "idle0.ljm"])
+b0, a0 = (idle_sizes(p) + [0, 0])[:2]
+res.check(p.returncode == 0 and a0 == b0,
+          "sampled, no flush interval: nothing more written while recording (%r)" % p.stdout)
+p = run([record, "--sample", "1G", "--sample-seed", "3", "--flush-interval", "0.1", "-o", "idle1.ljm",
+         "idle.lua", "idle1.ljm", "kill"])
+b1, a1 = (idle_sizes(p) + [0, 0])[:2]
+path = os.path.join(work, "idle1.ljm")
+size = os.path.getsize(path) if os.path.exists(path) else 0
+res.check(p.returncode == -9 and a1 > b1 and size == a1 and size > 1000,
+          "sampled, --flush-interval 0.1, nothing sampled since: written while recording, kept after "
+          "SIGKILL (%d %r, %d bytes)" % (p.returncode, p.stdout, size))
+# A sampled stream that cannot be written: the script runs, the tool says so.
+for argv in (["--sample", "1k"], ["--sample", "1k", "--stacks"]):
+    p = run([record] + argv + ["-o", "/dev/full", "prog.lua"])
+    res.check(p.returncode == 1 and p.stderr.strip() == "ljm record: /dev/full: No space left on device",
+              "ljm record %s -o /dev/full: exit 1 with the error (%d %r)" % (" ".join(argv), p.returncode,
+                                                                             p.stderr[-300:]))
+
 # -- Options -------------------------------------------------------------------
 for argv in (["--sample", "0"], ["--sample", "2G"], ["--sample", "abc"], ["--sample", "-5"],
              ["--sample-seed", "5"], ["--sample", "1k", "--sample-seed", "0"]):
