@@ -43,6 +43,7 @@ _FEATURES = {
     "LJM_LJ_STRHASH": ("lj_obj.h", "GCRef *strhash;"),
     "LJM_LJ_SBUF_MREF": ("lj_obj.h", "MRef p;"),
     "LJM_LJ_VMTHREAD": ("lj_obj.h", "vmthref"),
+    "LJM_LJ_STRID": ("lj_obj.h", "StrID sid;"),
 }
 
 _TREE_BUILD = """# {label}: {source}

@@ -245,6 +245,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     ev = REC_EV_FREE;
   } else if (__builtin_expect(!res, 0)) {
     if (r->ext) rec_stack_forget();  /* failed: the old block stays */
+    rec_buf_tick(&r->st.out);        /* attn's due bit is gone: act on it */
     return res;
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;

@@ -27,7 +27,8 @@
 
 /* Tested with #if: a missing one would silently read as 0. */
 #if !defined(LJM_LJ_VMST_FUNCS) || !defined(LJM_LJ_FFI_FIN_ROOT) || \
-    !defined(LJM_LJ_STRHASH) || !defined(LJM_LJ_SBUF_MREF) || !defined(LJM_LJ_VMTHREAD)
+    !defined(LJM_LJ_STRHASH) || !defined(LJM_LJ_SBUF_MREF) || !defined(LJM_LJ_VMTHREAD) || \
+    !defined(LJM_LJ_STRID)
 #error "ljm_flavour.h lacks the LJM_LJ_* feature macros"
 #endif
 
@@ -175,15 +176,26 @@ static inline BCLine rec_lj_trace_line(const GCtrace *T)
   return rec_lj_line(pt, proto_bcpos(pt, pc));
 }
 
+/* What a string stands for beyond its address: its ID where strings have
+** one (drawn from a counter), else its hash and length (Tarantool). */
+static inline uint64_t rec_lj_str_ident(const GCstr *s)
+{
+#if LJM_LJ_STRID
+  return s->sid;
+#else
+  return (uint64_t)s->hash << 32 ^ s->len;
+#endif
+}
+
 /* What a prototype address stood for when announced: a later prototype
 ** at a reused address with other contents is announced again. The chunk
-** name's hash too, not only its address: two loadstring chunks "=A" and
-** "=B" of the same code may each get the address the other's prototype
-** and name had, and differ in nothing else. */
+** name's identity too, not only its address: two loadstring chunks "=A"
+** and "=B" of the same code may each get the addresses the other's
+** prototype and name had, and differ in nothing else. */
 static inline uint64_t rec_lj_proto_id(const GCproto *pt)
 {
   const GCstr *name = strref(pt->chunkname);
-  return ((uint64_t)(uintptr_t)name * 31u ^ (uint64_t)name->hash << 32) +
+  return ((uint64_t)(uintptr_t)name * 31u ^ rec_lj_str_ident(name) << 24) +
          ((uint64_t)(uint32_t)pt->firstline << 20) + pt->sizebc + 1;
 }
 

@@ -194,7 +194,7 @@ static void test_sample_set(void)
   RecSampler s;
   size_t i, k, bad_has = 0, bad_maybe = 0, bad_cnt = 0, n = 0;
   uint64_t x = 88172645463325252ull;
-  memset(&s, 0, sizeof(s));
+  memset(&s, 0xff, sizeof(s));  /* as full as the wrapper's static sampler */
   rec_sample_init(&s, 4096, 7);
   for (i = 0; i < REC_SAMPLE_FILTER; i++) CHECK(s.filter[i] == 0, "filter empty after init");
   for (i = 0; i < N; i++)  /* a third 4 KiB-aligned (+16), the rest 16-byte spread */

@@ -25,6 +25,9 @@ SEEDS = [11, 23, 37, 41, 59, 61, 73, 89]
 
 # Deterministic (no JIT: lines are the sites), about 60 MB allocated: small
 # strings, tables, big unique strings and an array grown by reallocation.
+# It ends with a full collection: otherwise a few hundred bytes more or less
+# of the VM's own (they vary from run to run) decide whether a 6 MB group of
+# garbage is swept before the end, and the exact figure in use with it.
 PROG = """if jit then jit.off() end
 local keep = {}
 local function small(n) local t = {} for i = 1, n do t[i] = "s" .. i .. string.rep("a", i % 40) end return t end
@@ -35,6 +38,7 @@ for r = 1, 8 do
   local a, b, c, d = small(30000), rows(20000), blobs(60, r), grow(100000)
   keep[r % 3] = {a, b, c, d}
 end
+collectgarbage()  -- what is in use at the end: the live data, not wherever the GC stands
 """
 prog = os.path.join(work, "prog.lua")
 with open(prog, "w") as f:
@@ -259,7 +263,8 @@ for argv in ([], ["--stacks"], ["--sample", "16k", "--sample-seed", "5", "--stac
 # The flush interval holds while nothing is sampled: what the stream holds
 # reaches the file before the script ends (SIGKILL), handed over by an
 # unsampled allocation after the interval. The script prints the file's
-# size before and after the interval.
+# size well before the interval (1 s) ends and 0.5 s after an allocation
+# that follows it.
 with open(os.path.join(work, "idle.lua"), "w") as f:
     f.write("jit.off()\n"
             "local ffi = require('ffi')\n"
@@ -269,9 +274,9 @@ with open(os.path.join(work, "idle.lua"), "w") as f:
             "for i = 1, 1000 do keep[i] = {i} end\n"
             "ffi.C.poll(nil, 0, 200)\n"
             "local before = size()\n"
-            "ffi.C.poll(nil, 0, 300)\n"
+            "ffi.C.poll(nil, 0, 1000)\n"
             "keep[#keep + 1] = {}\n"
-            "ffi.C.poll(nil, 0, 200)\n"
+            "ffi.C.poll(nil, 0, 500)\n"
             "print(before, size())\n"
             "io.stdout:flush()\n"
             "if arg[2] == 'kill' then ffi.C.kill(ffi.C.getpid(), 9) end\n")
@@ -288,13 +293,13 @@ p = run([record, "--sample", "1G", "--sample-seed", "3", "-o", "idle0.ljm", "idl
 b0, a0 = (idle_sizes(p) + [0, 0])[:2]
 res.check(p.returncode == 0 and a0 == b0,
           "sampled, no flush interval: nothing more written while recording (%r)" % p.stdout)
-p = run([record, "--sample", "1G", "--sample-seed", "3", "--flush-interval", "0.1", "-o", "idle1.ljm",
+p = run([record, "--sample", "1G", "--sample-seed", "3", "--flush-interval", "1", "-o", "idle1.ljm",
          "idle.lua", "idle1.ljm", "kill"])
 b1, a1 = (idle_sizes(p) + [0, 0])[:2]
 path = os.path.join(work, "idle1.ljm")
 size = os.path.getsize(path) if os.path.exists(path) else 0
 res.check(p.returncode == -9 and a1 > b1 and size == a1 and size > 1000,
-          "sampled, --flush-interval 0.1, nothing sampled since: written while recording, kept after "
+          "sampled, --flush-interval 1, nothing sampled since: written while recording, kept after "
           "SIGKILL (%d %r, %d bytes)" % (p.returncode, p.stdout, size))
 # A sampled stream that cannot be written: the script runs, the tool says so.
 for argv in (["--sample", "1k"], ["--sample", "1k", "--stacks"]):
@@ -302,6 +307,64 @@ for argv in (["--sample", "1k"], ["--sample", "1k", "--stacks"]):
     res.check(p.returncode == 1 and p.stderr.strip() == "ljm record: /dev/full: No space left on device",
               "ljm record %s -o /dev/full: exit 1 with the error (%d %r)" % (" ".join(argv), p.returncode,
                                                                              p.stderr[-300:]))
+
+# An exact recording after a sampled one sees every event: after a stop,
+# after a sampled stream failed (/dev/full), in a forked child of a live
+# sampled recording; the same sites as with no sampled recording before.
+SEQ = """local rec = require("ljm.recorder")
+local ffi = require("ffi")
+ffi.cdef[[int fork(void); int waitpid(int pid, int *st, int opt); void _exit(int st);]]
+jit.off()
+local function work()
+  local t = {}
+  for i = 1, 3000 do t[i] = {i} end
+  t = nil
+  collectgarbage() collectgarbage()
+end
+local mode, out = arg[1], arg[2]
+if mode == "stop" then
+  assert(rec.start("seq_s.ljm", {sample = 1024, seed = 1, stacks = true}))
+  work()
+  assert(rec.stop())
+elseif mode == "full" then
+  assert(rec.start("/dev/full", {sample = 1, seed = 1, stacks = true}))
+  local s = {} for i = 1, 300000 do s[i % 100] = {i} end
+  rec.stop()
+elseif mode == "fork" then
+  assert(rec.start("seq_s.ljm", {sample = 1024, seed = 1}))
+  work()
+  local pid = ffi.C.fork()
+  if pid ~= 0 then ffi.C.waitpid(pid, nil, 0) rec.stop() return end
+  rec.stop()
+end
+assert(rec.start(out))
+work()
+assert(rec.stop())
+io.stdout:flush()
+if mode == "fork" then ffi.C._exit(0) end
+"""
+with open(os.path.join(work, "seq.lua"), "w") as f:
+    f.write(SEQ)
+env = testlib.module_cpath(so, "sampling_seq_cpath")
+
+
+def work_sites(mode):
+    out = os.path.join(work, "seq_%s.ljm" % mode)
+    p = subprocess.run([testlib.LUAJIT, "seq.lua", mode, out], capture_output=True, text=True,
+                       env=env, timeout=120, cwd=work)
+    doc = as_json(out) if p.returncode == 0 and os.path.exists(out) else None
+    if not doc:
+        res.check(False, "exact after sampled, %s: %d %r" % (mode, p.returncode, p.stderr[-300:]))
+        return None
+    return sorted((s_["name"], s_["alloc_count"], s_["alloc_bytes"], s_["free_count"], s_["free_bytes"])
+                  for s_ in doc["sites"] if s_["name"].startswith("@seq.lua:"))
+
+
+base = work_sites("none")
+res.check(base and any(r[1] >= 3000 for r in base), "exact, no sampled recording before: %r" % base)
+for mode in ("stop", "full", "fork"):
+    got = work_sites(mode)
+    res.check(got == base, "exact after sampled (%s): the same sites %r vs %r" % (mode, got, base))
 
 # -- Options -------------------------------------------------------------------
 for argv in (["--sample", "0"], ["--sample", "2G"], ["--sample", "abc"], ["--sample", "-5"],
