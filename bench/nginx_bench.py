@@ -3,16 +3,30 @@
 libnginx-mod-http-lua, OpenResty's luajit2, JIT on) serving the OpenResty
 example's /leak handler under wrk: requests/s without recording and with
 each worker recording (examples/openresty/always.conf) to .ljm, .ljm.gz,
-.ljm.zst and, with call stacks, .ljm.gz; and the stream bytes per request.
-Prints figures, no pass/fail (target: recorded >= 0.75x unrecorded).
+.ljm.zst, with call stacks to .ljm.gz, and sampled (512k, stacks); the
+stream bytes per request, and the workers' CPU time per request (user and
+system, their writer threads included). Prints figures, no pass/fail.
 
-  python3 bench/nginx_bench.py [SECONDS [RUNS]]   (default 10 s, best of 3)
+  python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
+                               [--so-b OTHER/recorder.so]
+
+Modes: none ljm gz zst stacks sampled (default: all). --so-b adds the mode
+"sampled B": the sampled mode with another build of the recorder (an A/B of
+two builds in the same sitting). One nginx per mode runs throughout; each
+round gives each a burst of SECONDS (default 2) under wrk, starting with
+another mode each round, for ROUNDS rounds (default 30). The ratios are
+the medians (and quartiles) of each round's figure over the unrecorded
+server's in the same round: this machine's speed drifts by 20% within
+seconds, so only neighbouring bursts compare. CPU per request counts only
+the workers (their writer threads included).
 
 Builds //recorder:ljm/recorder.so with -c opt. Run on a quiet machine: wrk
 and nginx's two workers share the cores."""
+import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -20,8 +34,12 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "tests"))
 from nginxlib import Nginx, make_prefix, scratch_top, served, wrk  # noqa: E402
 
-seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+ap = argparse.ArgumentParser(description="nginx requests/s with and without recording")
+ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (default 2)")
+ap.add_argument("rounds", nargs="?", type=int, default=30, help="bursts per mode (default 30)")
+ap.add_argument("--modes", default="none,ljm,gz,zst,stacks,sampled")
+ap.add_argument("--so-b", help="another recorder.so for the mode 'sampled B'")
+args = ap.parse_args()
 
 subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so"],
                cwd=root, check=True, capture_output=True)
@@ -30,44 +48,90 @@ binp = subprocess.run(["bazel", "info", "-c", "opt", "bazel-bin"], cwd=root, che
 so = os.path.join(binp, "recorder", "ljm", "recorder.so")
 example = os.path.join(root, "examples", "openresty")
 ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
+SAMPLED = 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'
 
-# (label, what init_worker_by_lua_block runs instead of ALWAYS)
-MODES = [
-    ("not recorded", "-- not recorded"),
-    ("recorded .ljm", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm" }'),
-    ("recorded .ljm.gz", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz" }'),
-    ("recorded .ljm.zst", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.zst" }'),
-    ("stacks .ljm.gz", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true }'),
-    ("sampled 512k stacks .ljm.gz",
-     'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'),
-]
+# key: (label, what init_worker_by_lua_block runs instead of ALWAYS, recorder.so)
+ALL = {
+    "none": ("not recorded", "-- not recorded", so),
+    "ljm": ("recorded .ljm", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm" }', so),
+    "gz": ("recorded .ljm.gz", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz" }', so),
+    "zst": ("recorded .ljm.zst", 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.zst" }', so),
+    "stacks": ("stacks .ljm.gz",
+               'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true }', so),
+    "sampled": ("sampled 512k stacks", SAMPLED, so),
+}
+keys = [k for k in args.modes.split(",") if k]
+for k in keys:
+    if k not in ALL:
+        sys.exit("unknown mode %r (modes: %s)" % (k, " ".join(ALL)))
+if "none" not in keys:
+    keys.insert(0, "none")
+MODES = [ALL[k] for k in keys]
+if args.so_b:
+    MODES.append(("sampled B", SAMPLED, os.path.abspath(args.so_b)))
+
+
+def cpu_seconds(pids):
+    """User and system time of the processes so far, in seconds."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
 
 top = scratch_top()
-best = {}
+servers = []  # (label, prefix, port, nginx, workers)
+for label, init, lib in MODES:
+    prefix, (port, _) = make_prefix(top, re.sub(r"\W", "", label), example, lib)
+    conf = open(prefix + "always.conf").read()
+    assert ALWAYS in conf
+    open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
+    ngx = Nginx(prefix, "always.conf")
+    if not ngx.wait_ready(port):
+        sys.exit("nginx did not start: %s" % prefix)
+    servers.append((label, prefix, port, ngx, ngx.workers()))
+
+rate = {}  # label -> [requests/s per round]
+cpu = {}   # label -> [worker CPU seconds per request, per round]
+for rnd in range(args.rounds):
+    # Every server is up (the idle ones cost nothing); each round gives each
+    # a burst, starting with another each time, so that the machine's drift
+    # and a first burst's warm-up hit every mode alike.
+    k = rnd % len(servers)
+    for label, prefix, port, ngx, workers in servers[k:] + servers[:k]:
+        before = cpu_seconds(workers)
+        p, nreq = wrk(port, "/leak", args.seconds)
+        used = cpu_seconds(workers) - before
+        r = float(re.search(r"Requests/sec:\s*([\d.]+)", p.stdout).group(1))
+        rate.setdefault(label, []).append(r)
+        cpu.setdefault(label, []).append(used / nreq if nreq else 0)
+
 per_req = {}
-for run in range(runs):
-    # Interleaved, and each run starts with another mode, so that drift and
-    # a first run's warm-up hit every mode alike.
-    for label, init in MODES[run % len(MODES):] + MODES[:run % len(MODES)]:
-        prefix, (port, _) = make_prefix(top, "r%d" % run + re.sub(r"\W", "", label), example, so)
-        conf = open(prefix + "always.conf").read()
-        assert ALWAYS in conf
-        open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
-        ngx = Nginx(prefix, "always.conf")
-        if not ngx.wait_ready(port):
-            sys.exit("nginx did not start: %s" % prefix)
-        p, nreq = wrk(port, "/leak", seconds)
-        rate = float(re.search(r"Requests/sec:\s*([\d.]+)", p.stdout).group(1))
-        ngx.quit()
-        size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
-        n = served(prefix, "/leak")
-        best[label] = max(best.get(label, 0), rate)
-        per_req[label] = size / n if n else 0
-        shutil.rmtree(prefix)
+for label, prefix, port, ngx, workers in servers:
+    ngx.quit()
+    size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
+    n = served(prefix, "/leak")
+    per_req[label] = size / n if n else 0
 shutil.rmtree(top)
 
-base = best["not recorded"]
-print("nginx /leak, 2 workers, wrk -t2 -c16 -d%ds, best of %d" % (seconds, runs))
-print("%-20s %12s %8s %14s" % ("mode", "requests/s", "ratio", "bytes/request"))
-for label, _ in MODES:
-    print("%-20s %12.0f %8.2f %14.1f" % (label, best[label], best[label] / base, per_req[label]))
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    return q[0], q[1], q[2]
+
+
+base = ALL["none"][0]
+print("nginx /leak, 2 workers, wrk -t2 -c16, %d rounds of %d s bursts per mode"
+      % (args.rounds, args.seconds))
+print("ratios: each round's figure over the unrecorded server's in the same round;"
+      " median (quartiles)")
+print("%-20s %11s %-22s %10s %-22s %9s" % ("mode", "requests/s", "  ratio", "CPU us/req",
+                                           "  ratio", "bytes/req"))
+for label, _, _ in MODES:
+    rq = quartiles([a / b for a, b in zip(rate[label], rate[base])])
+    cq = quartiles([a / b for a, b in zip(cpu[label], cpu[base])])
+    print("%-20s %11.0f   %.3f (%.3f..%.3f) %10.2f   %.3f (%.3f..%.3f) %9.1f"
+          % (label, statistics.median(rate[label]), rq[1], rq[0], rq[2],
+             statistics.median(cpu[label]) * 1e6, cq[1], cq[0], cq[2], per_req[label]))

@@ -219,6 +219,15 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   return res;
 }
 
+/* A sampled recording with stacks: an allocation of sizeof(lua_State)
+** may have made a thread, whose stack is the next allocation; the walker
+** notes it then (ATTN_THREAD sends that call to rec_alloc_slow). */
+static inline void note_thread(const void *ptr, size_t nsize)
+{
+  if (!ptr && nsize == sizeof(lua_State))
+    atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
+}
+
 /* The written events of a sampled session (alone on the VM): a hit (an
 ** allocation or reallocation holding the next sampled byte), or a free or
 ** reallocation of a sampled block; rec_alloc_slow has decided which. */
@@ -250,8 +259,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
-  if (r->ext && !ptr && nsize == sizeof(lua_State))
-    atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
+  if (r->ext) note_thread(ptr, nsize);
   if (tracked) rec_sample_del(sp, ptr);
   if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
   if (r->ext) rec_ext_select(&r->st);
@@ -324,8 +332,7 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
   if (hit || tracked) return rec_alloc_sampled(r, ptr, osize, nsize, hit, tracked);
   if (R.sampled_ext) {
     if (ptr) rec_stack_skipped(R.g, ptr, osize, nsize);  /* a moved stack, a freed thread */
-    else if (nsize == sizeof(lua_State))
-      atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
+    else note_thread(ptr, nsize);
   }
   res = R.orig(R.orig_ud, ptr, osize, nsize);
   rec_buf_tick(&r->st.out);  /* the flush interval passed: hand the buffer over */

@@ -20,9 +20,11 @@ recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
    seconds, neighbouring short runs agree within a few percent where
    best-of-N of long runs does not.
 3. --instructions: instructions executed (valgrind's cachegrind; exact and
-   repeatable) for depth 13 plain and recorded, whole processes.
+   repeatable) for depth 13 plain and recorded, whole processes; and the
+   wrapper's own instructions per call (callgrind).
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -103,6 +105,32 @@ def instructions(env, out):
     sampled = ir(["luajit", driver, "sampled", work, "13", out])
     print("3. instructions (cachegrind), binary-trees 13 start to end of process:")
     print("  plain %d, sampled with stacks %d: %.3fx" % (off, sampled, sampled / off))
+    own, calls = wrapper_instructions(env, out, driver, work)
+    print("  the wrapper's own instructions (callgrind): rec_alloc %d over %d calls, %.1f a call"
+          % (own, calls, own / calls))
+
+
+def wrapper_instructions(env, out, driver, work):
+    """rec_alloc's self instructions and its calls, from a callgrind profile:
+    its function id (named where it first appears), the calls= lines after
+    each call to it, and callgrind_annotate's self cost."""
+    prof = out + ".callgrind"
+    try:
+        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + prof,
+                        "luajit", driver, "sampled", work, "13", out], env=env,
+                       capture_output=True, text=True, check=True)
+        text = open(prof).read()
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", prof],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        if os.path.exists(prof):
+            os.unlink(prof)
+    m = re.search(r"^c?fn=\((\d+)\) rec_alloc$", text, re.M)
+    own = re.search(r"^\s*([\d,]+) .*:rec_alloc \[", ann, re.M)
+    if not m or not own:
+        raise SystemExit("sampling_cost: rec_alloc not found in the callgrind profile")
+    calls = sum(int(c) for c in re.findall(r"^cfn=\(%s\).*\ncalls=(\d+)" % m.group(1), text, re.M))
+    return int(own.group(1).replace(",", "")), calls
 
 
 def main():
