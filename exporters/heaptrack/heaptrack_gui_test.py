@@ -2,7 +2,7 @@
 """heaptrack_gui_test.py -- opens every converted corpus profile in the real
 heaptrack_gui (Debian's heaptrack-gui 1.4.0) on virtual X servers.
 
-Usage: heaptrack_gui_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
+Usage: heaptrack_gui_test.py [--heap-app DIR] LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
 The profiles are those heaptrack_test converts (export_testlib.reader_cases:
 every .ljm the independent reader accepts, plus the hostile-names stream),
@@ -28,6 +28,10 @@ each file:
     the independent reader's allocation count (the samples of a sampled
     stream), and the peak it shows is the reader's (an estimate when
     sampled).
+With --heap-app, also the heap as a flame graph: a snapshot of DIR/app.lua
+(heap_job()) converted to .heaptrack.zst, opened with its tabs as a stream
+with call stacks is, after checking that it holds one allocation per object
+of the snapshot and its bytes (recorder/tests/ljhread.py reads the .ljh).
 For the files of a stream with real call stacks (the JSON export says
 "stream": {"stacks": true}), after the Summary the test clicks, as a user
 would (pointer and button 1 through the X server's XTEST extension, libXtst
@@ -69,6 +73,8 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "recorder", "tests"))
+import ljhread  # noqa: E402
 import export_testlib as T  # noqa: E402
 from export_testlib import check  # noqa: E402
 
@@ -886,6 +892,44 @@ def has_stacks(ljm, f):
         return False
 
 
+def heap_job(ljm, app_dir, tmp, files, outdir):
+    """The heap as a flame graph: a snapshot of app_dir/app.lua (recorded
+    here under the system's LuaJIT) as .heaptrack.zst, one allocation per
+    object whose stack is its place in the dominator tree. The file must hold
+    as many allocations and bytes as the independent snapshot reader counts
+    objects and bytes; its Flame Graph and Bottom-Up tabs are opened as those
+    of a stream with call stacks."""
+    work = os.path.join(tmp, "heap_app")
+    os.makedirs(work, exist_ok=True)
+    for f in ("app.lua", "sessmod.lua"):
+        shutil.copy(os.path.join(app_dir, f), work)
+    snap = os.path.join(work, "app.ljh")
+    r = T.run([os.path.abspath(ljm), "record", "-o", os.path.join(work, "app.ljm"), "app.lua", "400", snap],
+              cwd=work)
+    if not check(r.returncode == 0 and os.path.exists(snap),
+                 "ljm record app.lua: exit %d: %s" % (r.returncode, r.stderr[-300:])):
+        return None
+    name = "heap snapshot app.ljh .heaptrack.zst"
+    ht = os.path.join(files, "heap_app.heaptrack.zst")
+    r = T.run([ljm, "convert", "-o", ht, snap])
+    if not check(r.returncode == 0, "%s: ljm convert: %s" % (name, r.stderr[-300:])):
+        return None
+    with open(snap, "rb") as f:
+        _, _, objs = ljhread.read(f.read())
+    objs = [o for o in objs.values() if o.type != "root"]
+    parsed = parse(decompress(ht))
+    calls, rows, symbols = listed(parsed)
+    check(calls == len(objs), "%s: %d allocations, the snapshot has %d objects" % (name, calls, len(objs)))
+    peak = peak_at(parsed)[0]
+    check(peak == sum(o.size for o in objs), "%s: peak %d, the snapshot's objects hold %d bytes"
+          % (name, peak, sum(o.size for o in objs)))
+    depth = peak_tree_depth(parsed)
+    check(depth[0] >= 3, "%s: the dominator tree drawn %s levels deep" % (name, depth))
+    return dict(name=name, path=ht, rows=rows, calls=calls, stacked=True, depth=depth,
+                want={FLAME: depth, BOTTOM_UP: (min(symbols, 1), symbols)},
+                png=os.path.join(outdir, "heap_app_heaptrack_zst.png"))
+
+
 class Terminated(Exception):
     pass
 
@@ -900,7 +944,13 @@ def main():
             check(False, "%s not found (run scripts/setup.sh --tests)" % tool)
             return T.summary()
     t0 = time.time()
-    ljm, tmp, _, cases = T.reader_cases(sys.argv[1:])
+    argv = sys.argv[1:]
+    heap_app = None
+    if "--heap-app" in argv:
+        i = argv.index("--heap-app")
+        heap_app = os.path.abspath(argv[i + 1])
+        del argv[i:i + 2]
+    ljm, tmp, _, cases = T.reader_cases(argv)
     outdir = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR") or os.path.join(tmp, "shots")
     files = os.path.join(tmp, "gui_files")
     os.makedirs(outdir, exist_ok=True)
@@ -933,6 +983,10 @@ def main():
                 # After the Summary: the Flame Graph of the real stacks,
                 # then the Bottom-Up tree (a row per leaf symbol).
                 job["want"] = {FLAME: job["depth"], BOTTOM_UP: (min(symbols, 1), symbols)}
+            jobs.append(job)
+    if heap_app:
+        job = heap_job(ljm, heap_app, tmp, files, outdir)
+        if job:
             jobs.append(job)
     check(len(jobs) >= 20, "only %d files converted" % len(jobs))
     check(any(job["stacked"] for job in jobs), "no stream with call stacks in the corpus")

@@ -11,7 +11,10 @@ testdata/heap/app.lua (recorded here under the system's LuaJIT) converted by
   into one frame and for the module's cache;
 * speedscope: the .speedscope.json imports with its title, and the .folded
   file's Sandwich table shows, for every frame name, the self and total
-  bytes computed here from the folded lines, which add up to the snapshot.
+  bytes computed here from the folded lines, which add up to the snapshot;
+* Chromium's own DevTools, the .heapprofile (Memory panel, "Load profile"):
+  its Heavy and Tree views show every frame's self and total bytes as the
+  file has them, and the Tree adds up to the snapshot.
 
 No console or page errors anywhere; screenshots in the test's outputs and
 /tmp/browser-shots.
@@ -27,6 +30,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_lib as B  # noqa: E402
+import devtools_lib as D  # noqa: E402
 
 T = B.T
 
@@ -153,6 +157,11 @@ def check_speedscope(br, args, snap, total):
         httpd.shutdown()
 
 
+def check_devtools(br, ljm, snap, work, total):
+    hp = B.convert(ljm, snap, os.path.join(work, "app.heapprofile"))
+    D.check_heap_in_devtools(br, "app.heapprofile", hp, json.loads(hp), "heap_flame", total)
+
+
 def main():
     p = B.argparse.ArgumentParser()
     p.add_argument("--ljm", required=True)
@@ -170,7 +179,8 @@ def main():
     try:
         for check in (lambda: check_svg(br, svg, total, names),
                       lambda: check_pprof(br, args.ljm, snap, work, names),
-                      lambda: check_speedscope(br, args, snap, total)):
+                      lambda: check_speedscope(br, args, snap, total),
+                      lambda: check_devtools(br, args.ljm, snap, work, total)):
             try:
                 check()
             except RuntimeError as e:

@@ -58,32 +58,6 @@ ROWS = r"""() => [...document.querySelectorAll("tr")]
 
 SANDWICH_ROW = re.compile(r"^(.*) \(([<>]?[0-9.]+)%\)$")
 
-# -- DevTools (devtools_lib.py: shadow roots, CSP, file pickers) ---------------
-
-DEEP = D.DEEP
-
-DT_ITEM = r"""(title) => { %s
-  const li = deep(document, "li").find((e) => e.innerText.replace(/\s+/g, " ").trim() === title);
-  return li ? center(li) : null; }""" % DEEP
-
-DT_ROWS = r"""() => { %s
-  return deep(document, "table.data tr.data-grid-data-grid-node").map((tr) => {
-    const c = [...tr.cells];
-    const fn = c.find((x) => x.classList.contains("function-column"));
-    const link = fn ? fn.querySelector("button, .devtools-link") : null;
-    const name = fn ? fn.textContent.slice(0, fn.textContent.length - (link ? link.textContent.length : 0)) : null;
-    return [c[0] && c[0].getAttribute("aria-label"), c[1] && c[1].getAttribute("aria-label"),
-            name, link ? link.textContent : ""];
-  }).filter((r) => r[0]); }""" % DEEP
-
-DT_VIEW = r"""(view) => { %s
-  const s = deep(document, "select").find((e) => [...e.options].some((o) => o.value === view));
-  if (!s) return false;
-  s.value = view;
-  s.dispatchEvent(new Event("change", {bubbles: true}));
-  return true; }""" % DEEP
-
-
 # -- Formats as speedscope and DevTools print them -------------------------------
 
 
@@ -201,22 +175,12 @@ def profile_sandwich(p):
     return sandwich_of_events(p["events"])
 
 
-def heap_nodes(head):
-    """(node, parent node) depth first, without recursion."""
-    out, todo = [], [(head, None)]
-    while todo:
-        n, parent = todo.pop()
-        out.append((n, parent))
-        todo += [(c, n) for c in reversed(n["children"])]
-    return out
-
-
 def heap_speedscope(doc):
     """speedscope's heap-profile reader: one sample per node (the head
     included) weighing its selfSize, its stack the path from the head; a
     frame is functionName, url, lineNumber and columnNumber."""
     parent, weighted = {}, []
-    for n, p in heap_nodes(doc["head"]):
+    for n, p in D.heap_nodes(doc["head"]):
         parent[id(n)] = p
         stack, k = [], n
         while k is not None:
@@ -225,31 +189,6 @@ def heap_speedscope(doc):
             k = parent[id(k)]
         weighted.append((tuple(reversed(stack)), n["selfSize"]))
     return sandwich_of_stacks(weighted)
-
-
-def heap_devtools(doc):
-    """DevTools' Heavy (bottom up) rows: per function (name, scriptId, line,
-    column) its self bytes, and its total without counting a node below
-    another node of the same function twice; the head is not a row."""
-    totals, rows = {}, {}
-    nodes = heap_nodes(doc["head"])
-    for n, _ in reversed(nodes):
-        totals[id(n)] = n["selfSize"] + sum(totals[id(c)] for c in n["children"])
-
-    def uid(n):
-        cf = n["callFrame"]
-        return (cf["functionName"], cf["scriptId"], cf["lineNumber"], cf["columnNumber"])
-
-    todo = [(c, frozenset()) for c in doc["head"]["children"]]
-    while todo:
-        n, above = todo.pop()
-        r = rows.setdefault(uid(n), [0, 0])
-        r[0] += n["selfSize"]
-        if uid(n) not in above:
-            r[1] += totals[id(n)]
-        todo += [(c, above | {uid(n)}) for c in n["children"]]
-    top = [(uid(c)[0], c["selfSize"], totals[id(c)]) for c in doc["head"]["children"]]
-    return rows, top, totals[id(doc["head"])]
 
 
 # -- The checks ------------------------------------------------------------------------
@@ -373,64 +312,6 @@ def check_heap_in_speedscope(br, base, name, doc, shots):
     T.check(not errs, "%s: console or page errors: %r" % (name, errs[:5]))
 
 
-poll = D.poll
-
-
-def bytes_label(label):
-    m = re.match(r"^([0-9]+) bytes, ", label or "")
-    return int(m.group(1)) if m else None
-
-
-def check_heap_in_devtools(br, name, data, doc, shots, reader=None):
-    """The Memory panel of Chromium's own DevTools loads the file."""
-    try:
-        D.load_profile(br, data, name)
-    except RuntimeError as e:
-        T.check(False, "%s: DevTools shows no Memory panel with 'Load profile': %s" % (name, e))
-        return
-    title = "%s (Loaded)" % os.path.splitext(name)[0]
-    try:
-        item = poll(br, DT_ITEM, title, 20)
-    except RuntimeError:
-        T.check(False, "%s: DevTools lists no %r under Sampling profiles" % (name, title))
-        return
-    br.call("click", x=item["x"], y=item["y"])
-    rows, top, total = heap_devtools(doc)
-    # DevTools keeps the last view chosen (in its settings): ask for each.
-    T.check(br.eval(DT_VIEW, "Heavy"), "%s: no Heavy (bottom up) view" % name)
-    try:
-        got = poll(br, "(n) => { const r = (%s)(); return r.length >= n ? r : null; }" % DT_ROWS,
-                   len(rows), 20)
-    except RuntimeError:
-        got = br.eval(DT_ROWS)
-    want = sorted((k[0], s, t) for k, (s, t) in rows.items())
-    have = sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
-    T.check(have == want, "%s: DevTools Heavy (bottom up)\n  shows %r\n  file  %r"
-            % (name, have[:6], [w for w in want if w not in have][:6]))
-    if shots:
-        br.screenshot("heapprofile_devtools_%s_heavy.png" % shots)
-    T.check(br.eval(DT_VIEW, "Tree"), "%s: no Tree (top down) view" % name)
-    try:
-        got = poll(br, "(n) => { const r = (%s)(); return r.length == n ? r : null; }" % DT_ROWS,
-                   len(top), 10)
-    except RuntimeError:
-        got = br.eval(DT_ROWS)
-    have = sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
-    T.check(have == sorted(top), "%s: DevTools Tree (top down)\n  shows %r\n  file  %r"
-            % (name, have, sorted(top)))
-    if reader:  # heap profiles hold inuse_bytes by default
-        shown = sum(t or 0 for _, _, t in have)
-        T.check(shown == reader["inuse_bytes"], "%s: DevTools Tree adds up to %d, the reader's "
-                "estimate %d" % (name, shown, reader["inuse_bytes"]))
-    if shots:
-        br.screenshot("heapprofile_devtools_%s_tree.png" % shots)
-        if br.eval(DT_VIEW, "Flame"):
-            time.sleep(1)
-            br.screenshot("heapprofile_devtools_%s_chart.png" % shots)
-    errs = [m for m in br.call("log") if m["type"] == "pageerror"]
-    T.check(not errs, "%s: DevTools page errors: %r" % (name, errs[:5]))
-    T.check(total == sum(s["size"] for s in doc["samples"]), "%s: samples" % name)
-
 
 def main():
     args = B.parse_args()
@@ -458,8 +339,9 @@ def main():
                                  br, base, stem + ".speedscope.json", ss, schema, shots, reader)),
                              ("heap in speedscope", lambda: check_heap_in_speedscope(
                                  br, base, stem + ".heapprofile", hdoc, shots)),
-                             ("heap in DevTools", lambda: check_heap_in_devtools(
-                                 br, stem + ".heapprofile", hp, hdoc, shots, reader))):
+                             ("heap in DevTools", lambda: D.check_heap_in_devtools(
+                                 br, stem + ".heapprofile", hp, hdoc, shots,
+                                 reader["inuse_bytes"] if reader else None))):
                 try:
                     fn()
                 except RuntimeError as e:
