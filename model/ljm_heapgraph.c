@@ -199,6 +199,67 @@ static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
   return i + 1 < g->nobj ? g->obj[i + 1].first_edge : g->nref;
 }
 
+/* -- Each object's references in one order --------------------------------------- */
+
+/* Two objects by label, then address. */
+static int obj_cmp(const LjmHeapGraph *g, uint32_t a, uint32_t b)
+{
+  if (a == b) return 0;
+  int c = strcmp(ljm_heapgraph_label(g, a), ljm_heapgraph_label(g, b));
+  if (c) return c;
+  return g->obj[a].addr < g->obj[b].addr ? -1 : g->obj[a].addr > g->obj[b].addr;
+}
+
+/* References by step (kind, then the name, key or index), then target. */
+static int step_cmp(const void *pa, const void *pb, void *ud)
+{
+  const LjmHeapGraph *g = ud;
+  const LjmHeapRef *a = pa, *b = pb;
+  int c = 0;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  switch (a->kind) {
+  case LJH_EDGE_NAME:
+    c = strcmp(g->labels + a->what, g->labels + b->what);
+    break;
+  case LJH_EDGE_STRKEY:
+  case LJH_EDGE_OBJKEY:
+    c = obj_cmp(g, (uint32_t)a->what, (uint32_t)b->what);
+    break;
+  case LJH_EDGE_INDEX:
+    c = a->what < b->what ? -1 : a->what > b->what;
+    break;
+  default:
+    break;
+  }
+  return c ? c : obj_cmp(g, a->to, b->to);
+}
+
+/* Sorts each object's references by step. The snapshot lists a table's
+** keys in its hash order, which a VM that seeds its string hashes changes
+** from run to run; the paths follow the first of equally short ones, so
+** they would too, and so would the heap flame graph's frame names. Most
+** objects have a few references: insertion sort, in place. */
+static int canonical_order(LjmHeapGraph *g)
+{
+  for (uint32_t i = 0; i < g->nobj; i++) {
+    LjmHeapRef *e = &g->ref[g->obj[i].first_edge];
+    uint32_t n = edge_end(g, i) - g->obj[i].first_edge;
+    if (n > 16) {
+      uint32_t k = 1;
+      while (k < n && step_cmp(&e[k - 1], &e[k], g) <= 0) k++;
+      if (k < n) qsort_r(e, n, sizeof(*e), step_cmp, g);
+      continue;
+    }
+    for (uint32_t k = 1; k < n; k++) {
+      LjmHeapRef x = e[k];
+      uint32_t j = k;
+      for (; j > 0 && step_cmp(&e[j - 1], &x, g) > 0; j--) e[j] = e[j - 1];
+      e[j] = x;
+    }
+  }
+  return 1;
+}
+
 /* -- Paths from the roots ------------------------------------------------------ */
 
 static int name_is(const LjmHeapGraph *g, const LjmHeapRef *r, const char *name)
@@ -483,7 +544,8 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   memset(&ld, 0, sizeof(ld));
   ld.g = g;
   LjmStatus st = ljh_decode(in, &cb, &ld, diag);
-  int ok = !ld.oom && (!g->nobj || (resolve(&ld) && find_registry(g) && paths(g) && dominators(g)));
+  int ok = !ld.oom && (!g->nobj || (resolve(&ld) && find_registry(g) && canonical_order(g) &&
+                                      paths(g) && dominators(g)));
   if (!ok) {  /* a graph half resolved or analysed is no graph: drop it */
     ljm_heapgraph_free(g);
     snprintf(diag->msg, sizeof(diag->msg), "out of memory reading the snapshot");

@@ -65,22 +65,25 @@ typedef struct Graph {
   int adj[MAXN + 1][MAXN + 1]; /* 1 strong, 2 weak */
 } Graph;
 
-/* Object i lives at address 16 * i (the root at 0). */
-static void write_graph(const Graph *g, Buf *b)
+/* Object i lives at address 16 * i (the root at 0). reversed: the objects
+** after the root, and each one's references, in the opposite order (as
+** another run's hash order would list a table's keys). */
+static void write_graph_order(const Graph *g, Buf *b, int reversed)
 {
   b->n = 0;
   for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
   str(b, "test build");
   uleb(b, 0);
-  for (int v = 0; v <= g->n; v++) {
-    int ne = 0;
+  for (int j = 0; j <= g->n; j++) {
+    int v = reversed && j ? g->n + 1 - j : j, ne = 0;
     for (int w = 1; w <= g->n; w++) ne += g->adj[v][w] != 0;
     put(b, v == 0 ? LJH_ROOT : LJH_TAB);
     uleb(b, 16 * (uint64_t)v);
     uleb(b, v == 0 ? 0 : g->size[v]);
     str(b, "");
     uleb(b, (uint64_t)ne);
-    for (int w = 1; w <= g->n; w++)
+    for (int k = 1; k <= g->n; k++) {
+      int w = reversed ? g->n + 1 - k : k;
       if (g->adj[v][w]) {
         char name[16];
         put(b, (unsigned char)(LJH_EDGE_NAME | (g->adj[v][w] == 2 ? LJH_EDGE_WEAK : 0)));
@@ -90,8 +93,44 @@ static void write_graph(const Graph *g, Buf *b)
         else snprintf(name, sizeof(name), "e%d", w);
         str(b, name);
       }
+    }
   }
   put(b, 0);
+}
+
+static void write_graph(const Graph *g, Buf *b)
+{
+  write_graph_order(g, b, 0);
+}
+
+/* Each object's path does not depend on the order the snapshot lists the
+** objects and references in: of equally good paths, the one by the
+** smallest steps. */
+static void check_order(const Graph *g, int seed)
+{
+  Buf b[2] = {{0}, {0}};
+  LjmHeapGraph hg[2];
+  char pa[512], pb[512];
+  for (int r = 0; r < 2; r++) {
+    write_graph_order(g, &b[r], r);
+    LjmInput *in = ljm_input_mem(b[r].p, b[r].n);
+    CHECK(ljm_heapgraph_load(&hg[r], in, NULL) == LJM_OK, "seed %d: load (order %d)", seed, r);
+    ljm_input_close(in);
+  }
+  for (uint32_t i = 1; i < hg[0].nobj; i++) {
+    uint32_t j = 1;
+    while (j < hg[1].nobj && hg[1].obj[j].addr != hg[0].obj[i].addr) j++;
+    CHECK(j < hg[1].nobj, "seed %d: object at %llu in both", seed, (unsigned long long)hg[0].obj[i].addr);
+    if (j == hg[1].nobj) continue;
+    ljm_heapgraph_path(&hg[0], i, pa, sizeof(pa));
+    ljm_heapgraph_path(&hg[1], j, pb, sizeof(pb));
+    CHECK(!strcmp(pa, pb), "seed %d: object at %llu: path %s, listed the other way round %s", seed,
+          (unsigned long long)hg[0].obj[i].addr, pa, pb);
+  }
+  for (int r = 0; r < 2; r++) {
+    ljm_heapgraph_free(&hg[r]);
+    free(b[r].p);
+  }
 }
 
 /* The best path's order of each reachable object: its penalty (2 for a
@@ -490,6 +529,7 @@ int main(void)
       for (int w = 1; w <= g.n; w++)
         if (v != w && rand() % (g.n + 1) < density) g.adj[v][w] = rand() % 5 ? 1 : 2;
     check_graph(&g, seed);
+    check_order(&g, seed);
   }
 
   /* A diamond: root -> a -> {b, c} -> d; a retains all, d has two paths. */
