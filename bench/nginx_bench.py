@@ -10,15 +10,17 @@ system, their writer threads included). Prints figures, no pass/fail.
   python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
                                [--so-b OTHER/recorder.so]
 
-Modes: none ljm gz zst stacks sampled (default: all). --so-b adds the mode
+Modes: none ljm gz zst stacks sampled sampled-flat (without stacks)
+(default: all). --so-b adds the mode
 "sampled B": the sampled mode with another build of the recorder (an A/B of
-two builds in the same sitting). One nginx per mode runs throughout; each
-round gives each a burst of SECONDS (default 2) under wrk, starting with
-another mode each round, for ROUNDS rounds (default 30). The ratios are
-the medians (and quartiles) of each round's figure over the unrecorded
-server's in the same round: this machine's speed drifts by 20% within
-seconds, so only neighbouring bursts compare. CPU per request counts only
-the workers (their writer threads included).
+two builds in the same sitting). One nginx per mode runs throughout. In
+each of ROUNDS rounds (default 20), every recorded mode gets a burst of
+SECONDS (default 2) under wrk right before or after (alternately) a burst
+of the unrecorded server, starting with another mode each round. The
+ratios are the medians (and quartiles) of each burst's figure over its
+unrecorded neighbour's: this machine's speed drifts by 20% within seconds,
+so only neighbouring bursts compare. CPU per request counts only the
+workers (their writer threads included).
 
 Builds //recorder:ljm/recorder.so with -c opt. Run on a quiet machine: wrk
 and nginx's two workers share the cores."""
@@ -36,8 +38,8 @@ from nginxlib import Nginx, make_prefix, scratch_top, served, wrk  # noqa: E402
 
 ap = argparse.ArgumentParser(description="nginx requests/s with and without recording")
 ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (default 2)")
-ap.add_argument("rounds", nargs="?", type=int, default=30, help="bursts per mode (default 30)")
-ap.add_argument("--modes", default="none,ljm,gz,zst,stacks,sampled")
+ap.add_argument("rounds", nargs="?", type=int, default=20, help="rounds (default 20)")
+ap.add_argument("--modes", default="none,ljm,gz,zst,stacks,sampled,sampled-flat")
 ap.add_argument("--so-b", help="another recorder.so for the mode 'sampled B'")
 args = ap.parse_args()
 
@@ -59,14 +61,15 @@ ALL = {
     "stacks": ("stacks .ljm.gz",
                'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true }', so),
     "sampled": ("sampled 512k stacks", SAMPLED, so),
+    "sampled-flat": ("sampled 512k", SAMPLED.replace(" stacks = true,", ""), so),
 }
-keys = [k for k in args.modes.split(",") if k]
+keys = list(dict.fromkeys(k for k in args.modes.split(",") if k))
 for k in keys:
     if k not in ALL:
         sys.exit("unknown mode %r (modes: %s)" % (k, " ".join(ALL)))
-if "none" not in keys:
-    keys.insert(0, "none")
-MODES = [ALL[k] for k in keys]
+if "none" in keys:
+    keys.remove("none")
+MODES = [ALL["none"]] + [ALL[k] for k in keys]
 if args.so_b:
     MODES.append(("sampled B", SAMPLED, os.path.abspath(args.so_b)))
 
@@ -81,57 +84,80 @@ def cpu_seconds(pids):
     return total / ticks
 
 
+def burst(server):
+    """requests/s and the workers' CPU seconds per request of one burst."""
+    label, prefix, port, ngx, workers = server
+    before = cpu_seconds(workers)
+    p, nreq = wrk(port, "/leak", args.seconds)
+    used = cpu_seconds(workers) - before
+    m = re.search(r"Requests/sec:\s*([\d.]+)", p.stdout)
+    if not m or not nreq:
+        raise RuntimeError("wrk against %s: %s" % (label, (p.stdout + p.stderr)[-300:]))
+    return float(m.group(1)), used / nreq
+
+
 top = scratch_top()
 servers = []  # (label, prefix, port, nginx, workers)
-for label, init, lib in MODES:
-    prefix, (port, _) = make_prefix(top, re.sub(r"\W", "", label), example, lib)
-    conf = open(prefix + "always.conf").read()
-    assert ALWAYS in conf
-    open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
-    ngx = Nginx(prefix, "always.conf")
-    if not ngx.wait_ready(port):
-        sys.exit("nginx did not start: %s" % prefix)
-    servers.append((label, prefix, port, ngx, ngx.workers()))
-
-rate = {}  # label -> [requests/s per round]
-cpu = {}   # label -> [worker CPU seconds per request, per round]
-for rnd in range(args.rounds):
-    # Every server is up (the idle ones cost nothing); each round gives each
-    # a burst, starting with another each time, so that the machine's drift
-    # and a first burst's warm-up hit every mode alike.
-    k = rnd % len(servers)
-    for label, prefix, port, ngx, workers in servers[k:] + servers[:k]:
-        before = cpu_seconds(workers)
-        p, nreq = wrk(port, "/leak", args.seconds)
-        used = cpu_seconds(workers) - before
-        r = float(re.search(r"Requests/sec:\s*([\d.]+)", p.stdout).group(1))
-        rate.setdefault(label, []).append(r)
-        cpu.setdefault(label, []).append(used / nreq if nreq else 0)
-
+rate = {}     # label -> [requests/s per burst]
+cpu = {}      # label -> [worker CPU seconds per request, per burst]
+pairs = {}    # label -> [(its burst, the unrecorded burst next to it)]
 per_req = {}
-for label, prefix, port, ngx, workers in servers:
-    ngx.quit()
-    size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
-    n = served(prefix, "/leak")
-    per_req[label] = size / n if n else 0
-shutil.rmtree(top)
+try:
+    for label, init, lib in MODES:
+        prefix, (port, _) = make_prefix(top, re.sub(r"\W", "", label), example, lib)
+        conf = open(prefix + "always.conf").read()
+        assert ALWAYS in conf
+        open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
+        ngx = Nginx(prefix, "always.conf")
+        servers.append((label, prefix, port, ngx, []))
+        if not ngx.wait_ready(port):
+            raise RuntimeError("nginx did not start: %s" % prefix)
+        servers[-1] = (label, prefix, port, ngx, ngx.workers())
+    base, others = servers[0], servers[1:]
+    for rnd in range(args.rounds):
+        # Every server is up (the idle ones cost nothing). Each recorded
+        # burst is paired with an unrecorded one right before or after it
+        # (alternately), and each round starts with another mode, so that
+        # the machine's drift and a first burst's warm-up hit all alike.
+        k = rnd % len(others)
+        for i, server in enumerate(others[k:] + others[:k]):
+            first, second = (base, server) if (rnd + i) % 2 == 0 else (server, base)
+            got = {first[0]: burst(first)}
+            got[second[0]] = burst(second)
+            for label, fig in got.items():
+                rate.setdefault(label, []).append(fig[0])
+                cpu.setdefault(label, []).append(fig[1])
+            pairs.setdefault(server[0], []).append((got[server[0]], got[base[0]]))
+finally:
+    for label, prefix, port, ngx, workers in servers:
+        ngx.quit()
+        try:
+            size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
+            n = served(prefix, "/leak")
+        except OSError:
+            size = n = 0
+        per_req[label] = size / n if n else 0
+    shutil.rmtree(top)
 
 
 def quartiles(xs):
-    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    q = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
     return q[0], q[1], q[2]
 
 
 base = ALL["none"][0]
-print("nginx /leak, 2 workers, wrk -t2 -c16, %d rounds of %d s bursts per mode"
-      % (args.rounds, args.seconds))
-print("ratios: each round's figure over the unrecorded server's in the same round;"
-      " median (quartiles)")
+print("nginx /leak, 2 workers, wrk -t2 -c16: %d rounds, in each a %d s burst per recorded mode"
+      " next to an unrecorded one" % (args.rounds, args.seconds))
+print("requests/s and CPU: medians over the bursts; ratios: medians (quartiles) of each"
+      " burst's figure over the unrecorded burst next to it")
 print("%-20s %11s %-22s %10s %-22s %9s" % ("mode", "requests/s", "  ratio", "CPU us/req",
                                            "  ratio", "bytes/req"))
 for label, _, _ in MODES:
-    rq = quartiles([a / b for a, b in zip(rate[label], rate[base])])
-    cq = quartiles([a / b for a, b in zip(cpu[label], cpu[base])])
+    if label == base:
+        rq = cq = (1.0, 1.0, 1.0)
+    else:
+        rq = quartiles([a[0] / b[0] for a, b in pairs[label]])
+        cq = quartiles([a[1] / b[1] for a, b in pairs[label]])
     print("%-20s %11.0f   %.3f (%.3f..%.3f) %10.2f   %.3f (%.3f..%.3f) %9.1f"
           % (label, statistics.median(rate[label]), rq[1], rq[0], rq[2],
              statistics.median(cpu[label]) * 1e6, cq[1], cq[0], cq[2], per_req[label]))

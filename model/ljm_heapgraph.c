@@ -201,60 +201,68 @@ static uint32_t edge_end(const LjmHeapGraph *g, uint32_t i)
 
 /* -- Each object's references in one order --------------------------------------- */
 
+/* Bytes of two labels compared at most: a hostile snapshot's labels may be
+** a MiB long and alike (a string's label is its first 64 bytes). */
+#define LABEL_CMP 256
+
 /* Two objects by label, then address. */
 static int obj_cmp(const LjmHeapGraph *g, uint32_t a, uint32_t b)
 {
   if (a == b) return 0;
-  int c = strcmp(ljm_heapgraph_label(g, a), ljm_heapgraph_label(g, b));
+  int c = strncmp(ljm_heapgraph_label(g, a), ljm_heapgraph_label(g, b), LABEL_CMP);
   if (c) return c;
   return g->obj[a].addr < g->obj[b].addr ? -1 : g->obj[a].addr > g->obj[b].addr;
 }
 
-/* References by step (kind, then the name, key or index), then target. */
-static int step_cmp(const void *pa, const void *pb, void *ud)
+/* A table's entries: by kind (the array's indexes first, as the snapshot
+** lists them), then by key or index, then by target. */
+static int entry_cmp(const void *pa, const void *pb, void *ud)
 {
+  static const uint8_t rank[] = {[LJH_EDGE_INDEX] = 0, [LJH_EDGE_STRKEY] = 1,
+                                 [LJH_EDGE_OBJKEY] = 2, [LJH_EDGE_KEY] = 3};
   const LjmHeapGraph *g = ud;
   const LjmHeapRef *a = pa, *b = pb;
   int c = 0;
-  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
-  switch (a->kind) {
-  case LJH_EDGE_NAME:
-    c = strcmp(g->labels + a->what, g->labels + b->what);
-    break;
-  case LJH_EDGE_STRKEY:
-  case LJH_EDGE_OBJKEY:
-    c = obj_cmp(g, (uint32_t)a->what, (uint32_t)b->what);
-    break;
-  case LJH_EDGE_INDEX:
-    c = a->what < b->what ? -1 : a->what > b->what;
-    break;
-  default:
-    break;
-  }
+  if (a->kind != b->kind) return rank[a->kind] < rank[b->kind] ? -1 : 1;
+  if (a->kind == LJH_EDGE_INDEX) c = a->what < b->what ? -1 : a->what > b->what;
+  else if (a->kind != LJH_EDGE_KEY) c = obj_cmp(g, (uint32_t)a->what, (uint32_t)b->what);
   return c ? c : obj_cmp(g, a->to, b->to);
 }
 
-/* Sorts each object's references by step. The snapshot lists a table's
-** keys in its hash order, which a VM that seeds its string hashes changes
-** from run to run; the paths follow the first of equally short ones, so
-** they would too, and so would the heap flame graph's frame names. Most
-** objects have a few references: insertion sort, in place. */
+static void sort_entries(const LjmHeapGraph *g, LjmHeapRef *e, uint32_t n)
+{
+  if (n > 16) {
+    uint32_t k = 1;
+    while (k < n && entry_cmp(&e[k - 1], &e[k], (void *)g) <= 0) k++;
+    if (k < n) qsort_r(e, n, sizeof(*e), entry_cmp, (void *)g);
+    return;
+  }
+  for (uint32_t k = 1; k < n; k++) {  /* most tables have a few entries */
+    LjmHeapRef x = e[k];
+    uint32_t j = k;
+    for (; j > 0 && entry_cmp(&e[j - 1], &x, (void *)g) > 0; j--) e[j] = e[j - 1];
+    e[j] = x;
+  }
+}
+
+/* Sorts each run of table entries (the references between named ones).
+** The snapshot lists a table's hash part in its hash order, which a VM that
+** seeds its string hashes changes from run to run; paths follow the first
+** of equally good ones, so they would too, and so would the heap flame
+** graph's frames. Named references (roots, upvalues, stack slots, the
+** metatable) come in an order of the VM's structures: kept. */
 static int canonical_order(LjmHeapGraph *g)
 {
   for (uint32_t i = 0; i < g->nobj; i++) {
-    LjmHeapRef *e = &g->ref[g->obj[i].first_edge];
-    uint32_t n = edge_end(g, i) - g->obj[i].first_edge;
-    if (n > 16) {
-      uint32_t k = 1;
-      while (k < n && step_cmp(&e[k - 1], &e[k], g) <= 0) k++;
-      if (k < n) qsort_r(e, n, sizeof(*e), step_cmp, g);
-      continue;
-    }
-    for (uint32_t k = 1; k < n; k++) {
-      LjmHeapRef x = e[k];
-      uint32_t j = k;
-      for (; j > 0 && step_cmp(&e[j - 1], &x, g) > 0; j--) e[j] = e[j - 1];
-      e[j] = x;
+    uint32_t k = g->obj[i].first_edge, end = edge_end(g, i);
+    while (k < end) {
+      if (g->ref[k].kind == LJH_EDGE_NAME) {
+        k++;
+        continue;
+      }
+      uint32_t run = k;
+      while (k < end && g->ref[k].kind != LJH_EDGE_NAME) k++;
+      sort_entries(g, &g->ref[run], k - run);
     }
   }
   return 1;

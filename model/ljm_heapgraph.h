@@ -11,9 +11,9 @@
 ** cache"), and an anonymous one (2): a stack slot no local names, an open
 ** upvalue, a registry entry other than _LOADED (package.loaded), a root
 ** other than _G, the registry and the main and current threads. So globals
-** and modules come first, then locals, then registry internals. Of paths
-** as good, the one by the smallest steps (kind, then name, key or index):
-** the same whatever order the snapshot lists each object's references in.
+** and modules come first, then locals, then registry internals. Which of
+** paths as good does not depend on the order a snapshot lists a table's
+** entries in (its hash order): loading sorts them.
 */
 #ifndef LJM_HEAPGRAPH_H
 #define LJM_HEAPGRAPH_H

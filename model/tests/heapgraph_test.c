@@ -65,25 +65,22 @@ typedef struct Graph {
   int adj[MAXN + 1][MAXN + 1]; /* 1 strong, 2 weak */
 } Graph;
 
-/* Object i lives at address 16 * i (the root at 0). reversed: the objects
-** after the root, and each one's references, in the opposite order (as
-** another run's hash order would list a table's keys). */
-static void write_graph_order(const Graph *g, Buf *b, int reversed)
+/* Object i lives at address 16 * i (the root at 0). */
+static void write_graph(const Graph *g, Buf *b)
 {
   b->n = 0;
   for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
   str(b, "test build");
   uleb(b, 0);
-  for (int j = 0; j <= g->n; j++) {
-    int v = reversed && j ? g->n + 1 - j : j, ne = 0;
+  for (int v = 0; v <= g->n; v++) {
+    int ne = 0;
     for (int w = 1; w <= g->n; w++) ne += g->adj[v][w] != 0;
     put(b, v == 0 ? LJH_ROOT : LJH_TAB);
     uleb(b, 16 * (uint64_t)v);
     uleb(b, v == 0 ? 0 : g->size[v]);
     str(b, "");
     uleb(b, (uint64_t)ne);
-    for (int k = 1; k <= g->n; k++) {
-      int w = reversed ? g->n + 1 - k : k;
+    for (int w = 1; w <= g->n; w++)
       if (g->adj[v][w]) {
         char name[16];
         put(b, (unsigned char)(LJH_EDGE_NAME | (g->adj[v][w] == 2 ? LJH_EDGE_WEAK : 0)));
@@ -93,28 +90,72 @@ static void write_graph_order(const Graph *g, Buf *b, int reversed)
         else snprintf(name, sizeof(name), "e%d", w);
         str(b, name);
       }
-    }
   }
   put(b, 0);
 }
 
-static void write_graph(const Graph *g, Buf *b)
+/* The graph as tables: the root's references named as in write_graph, the
+** others table entries. v -> w is v.k<w>, or v[w] when 5 divides v * w, and
+** also v.j<w> when 7 divides v + w (two keys, one target). The key strings
+** k<w> and j<w> live at 16 * (KEYS + w) and 16 * (2 * KEYS + w). reversed:
+** the objects after the root, and each table's entries, in the opposite
+** order, as another run's hash order would list them. */
+#define KEYS (MAXN + 1)
+static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const char *label,
+                     uint64_t nedges);
+static void write_tables(const Graph *g, Buf *b, int reversed)
 {
-  write_graph_order(g, b, 0);
+  b->n = 0;
+  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
+  str(b, "test build");
+  uleb(b, 0);
+  for (int j = 0; j <= g->n; j++) {
+    int v = reversed && j ? g->n + 1 - j : j, ne = 0;
+    for (int w = 1; w <= g->n; w++)
+      if (g->adj[v][w]) ne += v && (v + w) % 7 == 0 ? 2 : 1;
+    obj_head(b, v == 0 ? LJH_ROOT : LJH_TAB, 16 * (uint64_t)v, v == 0 ? 0 : g->size[v], "",
+             (uint64_t)ne);
+    for (int k = 1; k <= g->n; k++) {
+      int w = v && reversed ? g->n + 1 - k : k;
+      int weak = g->adj[v][w] == 2 ? LJH_EDGE_WEAK : 0;
+      if (!g->adj[v][w]) continue;
+      if (v == 0) {
+        put(b, (unsigned char)(LJH_EDGE_NAME | weak));
+        uleb(b, 16 * (uint64_t)w);
+        str(b, w % 3 == 0 ? "_G" : "e");
+        continue;
+      }
+      for (int twice = 0; twice < ((v + w) % 7 == 0 ? 2 : 1); twice++) {
+        int index = !twice && (v * w) % 5 == 0;
+        put(b, (unsigned char)((index ? LJH_EDGE_INDEX : LJH_EDGE_STRKEY) | weak));
+        uleb(b, 16 * (uint64_t)w);
+        uleb(b, index ? (uint64_t)w : 16 * (uint64_t)((twice ? 2 * KEYS : KEYS) + w));
+      }
+    }
+  }
+  for (int j = 1; j <= 2 * g->n; j++) {
+    int w = reversed ? 2 * g->n + 1 - j : j, second = w > g->n;
+    char label[16];
+    if (second) w -= g->n;
+    snprintf(label, sizeof(label), "%c%d", second ? 'j' : 'k', w);
+    obj_head(b, LJH_STR, 16 * (uint64_t)((second ? 2 * KEYS : KEYS) + w), 24, label, 0);
+  }
+  put(b, 0);
 }
 
-/* Each object's path does not depend on the order the snapshot lists the
-** objects and references in: of equally good paths, the one by the
-** smallest steps. */
+/* Each object's path, and the reference it arrives by, do not depend on
+** the order the snapshot lists the objects and the tables' entries in. */
 static void check_order(const Graph *g, int seed)
 {
   Buf b[2] = {{0}, {0}};
   LjmHeapGraph hg[2];
   char pa[512], pb[512];
   for (int r = 0; r < 2; r++) {
-    write_graph_order(g, &b[r], r);
+    write_tables(g, &b[r], r);
     LjmInput *in = ljm_input_mem(b[r].p, b[r].n);
-    CHECK(ljm_heapgraph_load(&hg[r], in, NULL) == LJM_OK, "seed %d: load (order %d)", seed, r);
+    LjmDiag d;
+    CHECK(ljm_heapgraph_load(&hg[r], in, &d) == LJM_OK, "seed %d: load (order %d): %s", seed, r,
+          d.msg);
     ljm_input_close(in);
   }
   for (uint32_t i = 1; i < hg[0].nobj; i++) {
@@ -124,7 +165,11 @@ static void check_order(const Graph *g, int seed)
     if (j == hg[1].nobj) continue;
     ljm_heapgraph_path(&hg[0], i, pa, sizeof(pa));
     ljm_heapgraph_path(&hg[1], j, pb, sizeof(pb));
-    CHECK(!strcmp(pa, pb), "seed %d: object at %llu: path %s, listed the other way round %s", seed,
+    uint32_t e0 = hg[0].obj[i].parent, e1 = hg[1].obj[j].parent;
+    CHECK(!strcmp(pa, pb) && (e0 == LJM_HEAP_NONE) == (e1 == LJM_HEAP_NONE) &&
+              (e0 == LJM_HEAP_NONE ||
+               hg[0].obj[hg[0].ref[e0].from].addr == hg[1].obj[hg[1].ref[e1].from].addr),
+          "seed %d: object at %llu: path %s, listed the other way round %s", seed,
           (unsigned long long)hg[0].obj[i].addr, pa, pb);
   }
   for (int r = 0; r < 2; r++) {
@@ -530,6 +575,20 @@ int main(void)
         if (v != w && rand() % (g.n + 1) < density) g.adj[v][w] = rand() % 5 ? 1 : 2;
     check_graph(&g, seed);
     check_order(&g, seed);
+  }
+  /* Dense ones: tables of more than 16 entries (sorted by qsort_r). */
+  for (int seed = 1; seed <= 40; seed++) {
+    Graph g;
+    memset(&g, 0, sizeof(g));
+    srand((unsigned)(1000 + seed));
+    g.n = MAXN;
+    for (int w = 1; w <= g.n; w++) g.adj[0][w] = rand() % 8 == 0;
+    for (int v = 1; v <= g.n; v++) {
+      g.size[v] = 1 + (uint64_t)(rand() % 1000);
+      for (int w = 1; w <= g.n; w++)
+        if (v != w && rand() % 3) g.adj[v][w] = rand() % 5 ? 1 : 2;
+    }
+    check_order(&g, 1000 + seed);
   }
 
   /* A diamond: root -> a -> {b, c} -> d; a retains all, d has two paths. */

@@ -137,7 +137,7 @@ def check_heap_in_devtools(br, name, data, doc, shots, total=None):
     rows, top, head = heap_devtools(doc)
     # Tall enough for every row (the tables draw only the rows in view); the
     # screenshots are of a window of the usual height.
-    tall = max(1000, 24 * (len(rows) + 12))
+    tall = max(1000, 24 * (max(len(rows), len(top)) + 12))
 
     def shoot(view):
         if shots:
