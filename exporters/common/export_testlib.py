@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,6 +101,19 @@ VALUE_KINDS = ["alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak
 def run(cmd, **kw):
     """Runs cmd; returns the CompletedProcess with stdout and stderr as text."""
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def record_heap_app(ljm, app_dir, work, n=400):
+    """A heap snapshot of testdata/heap's app.lua (n sessions) under the
+    system's LuaJIT: copies app.lua and sessmod.lua into work and runs `ljm
+    record` there. Returns (snapshot path, the CompletedProcess)."""
+    import shutil
+    for f in ("app.lua", "sessmod.lua"):
+        shutil.copy(os.path.join(app_dir, f), work)
+    snap = os.path.join(work, "app.ljh")
+    r = run([os.path.abspath(ljm), "record", "-o", os.path.join(work, "app.ljm"), "app.lua", str(n), snap],
+            timeout=300, cwd=work)
+    return snap, r
 
 
 def reader_cases(args):

@@ -901,11 +901,7 @@ def heap_job(ljm, app_dir, tmp, files, outdir):
     of a stream with call stacks."""
     work = os.path.join(tmp, "heap_app")
     os.makedirs(work, exist_ok=True)
-    for f in ("app.lua", "sessmod.lua"):
-        shutil.copy(os.path.join(app_dir, f), work)
-    snap = os.path.join(work, "app.ljh")
-    r = T.run([os.path.abspath(ljm), "record", "-o", os.path.join(work, "app.ljm"), "app.lua", "400", snap],
-              cwd=work)
+    snap, r = T.record_heap_app(ljm, app_dir, work)
     if not check(r.returncode == 0 and os.path.exists(snap),
                  "ljm record app.lua: exit %d: %s" % (r.returncode, r.stderr[-300:])):
         return None

@@ -57,6 +57,25 @@ static void str(Buf *b, const char *s)
   while (*s) put(b, (unsigned char)*s++);
 }
 
+/* A snapshot's header: the magic, a build name and gctotal. */
+static void header(Buf *b, uint64_t gctotal)
+{
+  b->n = 0;
+  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
+  str(b, "");
+  uleb(b, gctotal);
+}
+
+static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const char *label,
+                     uint64_t nedges)
+{
+  put(b, (unsigned char)type);
+  uleb(b, addr);
+  uleb(b, size);
+  str(b, label);
+  uleb(b, nedges);
+}
+
 #define MAXN 40
 
 typedef struct Graph {
@@ -101,14 +120,9 @@ static void write_graph(const Graph *g, Buf *b)
 ** the objects after the root, and each table's entries, in the opposite
 ** order, as another run's hash order would list them. */
 #define KEYS (MAXN + 1)
-static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const char *label,
-                     uint64_t nedges);
 static void write_tables(const Graph *g, Buf *b, int reversed)
 {
-  b->n = 0;
-  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
-  str(b, "test build");
-  uleb(b, 0);
+  header(b, 0);
   for (int j = 0; j <= g->n; j++) {
     int v = reversed && j ? g->n + 1 - j : j, ne = 0;
     for (int w = 1; w <= g->n; w++)
@@ -288,16 +302,6 @@ static void check_graph(const Graph *g, int seed)
 
 /* -- Object keys: paths and growth ------------------------------------------ */
 
-static void obj_head(Buf *b, LjhType type, uint64_t addr, uint64_t size, const char *label,
-                     uint64_t nedges)
-{
-  put(b, (unsigned char)type);
-  uleb(b, addr);
-  uleb(b, size);
-  str(b, label);
-  uleb(b, nedges);
-}
-
 static void edge(Buf *b, LjhEdgeKind kind, uint64_t target)
 {
   put(b, (unsigned char)kind);
@@ -470,14 +474,6 @@ static void test_deep_chain(void)
 }
 
 /* -- Impossible sizes: refused where they are, nothing wraps ------------------ */
-
-static void header(Buf *b, uint64_t gctotal)
-{
-  b->n = 0;
-  for (const char *m = "ljh\x01"; *m; m++) put(b, (unsigned char)*m);
-  str(b, "");
-  uleb(b, gctotal);
-}
 
 /* root -_G-> 1 -> 2 -> ... -> n, object i of size[i - 1]; *at gets the
 ** offset of each object's size. */

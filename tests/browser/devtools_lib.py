@@ -129,6 +129,18 @@ def bytes_label(label):
     return int(m.group(1)) if m else None
 
 
+def shown_rows(br, op, n, timeout):
+    """The rows the current view shows, sorted (function, self bytes, total
+    bytes), once their number op ('>=', '==') n, or what is shown after
+    timeout seconds."""
+    try:
+        got = poll(br, "(n) => { const r = (%s)(); return r.length %s n ? r : null; }" % (DT_ROWS, op),
+                   n, timeout)
+    except RuntimeError:
+        got = br.eval(DT_ROWS)
+    return sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
+
+
 def check_heap_in_devtools(br, name, data, doc, shots, total=None):
     """Chromium's own DevTools loads the .heapprofile (bytes; doc parsed) in its
     Memory panel; its Heavy and Tree views show every function's self and total
@@ -159,23 +171,13 @@ def check_heap_in_devtools(br, name, data, doc, shots, total=None):
     br.call("click", x=item["x"], y=item["y"])
     # DevTools keeps the last view chosen (in its settings): ask for each.
     T.check(br.eval(DT_VIEW, "Heavy"), "%s: no Heavy (bottom up) view" % name)
-    try:
-        got = poll(br, "(n) => { const r = (%s)(); return r.length >= n ? r : null; }" % DT_ROWS,
-                   len(rows), 20)
-    except RuntimeError:
-        got = br.eval(DT_ROWS)
     want = sorted((k[0], s, t) for k, (s, t) in rows.items())
-    have = sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
+    have = shown_rows(br, ">=", len(rows), 20)
     T.check(have == want, "%s: DevTools Heavy (bottom up)\n  shows %r\n  file  %r"
             % (name, have[:6], [w for w in want if w not in have][:6]))
     shoot("heavy")
     T.check(br.eval(DT_VIEW, "Tree"), "%s: no Tree (top down) view" % name)
-    try:
-        got = poll(br, "(n) => { const r = (%s)(); return r.length == n ? r : null; }" % DT_ROWS,
-                   len(top), 10)
-    except RuntimeError:
-        got = br.eval(DT_ROWS)
-    have = sorted((r[2], bytes_label(r[0]), bytes_label(r[1])) for r in got)
+    have = shown_rows(br, "==", len(top), 10)
     T.check(have == sorted(top), "%s: DevTools Tree (top down)\n  shows %r\n  file  %r"
             % (name, have, sorted(top)))
     if total is not None:

@@ -22,7 +22,6 @@ usage: heap_flame_test.py --ljm LJM --app-dir DIR [--npm-dir D] [--chromium C]""
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -53,11 +52,7 @@ PPROF_FLAME = r"""(n) => {
 
 
 def record(ljm, app_dir, work):
-    for f in ("app.lua", "sessmod.lua"):
-        shutil.copy(os.path.join(app_dir, f), work)
-    snap = os.path.join(work, "app.ljh")
-    r = subprocess.run([ljm, "record", "-o", os.path.join(work, "app.ljm"), "app.lua", "400", snap],
-                       capture_output=True, text=True, timeout=300, cwd=work)
+    snap, r = T.record_heap_app(ljm, app_dir, work)
     if r.returncode != 0 or not os.path.exists(snap):
         sys.exit("ljm record app.lua: exit %d: %s" % (r.returncode, r.stderr))
     j = json.loads(subprocess.run([ljm, "heap", "--json", snap], capture_output=True, text=True).stdout)
