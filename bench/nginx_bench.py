@@ -4,14 +4,16 @@ libnginx-mod-http-lua, OpenResty's luajit2, JIT on) serving the OpenResty
 example's /leak handler under wrk: requests/s without recording and with
 each worker recording (examples/openresty/always.conf) to .ljm, .ljm.gz,
 .ljm.zst, with call stacks to .ljm.gz, and sampled (512k, stacks); the
-stream bytes per request, and the workers' CPU time per request (user and
-system, their writer threads included). Prints figures, no pass/fail.
+stream bytes per request, the workers' CPU time per request (every thread,
+from schedstat) and the share of it their other threads (the recorder's)
+took. Prints figures, no pass/fail.
 
   python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
                                [--so-b OTHER/recorder.so]
 
 Modes: none ljm gz zst stacks sampled sampled-flat (without stacks)
-(default: all). --so-b adds the mode
+none-b (a second unrecorded server: the bench's own error) (default: all
+but none-b). --so-b adds the mode
 "sampled B": the sampled mode with another build of the recorder (an A/B of
 two builds in the same sitting). One nginx per mode runs throughout. In
 each of ROUNDS rounds (default 20), every recorded mode gets a burst of
@@ -62,6 +64,7 @@ ALL = {
                'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true }', so),
     "sampled": ("sampled 512k stacks", SAMPLED, so),
     "sampled-flat": ("sampled 512k", SAMPLED.replace(" stacks = true,", ""), so),
+    "none-b": ("not recorded B", "-- not recorded", so),
 }
 keys = list(dict.fromkeys(k for k in args.modes.split(",") if k))
 for k in keys:
@@ -75,31 +78,38 @@ if args.so_b:
 
 
 def cpu_seconds(pids):
-    """User and system time of the processes so far, in seconds."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+    """CPU time of the processes so far, in seconds (schedstat: ns, every
+    thread): all of it, and that of the threads besides the main one (the
+    recorder's writer and ticker)."""
+    total = other = 0
     for pid in pids:
-        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+        for tid in os.listdir("/proc/%d/task" % pid):
+            ns = int(open("/proc/%d/task/%s/schedstat" % (pid, tid)).read().split()[0])
+            total += ns
+            if int(tid) != pid:
+                other += ns
+    return total / 1e9, other / 1e9
 
 
 def burst(server):
-    """requests/s and the workers' CPU seconds per request of one burst."""
+    """requests/s, the workers' CPU seconds per request and the share of
+    their CPU time their other threads took, of one burst."""
     label, prefix, port, ngx, workers = server
     before = cpu_seconds(workers)
     p, nreq = wrk(port, "/leak", args.seconds)
-    used = cpu_seconds(workers) - before
+    after = cpu_seconds(workers)
+    used, extra = after[0] - before[0], after[1] - before[1]
     m = re.search(r"Requests/sec:\s*([\d.]+)", p.stdout)
-    if not m or not nreq:
+    if not m or not nreq or used <= 0:
         raise RuntimeError("wrk against %s: %s" % (label, (p.stdout + p.stderr)[-300:]))
-    return float(m.group(1)), used / nreq
+    return float(m.group(1)), used / nreq, extra / used
 
 
 top = scratch_top()
 servers = []  # (label, prefix, port, nginx, workers)
 rate = {}     # label -> [requests/s per burst]
 cpu = {}      # label -> [worker CPU seconds per request, per burst]
+threads = {}  # label -> [share of the workers' CPU in their other threads]
 pairs = {}    # label -> [(its burst, the unrecorded burst next to it)]
 per_req = {}
 try:
@@ -127,6 +137,7 @@ try:
             for label, fig in got.items():
                 rate.setdefault(label, []).append(fig[0])
                 cpu.setdefault(label, []).append(fig[1])
+                threads.setdefault(label, []).append(fig[2])
             pairs.setdefault(server[0], []).append((got[server[0]], got[base[0]]))
 finally:
     for label, prefix, port, ngx, workers in servers:
@@ -150,14 +161,17 @@ print("nginx /leak, 2 workers, wrk -t2 -c16: %d rounds, in each a %d s burst per
       " next to an unrecorded one" % (args.rounds, args.seconds))
 print("requests/s and CPU: medians over the bursts; ratios: medians (quartiles) of each"
       " burst's figure over the unrecorded burst next to it")
-print("%-20s %11s %-22s %10s %-22s %9s" % ("mode", "requests/s", "  ratio", "CPU us/req",
-                                           "  ratio", "bytes/req"))
+print("%-20s %11s %-22s %10s %-22s %8s %9s" % ("mode", "requests/s", "  ratio", "CPU us/req",
+                                               "  ratio", "threads", "bytes/req"))
 for label, _, _ in MODES:
     if label == base:
         rq = cq = (1.0, 1.0, 1.0)
     else:
         rq = quartiles([a[0] / b[0] for a, b in pairs[label]])
         cq = quartiles([a[1] / b[1] for a, b in pairs[label]])
-    print("%-20s %11.0f   %.3f (%.3f..%.3f) %10.2f   %.3f (%.3f..%.3f) %9.1f"
+    print("%-20s %11.0f   %.3f (%.3f..%.3f) %10.2f   %.3f (%.3f..%.3f) %7.2f%% %9.1f"
           % (label, statistics.median(rate[label]), rq[1], rq[0], rq[2],
-             statistics.median(cpu[label]) * 1e6, cq[1], cq[0], cq[2], per_req[label]))
+             statistics.median(cpu[label]) * 1e6, cq[1], cq[0], cq[2],
+             statistics.median(threads[label]) * 100, per_req[label]))
+print("threads: the median share of the workers' CPU time spent in their other threads"
+      " (the recorder's writer and, for exact recordings with stacks, ticker)")

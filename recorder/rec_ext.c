@@ -29,17 +29,27 @@ void rec_ext_free(RecStream *s)
   s->ext = NULL;
 }
 
-static void put_mark(RecStream *s, uint64_t rss)
+/* Microseconds since the stream began, never going down. */
+static uint64_t now_us(const RecExt *x)
+{
+  uint64_t us = (rec_time_now_ns() - x->t0) / 1000u;
+  return us < x->last_us ? x->last_us : us;
+}
+
+static int rss_due(const RecExt *x, uint64_t us)
+{
+  return !x->rss_written || us - x->rss_us >= REC_RSS_US;
+}
+
+static void put_mark(RecStream *s, uint64_t us, uint64_t rss)
 {
   RecExt *x = s->ext;
   RecBuf *b = &s->out;
-  uint64_t us = (rec_time_now_ns() - x->t0) / 1000u;
-  if (us < x->last_us) us = x->last_us;  /* never down */
   x->last_us = us;
   rec_buf_need(b, 22);
   rec_buf_byte(b, REC_IT_MARK);
   rec_buf_uleb(b, us);
-  if (rss && (!x->rss_written || us - x->rss_us >= REC_RSS_US)) {
+  if (rss && rss_due(x, us)) {
     rec_buf_byte(b, REC_IT_RSS);
     rec_buf_uleb(b, rss);
     x->rss_us = us;
@@ -51,8 +61,15 @@ void rec_ext_begin(RecStream *s)
 {
   RecExt *x = s->ext;
   int fd = -1;
+  if (s->sample_rate) {
+    x->clocked = 1;
+    x->tk.fd = rec_time_statm();
+    atomic_store_explicit(&x->tk.tick, 1, memory_order_relaxed);  /* stays */
+    put_mark(s, now_us(x), rec_time_rss(x->tk.fd));
+    return;
+  }
   if (rec_ticker_start(&x->tk)) fd = x->tk.fd;  /* no thread: one sample */
-  put_mark(s, fd >= 0 ? rec_time_rss(fd) : atomic_load(&x->tk.rss));
+  put_mark(s, now_us(x), fd >= 0 ? rec_time_rss(fd) : atomic_load(&x->tk.rss));
 }
 
 void rec_ext_end(RecStream *s)
@@ -68,8 +85,14 @@ void rec_ext_forked(RecStream *s)
 __attribute__((noinline, cold)) void rec_ext_mark(RecStream *s)
 {
   RecExt *x = s->ext;
+  uint64_t us = now_us(x);
+  if (x->clocked) {  /* the ticker's period, measured at the event */
+    if (us - x->last_us >= REC_TICK_US)
+      put_mark(s, us, rss_due(x, us) ? rec_time_rss(x->tk.fd) : 0);
+    return;
+  }
   atomic_store_explicit(&x->tk.tick, 0, memory_order_relaxed);
-  put_mark(s, atomic_load_explicit(&x->tk.rss, memory_order_relaxed));
+  put_mark(s, us, atomic_load_explicit(&x->tk.rss, memory_order_relaxed));
 }
 
 /* -- The trie ------------------------------------------------------------ */

@@ -46,13 +46,15 @@ typedef struct RecExt {
   uint64_t last_us;          /* last mark */
   uint64_t rss_us;           /* mark of the last RSS sample written */
   int rss_written;
+  int clocked;               /* no ticker: every event reads the clock */
 } RecExt;
 
 /* Makes s an extended stream keeping depth frames; 0 or ENOMEM. Call
 ** after rec_stream_init(), before rec_stream_begin(). */
 REC_API int rec_ext_init(RecStream *s, uint32_t depth);
 REC_API void rec_ext_free(RecStream *s);
-/* After the event prologue: the first mark and RSS sample, the ticker. */
+/* After the event prologue: the first mark and RSS sample, the ticker
+** (none for a sampled stream: its events read the clock, rec_ext_mark). */
 REC_API void rec_ext_begin(RecStream *s);
 /* Before the epilogue: stops the ticker. */
 REC_API void rec_ext_end(RecStream *s);
@@ -64,7 +66,8 @@ REC_API void rec_ext_mark(RecStream *s);
 REC_API uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w);
 
 /* Before the real allocator runs, for each event of an extended stream:
-** a time mark when the ticker asks for one, and the nodes of the event's
+** a time mark when the ticker asks for one (a sampled stream's flag stays
+** raised: rec_ext_mark looks at the clock), and the nodes of the event's
 ** stack the stream has not written yet. Nodes announce the prototypes,
 ** traces and C functions they name, reading them: the allocator call may
 ** be the one that frees or moves them (a trace exit growing the trace

@@ -36,6 +36,11 @@ uint64_t rec_time_rss(int fd)
   return (uint64_t)pages * (uint64_t)pg;
 }
 
+int rec_time_statm(void)
+{
+  return open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+}
+
 void rec_time_add_us(struct timespec *ts, uint64_t us)
 {
   ts->tv_sec += (time_t)(us / 1000000u);
@@ -79,7 +84,7 @@ int rec_ticker_start(RecTicker *t)
   atomic_init(&t->tick, 0);
   t->quit = 0;
   t->running = 0;
-  t->fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  t->fd = rec_time_statm();
   atomic_init(&t->rss, rec_time_rss(t->fd));
   pthread_mutex_init(&t->mu, NULL);
   pthread_condattr_init(&ca);

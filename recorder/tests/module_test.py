@@ -26,6 +26,16 @@ res.check(testlib.build_is_vm_flavour(b.stdout) and (", GC64)" in b.stdout) == t
           "build() names the VM's flavour: %r" % (b.stdout + b.stderr))
 res.check("module_api: ok" in p.stdout, "module_api.lua checks")
 
+# A guest in its host: the module exports its entry point only, and brings
+# no C++ runtime into a host that has none.
+d = subprocess.run(["readelf", "-d", "--dyn-syms", "-W", so], capture_output=True, text=True)
+needed = [ln.split("[")[1].rstrip("]") for ln in d.stdout.splitlines() if "(NEEDED)" in ln]
+exports = sorted({ln.split()[7] for ln in d.stdout.splitlines()
+                  if len(ln.split()) >= 8 and ln.split()[6] != "UND" and ln.split()[4] == "GLOBAL"})
+res.check(d.returncode == 0 and "libc.so.6" in needed and not any("stdc++" in n for n in needed),
+          "the module needs no libstdc++: %r" % (needed or d.stderr))
+res.check(exports == ["luaopen_ljm_recorder"], "the module exports luaopen_ljm_recorder only: %r" % exports)
+
 A = "ALLOCATIONS"
 r, info = testlib.rows(out + "/module.ljm")
 res.check(info["complete"], "module.ljm complete")

@@ -14,6 +14,9 @@ import sys
 
 import testlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+
 res = testlib.Results("sampling")
 record = testlib.runfile(sys.argv[1])
 so = testlib.runfile(sys.argv[2])
@@ -412,6 +415,36 @@ p = run([record, "--sample", "64k", "-o", "whole.ljm", "second.lua"])
 res.check(p.returncode == 0 and p.stdout.startswith("nil\t") and "sampled" in p.stdout
           and p.stdout.strip().endswith("\t16"),
           "misc.memprof.start beside a sampled recording: nil, message, EBUSY: %r" % p.stdout)
+# Time in a sampled stream: no ticker thread (its 200 wake-ups a second
+# cost a busy server more than the events), each written event reads the
+# clock; the marks and RSS samples keep the exact stream's promises.
+BUSY = """jit.off()
+local keep, i, t0, threads = {}, 0, os.clock(), nil
+while os.clock() - t0 < 1.0 do
+  i = i + 1
+  keep[i % 50000] = {i, tostring(i)}
+  if not threads and os.clock() - t0 > 0.5 then
+    threads = io.open("/proc/self/status"):read("*a"):match("Threads:%s*(%d+)")
+  end
+end
+print(threads)
+"""
+with open(os.path.join(work, "busy.lua"), "w") as f:
+    f.write(BUSY)
+nthreads = {}
+for mode, argv in (("exact", []), ("sampled", ["--sample", "4k", "--sample-seed", "5"])):
+    p = run([record, "--stacks"] + argv + ["-o", "busy_%s.ljm" % mode, "busy.lua"])
+    nthreads[mode] = int(p.stdout.strip()) if p.stdout.strip().isdigit() else -1
+    st = ljmread.parse(open(os.path.join(work, "busy_%s.ljm" % mode), "rb").read())
+    probs = ljmread.check_time(st)
+    res.check(p.returncode == 0 and st.complete and not probs,
+              "busy, %s with stacks: time marks and RSS samples: %s" % (mode, probs or p.stderr[-300:]))
+    res.check(len(st.marks) >= 100 and st.marks[-1][1] >= 900000 and len(st.rss) >= 8,
+              "busy, %s: a mark every few ms and RSS every 100 ms over a second (%d marks, last %d us, %d RSS)"
+              % (mode, len(st.marks), st.marks[-1][1] if st.marks else -1, len(st.rss)))
+res.check(nthreads["exact"] > 1 and nthreads["sampled"] == nthreads["exact"] - 1,
+          "busy: a sampled recording runs one thread fewer than an exact one, no ticker (%r)" % nthreads)
+
 doc = as_json(os.path.join(work, "mod.ljm"))
 if doc:
     res.check(doc["stream"]["sample_rate"] == RATE and doc["stream"]["stacks"],
