@@ -84,7 +84,11 @@ def cpu_seconds(pids):
     total = other = 0
     for pid in pids:
         for tid in os.listdir("/proc/%d/task" % pid):
-            ns = int(open("/proc/%d/task/%s/schedstat" % (pid, tid)).read().split()[0])
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    ns = int(f.read().split()[0])
+            except OSError:  # the thread ended meanwhile
+                continue
             total += ns
             if int(tid) != pid:
                 other += ns

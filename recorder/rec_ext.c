@@ -57,19 +57,24 @@ static void put_mark(RecStream *s, uint64_t us, uint64_t rss)
   }
 }
 
+/* A sampled stream, or an exact one whose ticker could not start: every
+** event looks at the clock (rec_ext_mark); the flag stays raised. */
+static void clocked(RecExt *x)
+{
+  x->clocked = 1;
+  atomic_store_explicit(&x->tk.tick, 1, memory_order_relaxed);
+}
+
 void rec_ext_begin(RecStream *s)
 {
   RecExt *x = s->ext;
-  int fd = -1;
   if (s->sample_rate) {
-    x->clocked = 1;
     x->tk.fd = rec_time_statm();
-    atomic_store_explicit(&x->tk.tick, 1, memory_order_relaxed);  /* stays */
-    put_mark(s, now_us(x), rec_time_rss(x->tk.fd));
-    return;
+    clocked(x);
+  } else if (rec_ticker_start(&x->tk)) {
+    clocked(x);  /* the statm descriptor stays open (or is -1) */
   }
-  if (rec_ticker_start(&x->tk)) fd = x->tk.fd;  /* no thread: one sample */
-  put_mark(s, now_us(x), fd >= 0 ? rec_time_rss(fd) : atomic_load(&x->tk.rss));
+  put_mark(s, now_us(x), x->clocked ? rec_time_rss(x->tk.fd) : atomic_load(&x->tk.rss));
 }
 
 void rec_ext_end(RecStream *s)

@@ -4,8 +4,9 @@
 ** (STACKS|TIME); stack nodes (0x20) form a trie per stream, written once
 ** each, parents first, after the symbol entries they name; a selection
 ** (0x21) precedes each event whose stack differs from the last one; time
-** marks (0x22) follow the ticker (rec_time.h), each followed by an RSS
-** sample (0x23) at most every REC_RSS_US.
+** marks (0x22) come at the first event 5 ms after the last (the ticker or
+** the clock, rec_time.h), each followed by an RSS sample (0x23) at most
+** every REC_RSS_US.
 */
 #ifndef REC_EXT_H
 #define REC_EXT_H

@@ -8,7 +8,10 @@
 ** reads the resident set size from /proc/self/statm, so the event path
 ** only copies the latest value after a mark. A sampled recording writes
 ** few events and has no ticker: each event reads the clock (rec_ext.c),
-** which costs less than a thread waking 200 times a second.
+** which costs less than a thread waking 200 times a second (at a rate of
+** a few KiB and less, nearly every allocation is an event and pays a
+** clock read: such rates are for tests). So does an exact recording whose
+** ticker could not start.
 */
 #ifndef REC_TIME_H
 #define REC_TIME_H
@@ -43,7 +46,8 @@ int rec_time_statm(void);
 uint64_t rec_time_rss(int fd);
 
 /* Opens statm and starts the thread; 0 or an errno value (the ticker
-** then does not run, and the stream has only its first mark). */
+** then does not run; statm stays open for rec_time_rss, -1 if it failed,
+** and rec_ticker_stop closes it). */
 int rec_ticker_start(RecTicker *t);
 /* Stops and joins the thread; idempotent. */
 void rec_ticker_stop(RecTicker *t);

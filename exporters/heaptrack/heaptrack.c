@@ -361,7 +361,7 @@ static void stamp(Ht *h, uint64_t ms)
 }
 
 /* heaptrack_gui draws its charts through the 'c' lines, a point each. The
-** recorder writes a time mark at the first event after each 5 ms tick, and
+** recorder writes a time mark at the first event 5 ms after the last, and
 ** promises that events after a mark come within MARK_WINDOW_MS of it; so a
 ** mark later than that after the last one ends an idle stretch: a point
 ** where the window closed and one at the mark keep the chart flat across

@@ -417,13 +417,16 @@ res.check(p.returncode == 0 and p.stdout.startswith("nil\t") and "sampled" in p.
           "misc.memprof.start beside a sampled recording: nil, message, EBUSY: %r" % p.stdout)
 # Time in a sampled stream: no ticker thread (its 200 wake-ups a second
 # cost a busy server more than the events), each written event reads the
-# clock; the marks and RSS samples keep the exact stream's promises.
+# clock; the marks and RSS samples keep the exact stream's promises, a mark
+# at most every 5 ms. The exact run is short: only its threads are counted
+# (stacks_test checks its marks).
 BUSY = """jit.off()
+local secs = tonumber(arg[1])
 local keep, i, t0, threads = {}, 0, os.clock(), nil
-while os.clock() - t0 < 1.0 do
+while os.clock() - t0 < secs do
   i = i + 1
   keep[i % 50000] = {i, tostring(i)}
-  if not threads and os.clock() - t0 > 0.5 then
+  if not threads and os.clock() - t0 > secs / 2 then
     threads = io.open("/proc/self/status"):read("*a"):match("Threads:%s*(%d+)")
   end
 end
@@ -432,18 +435,48 @@ print(threads)
 with open(os.path.join(work, "busy.lua"), "w") as f:
     f.write(BUSY)
 nthreads = {}
-for mode, argv in (("exact", []), ("sampled", ["--sample", "4k", "--sample-seed", "5"])):
-    p = run([record, "--stacks"] + argv + ["-o", "busy_%s.ljm" % mode, "busy.lua"])
+for mode, argv, secs in (("exact", [], "0.2"), ("sampled", ["--sample", "4k", "--sample-seed", "5"], "1.0")):
+    p = run([record, "--stacks"] + argv + ["-o", "busy_%s.ljm" % mode, "busy.lua", secs])
+    res.check(p.returncode == 0, "busy, %s with stacks: exit %d %r" % (mode, p.returncode, p.stderr[-300:]))
     nthreads[mode] = int(p.stdout.strip()) if p.stdout.strip().isdigit() else -1
-    st = ljmread.parse(open(os.path.join(work, "busy_%s.ljm" % mode), "rb").read())
-    probs = ljmread.check_time(st)
-    res.check(p.returncode == 0 and st.complete and not probs,
-              "busy, %s with stacks: time marks and RSS samples: %s" % (mode, probs or p.stderr[-300:]))
-    res.check(len(st.marks) >= 100 and st.marks[-1][1] >= 900000 and len(st.rss) >= 8,
-              "busy, %s: a mark every few ms and RSS every 100 ms over a second (%d marks, last %d us, %d RSS)"
-              % (mode, len(st.marks), st.marks[-1][1] if st.marks else -1, len(st.rss)))
 res.check(nthreads["exact"] > 1 and nthreads["sampled"] == nthreads["exact"] - 1,
           "busy: a sampled recording runs one thread fewer than an exact one, no ticker (%r)" % nthreads)
+st = ljmread.parse(open(os.path.join(work, "busy_sampled.ljm"), "rb").read())
+probs = ljmread.check_time(st)
+res.check(st.complete and not st.problems and not probs,
+          "busy, sampled: a valid stream, time marks and RSS samples: %s" % (st.problems or probs))
+gaps = [b[1] - a[1] for a, b in zip(st.marks, st.marks[1:])]
+res.check(len(st.marks) >= 100 and st.marks[-1][1] >= 900000 and len(st.rss) >= 8
+          and gaps and min(gaps) >= 5000,
+          "busy, sampled: a mark every 5 ms or more and RSS every 100 ms over a second (%d marks, "
+          "smallest gap %s us, last %d us, %d RSS)" % (len(st.marks), min(gaps) if gaps else None,
+                                                      st.marks[-1][1] if st.marks else -1, len(st.rss)))
+# Without a ticker, /proc/self/statm is opened at each start: closed at each stop.
+CYCLES = """local ffi = require("ffi")
+ffi.cdef"int getpid(void);"
+local rec = require("ljm.recorder")
+local function nfd()
+  local n, p = 0, io.popen("ls /proc/" .. ffi.C.getpid() .. "/fd")
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+local before = nfd()
+for i = 1, 20 do
+  assert(rec.start("cycle.ljm", {sample = 4096, stacks = true, seed = i}))
+  local t = {} for j = 1, 2000 do t[j] = {j} end
+  assert(rec.stop())
+end
+print(before, nfd())
+"""
+with open(os.path.join(work, "cycles.lua"), "w") as f:
+    f.write(CYCLES)
+p = subprocess.run([testlib.LUAJIT, "cycles.lua"], capture_output=True, text=True, cwd=work, timeout=120,
+                   env=testlib.module_cpath(so, "sampling_cycles_cpath"))
+fds = p.stdout.split()
+res.check(p.returncode == 0 and len(fds) == 2 and fds[0] == fds[1],
+          "20 sampled recordings with stacks started and stopped: no descriptor left open (%r %r)"
+          % (p.stdout, p.stderr[-300:]))
 
 doc = as_json(os.path.join(work, "mod.ljm"))
 if doc:
