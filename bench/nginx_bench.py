@@ -9,11 +9,15 @@ from schedstat) and the share of it their other threads (the recorder's)
 took. Prints figures, no pass/fail.
 
   python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
-                               [--so-b OTHER/recorder.so]
+                               [--so-b OTHER/recorder.so] [--fresh]
 
 Modes: none ljm gz zst stacks sampled sampled-flat (without stacks)
-none-b (a second unrecorded server: the bench's own error) (default: all
-but none-b). --so-b adds the mode
+none-b (a second unrecorded server: the bench's own error), loaded (the
+module loaded and the example's 0.5 s timer running, nothing recorded),
+pass (no recorder: bench/recorder/passthrough.c's bare lua_setallocf
+wrapper, the floor of any allocator wrapper), thread (no recorder: one
+idle thread in each worker, what not being single-threaded costs) (default:
+all but none-b, loaded, pass and thread). --so-b adds the mode
 "sampled B": the sampled mode with another build of the recorder (an A/B of
 two builds in the same sitting). One nginx per mode runs throughout. In
 each of ROUNDS rounds (default 20), every recorded mode gets a burst of
@@ -21,11 +25,13 @@ SECONDS (default 2) under wrk right before or after (alternately) a burst
 of the unrecorded server, starting with another mode each round. The
 ratios are the medians (and quartiles) of each burst's figure over its
 unrecorded neighbour's: this machine's speed drifts by 20% within seconds,
-so only neighbouring bursts compare. CPU per request counts only the
+so only neighbouring bursts compare. --fresh restarts every server before
+each round: two servers of the same mode differ by a few percent (their
+processes' layouts), which otherwise biases a whole sitting. CPU per request counts only the
 workers (their writer threads included).
 
-Builds //recorder:ljm/recorder.so with -c opt. Run on a quiet machine: wrk
-and nginx's two workers share the cores."""
+Builds //recorder:ljm/recorder.so and //bench:ljm_bench_pass.so with -c
+opt. Run on a quiet machine: wrk and nginx's two workers share the cores."""
 import argparse
 import os
 import re
@@ -43,13 +49,16 @@ ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (defa
 ap.add_argument("rounds", nargs="?", type=int, default=20, help="rounds (default 20)")
 ap.add_argument("--modes", default="none,ljm,gz,zst,stacks,sampled,sampled-flat")
 ap.add_argument("--so-b", help="another recorder.so for the mode 'sampled B'")
+ap.add_argument("--fresh", action="store_true",
+                help="restart every server before each round (new processes, layouts)")
 args = ap.parse_args()
 
-subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so"],
-               cwd=root, check=True, capture_output=True)
+subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so",
+                "//bench:ljm_bench_pass.so"], cwd=root, check=True, capture_output=True)
 binp = subprocess.run(["bazel", "info", "-c", "opt", "bazel-bin"], cwd=root, check=True,
                       capture_output=True, text=True).stdout.strip()
 so = os.path.join(binp, "recorder", "ljm", "recorder.so")
+pass_so = os.path.join(binp, "bench", "ljm_bench_pass.so")
 example = os.path.join(root, "examples", "openresty")
 ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
 SAMPLED = 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'
@@ -65,6 +74,10 @@ ALL = {
     "sampled": ("sampled 512k stacks", SAMPLED, so),
     "sampled-flat": ("sampled 512k", SAMPLED.replace(" stacks = true,", ""), so),
     "none-b": ("not recorded B", "-- not recorded", so),
+    "loaded": ("module, no recording", 'require("ljm.recorder") '
+               'ngx.timer.every(0.5, function() end)', so),
+    "pass": ("bare pass-through", 'require("ljm_bench_pass").on()', so),
+    "thread": ("an idle thread", 'require("ljm_bench_pass").thread()', so),
 }
 keys = list(dict.fromkeys(k for k in args.modes.split(",") if k))
 for k in keys:
@@ -116,19 +129,36 @@ cpu = {}      # label -> [worker CPU seconds per request, per burst]
 threads = {}  # label -> [share of the workers' CPU in their other threads]
 pairs = {}    # label -> [(its burst, the unrecorded burst next to it)]
 per_req = {}
+
+
+def start(i):
+    """(Re)starts server i, whose prefix is made on its first start."""
+    label, prefix, port, ngx, _ = servers[i]
+    if ngx:
+        ngx.quit()
+    servers[i] = (label, prefix, port, Nginx(prefix, "always.conf"), [])
+    if not servers[i][3].wait_ready(port):
+        raise RuntimeError("nginx did not start: %s" % prefix)
+    servers[i] = servers[i][:4] + (servers[i][3].workers(),)
+
+
 try:
     for label, init, lib in MODES:
         prefix, (port, _) = make_prefix(top, re.sub(r"\W", "", label), example, lib)
+        shutil.copy(pass_so, prefix + "cpath/ljm_bench_pass.so")
         conf = open(prefix + "always.conf").read()
         assert ALWAYS in conf
         open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
-        ngx = Nginx(prefix, "always.conf")
-        servers.append((label, prefix, port, ngx, []))
-        if not ngx.wait_ready(port):
-            raise RuntimeError("nginx did not start: %s" % prefix)
-        servers[-1] = (label, prefix, port, ngx, ngx.workers())
-    base, others = servers[0], servers[1:]
+        servers.append((label, prefix, port, None, []))
+        start(len(servers) - 1)
     for rnd in range(args.rounds):
+        # --fresh: a server's processes (their address layout, the heap the
+        # /leak handler keeps) differ from the next one's by a few percent
+        # in speed; new ones each round turn that bias into noise.
+        if args.fresh and rnd:
+            for i in range(len(servers)):
+                start(i)
+        base, others = servers[0], servers[1:]
         # Every server is up (the idle ones cost nothing). Each recorded
         # burst is paired with an unrecorded one right before or after it
         # (alternately), and each round starts with another mode, so that
@@ -145,7 +175,8 @@ try:
             pairs.setdefault(server[0], []).append((got[server[0]], got[base[0]]))
 finally:
     for label, prefix, port, ngx, workers in servers:
-        ngx.quit()
+        if ngx:
+            ngx.quit()
         try:
             size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
             n = served(prefix, "/leak")

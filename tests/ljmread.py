@@ -740,6 +740,26 @@ def check_time(st, min_marks_per_s=50):
     return probs
 
 
+
+def check_busy(st, secs=1.0, min_gap_us=0):
+    """check_time's problems, and those of a stream recorded over `secs`
+    seconds of steady allocation (testdata/recorder/stacks/busy.lua): at
+    least 100 marks a second, the last within 0.1 s of the end, at least 8
+    RSS samples a second; with min_gap_us, no two marks closer (a recording
+    without a ticker writes a mark only when that much time has passed)."""
+    probs = check_time(st)
+    if not st.marks:
+        return probs
+    last = st.marks[-1][1]
+    if len(st.marks) < 100 * secs or last < (secs - 0.1) * 1e6:
+        probs.append("%d marks, the last at %d us, over %g s" % (len(st.marks), last, secs))
+    if len(st.rss) < 8 * secs:
+        probs.append("%d RSS samples over %g s" % (len(st.rss), secs))
+    gaps = [b[1] - a[1] for a, b in zip(st.marks, st.marks[1:])]
+    if min_gap_us and gaps and min(gaps) < min_gap_us:
+        probs.append("marks %d us apart (at least %d)" % (min(gaps), min_gap_us))
+    return probs
+
 # -- Whole-profile figures ----------------------------------------------
 #
 # Symbols are skipped (names are not needed for totals); the live heap is

@@ -194,12 +194,8 @@ res.check(len(tr) > 50000 and all(st.chain(e.stack)[0] == e.name for e in tr),
 # -- Time marks and RSS ----------------------------------------------------
 data, st = record("busy.lua", "busy.ljm", "--stacks")
 valid(st, "busy")
-probs = ljmread.check_time(st)
-res.check(not probs, "busy: time marks and RSS samples: %s" % probs)
-res.check(len(st.marks) >= 100 and st.marks[-1][1] >= 900000,
-          "busy: a mark every few ms over a second (%d marks, last %d us)"
-          % (len(st.marks), st.marks[-1][1] if st.marks else -1))
-res.check(len(st.rss) >= 8, "busy: RSS samples every 100 ms (%d)" % len(st.rss))
+probs = ljmread.check_busy(st)
+res.check(not probs, "busy: a mark every few ms and RSS every 100 ms over a second: %s" % probs)
 
 # -- Exit paths: os.exit(), fork() -----------------------------------------
 with open(os.path.join(work, "exit3.lua"), "w") as f:
