@@ -70,12 +70,17 @@ typedef struct LjmRecOptions {
   unsigned flush_ms;      /* file output: hand the buffer to the writer at
                              the first event after each interval of this
                              many ms (at most a day), so a killed process
-                             loses at most that much; 0: when 8 MiB fill */
+                             loses at most that much; 0: when the buffer
+                             fills (8 MiB; sampled: 256 KiB, see sample) */
   uint64_t sample;        /* nonzero: a sampled recording, one allocated
                              byte in this many (1..2^30) on average picks
                              the allocation that holds it (decoder/
                              EXTENSION.md, "Sampling"); it runs alone on
-                             its VM (EBUSY beside another recording) */
+                             its VM (EBUSY beside another recording) and
+                             makes no thread: its file is written on the
+                             VM's thread, flush_ms at the first event, 64
+                             KiB allocated or ljm_recorder_is_running
+                             after the interval */
   uint64_t seed;          /* sampled: seeds the random gaps, so the same
                              run samples the same allocations; 0: a seed
                              from the clock */
@@ -85,7 +90,8 @@ typedef struct LjmRecOptions {
 
 /* Starts recording L's VM into a file (created with mode 0644). The file
 ** is truncated only once the start has succeeded. A path ending in ".gz"
-** or ".zst" is compressed on the writer thread, each buffer ending in a
+** or ".zst" is compressed on the writer thread (a sampled recording's on
+** the VM's thread), each buffer ending in a
 ** flush point (rec_zout.h). NULL on failure. */
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
                                      LjmRecError *err);
@@ -115,7 +121,8 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err);
 void ljm_recorder_report_at_exit(LjmRecorder *r, const char *prefix);
 
 /* 1 while events are being recorded; 0 after a write error, lua_close()
-** or exit() ended the stream. */
+** or exit() ended the stream. A sampled recording to a file (no writer
+** thread) also writes its buffer here if flush_ms has passed. */
 int ljm_recorder_is_running(const LjmRecorder *r);
 
 /* Bytes handed to the sink so far. */

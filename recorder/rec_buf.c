@@ -24,7 +24,29 @@ int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
   return 0;
 }
 
-void rec_buf_interval(RecBuf *b, uint32_t ms) { b->interval_ms = ms; }
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void rec_buf_interval(RecBuf *b, uint32_t ms)
+{
+  b->interval_ms = ms;
+  b->last_ns = now_ns();
+}
+
+void rec_buf_clock(RecBuf *b)
+{
+  uint64_t now;
+  if (b->async || !b->interval_ms) return;
+  now = now_ns();
+  if (now - b->last_ns >= (uint64_t)b->interval_ms * 1000000u) {
+    b->last_ns = now;
+    rec_buf_flush(b);
+  }
+}
 
 /* -- Background writer --------------------------------------------------- */
 
@@ -39,7 +61,6 @@ static void writer_wait(RecBuf *b, struct timespec *next)
     }
     if (pthread_cond_timedwait(&b->cv, &b->mu, next) == ETIMEDOUT) {
       atomic_store_explicit(&b->due, 1, memory_order_relaxed);
-      if (b->due_also) atomic_fetch_or_explicit(b->due_also, REC_BUF_DUE, memory_order_relaxed);
       rec_time_add_us(next, (uint64_t)b->interval_ms * 1000u);
     }
   }

@@ -14,7 +14,9 @@
 ** A flush interval (rec_buf_interval) bounds how long events may wait in a
 ** buffer that does not fill: the writer thread wakes up every interval and
 ** raises 'due'; the next event hands the buffer over (the VM's thread is
-** the only one that touches the buffer being filled).
+** the only one that touches the buffer being filled). A synchronous
+** buffer has no thread to wake it: its owner calls rec_buf_clock now and
+** then, which reads the clock.
 */
 #ifndef REC_BUF_H
 #define REC_BUF_H
@@ -49,12 +51,8 @@ typedef struct RecBuf {
   int quit;          /* writer should exit when idle */
   uint32_t interval_ms;  /* flush interval, 0: none */
   atomic_int due;    /* the interval has passed: flush at the next event */
-  atomic_int *due_also;  /* if set, the writer ORs REC_BUF_DUE into it too
-                            (a wrapper that does not look at 'due' on
-                            every call: rec_core.c) */
+  uint64_t last_ns;  /* synchronous: the last hand-over (rec_buf_clock) */
 } RecBuf;
-
-#define REC_BUF_DUE 1
 
 /* Largest event without strings: header, loc (2 ULEBs), 4 ULEBs. */
 #define REC_EVENT_MAX 64
@@ -72,6 +70,9 @@ int rec_buf_async(RecBuf *b);
 /* Sets the flush interval (before rec_buf_async; 0: flush only when a
 ** buffer fills). */
 void rec_buf_interval(RecBuf *b, uint32_t ms);
+/* A synchronous buffer with a flush interval: hands the buffer over if
+** the interval has passed since the last time it did (reads the clock). */
+void rec_buf_clock(RecBuf *b);
 /* Stops the writer thread (after the pending write) and releases the
 ** buffers; does not flush. */
 void rec_buf_free(RecBuf *b);

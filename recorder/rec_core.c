@@ -91,11 +91,10 @@ static RecSampler sampler = {.filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMP
 static LjmRecorder *sampler_owner;
 
 /* What sends rec_alloc's allocations to rec_alloc_slow besides the
-** sampler: no sampled recording is live (ATTN_EXACT), the flush interval
-** passed (REC_BUF_DUE, raised by the writer thread), the last allocation
+** sampler: no sampled recording is live (ATTN_EXACT), the last allocation
 ** made a thread (ATTN_THREAD, with stacks; its stack comes next). One
 ** word, so one compare. Frees do not look: the sampler's filter is full
-** while no sampled recording is live, and allocations come often enough. */
+** while no sampled recording is live. */
 enum { ATTN_THREAD = 2, ATTN_EXACT = 4 };
 static atomic_int attn = ATTN_EXACT;
 
@@ -254,7 +253,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     ev = REC_EV_FREE;
   } else if (__builtin_expect(!res, 0)) {
     if (r->ext) rec_stack_forget();  /* failed: the old block stays */
-    rec_buf_tick(&r->st.out);        /* attn's due bit is gone: act on it */
+    rec_buf_clock(&r->st.out);       /* as after an event */
     return res;
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
@@ -268,7 +267,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     rec_buf_byte(&r->st.out, REC_IT_UNSAMPLED);
   }
   rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
-  rec_buf_tick(&r->st.out);
+  rec_buf_clock(&r->st.out);
   if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
   return res;
@@ -314,20 +313,22 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, 
 
 /* The calls rec_alloc does not pass through: every call of an exact
 ** recording, the written events of a sampled one, and its unwritten calls
-** that the stack walker's caches must see or after which the buffer is
-** due (flush interval). Allocations have taken their bytes from the gap. */
+** that the stack walker's caches must see or that end a countdown short
+** of the sampled byte (a stop: the flush interval's clock). Allocations
+** have taken their bytes from the gap. */
 static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize)
 {
   LjmRecorder *r = R.sampled;
   RecSampler *sp = &sampler;
   void *res;
-  int a, hit, tracked;
+  int a, hit, tracked, stop;
   if (!r) return rec_alloc_exact(ptr, osize, nsize);
   a = atomic_load_explicit(&attn, memory_order_relaxed);
   if (a) atomic_fetch_and_explicit(&attn, ~a, memory_order_relaxed);
   if ((a & ATTN_THREAD) && R.sampled_ext) rec_stack_thread_new(R.g);
   tracked = ptr && rec_sample_has(sp, ptr);
   if (ptr && nsize) sp->gap -= (int64_t)nsize;
+  stop = nsize && sp->gap <= 0 && sp->rest && rec_sample_stop(sp);
   hit = nsize && sp->gap <= 0;
   if (hit || tracked) return rec_alloc_sampled(r, ptr, osize, nsize, hit, tracked);
   if (R.sampled_ext) {
@@ -335,8 +336,13 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
     else note_thread(ptr, nsize);
   }
   res = R.orig(R.orig_ud, ptr, osize, nsize);
-  rec_buf_tick(&r->st.out);  /* the flush interval passed: hand the buffer over */
-  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  if (stop) {  /* hand the buffer over if the flush interval passed */
+    rec_buf_clock(&r->st.out);
+    if (__builtin_expect(r->st.out.err != 0, 0)) {
+      session_kill(r);
+      if (R.stacks_dirty) stacks_update();
+    }
+  }
   return res;
 }
 
@@ -598,11 +604,13 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     }
   }
   /* Files get a background writer; a callback stays on the VM's thread
-  ** (a host's writer need not be thread safe). */
+  ** (a host's writer need not be thread safe). So does a sampled stream:
+  ** its bytes are few, and a process with a second thread pays for it in
+  ** every system call and malloc (README, "Sampled recording"); the
+  ** sampler's stops read the clock for its flush interval. */
   if (!r->write) {
-    if (r->sample) r->st.out.due_also = &attn;  /* rec_alloc looks only there */
     rec_buf_interval(&r->st.out, r->flush_ms);
-    rec_buf_async(&r->st.out);
+    if (!r->sample) rec_buf_async(&r->st.out);
   }
   if (r->own_fd) {  /* truncate only now that nothing can fail any more */
     struct stat stt;
@@ -637,7 +645,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   if (r->ext) R.nstacks++;
   if (r->sample) {  /* nothing can fail any more: the sampler is its */
     if (sampler_owner) rec_sample_free(&sampler);  /* a stopped session's, not freed yet */
-    rec_sample_init(&sampler, r->sample, r->seed);
+    rec_sample_init(&sampler, r->sample, r->seed, !r->write && r->flush_ms ? REC_SAMPLE_STOP : 0);
     sampler_owner = r;
     R.sampled = r;
     R.sampled_ext = r->ext;
@@ -867,9 +875,14 @@ static int stop(LjmRecorder *r, LjmRecError *err)
 }
 
 /* Also false once the writer thread failed, before the next hand-over
-** notices it, so a host that polls learns of a full disk at once. */
+** notices it, so a host that polls learns of a full disk at once. A
+** recording without a writer thread (a sampled one) hands its buffer over
+** here too once the flush interval has passed: a host that polls (the
+** nginx example, every 0.5 s) keeps the interval in time while it
+** allocates little. */
 static int is_running(const LjmRecorder *r)
 {
+  if (r && r->live) rec_buf_clock((RecBuf *)&r->st.out);
   return r && r->live && !rec_buf_failed((RecBuf *)&r->st.out);
 }
 

@@ -18,9 +18,10 @@ static uint64_t next_u64(RecSampler *s)
   return x * 0x2545F4914F6CDD1Dull;
 }
 
-void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed)
+void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed, int64_t stop)
 {
   s->rate = (double)(rate ? rate : 1);
+  s->stop = stop > 0 ? stop : 0;
   if (!seed) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -57,7 +58,9 @@ void rec_sample_redraw(RecSampler *s)
   /* U in (0, 1]: 53 random bits, never 0 */
   double u = (double)((next_u64(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double g = ceil(-s->rate * log(u));
-  s->gap = g < 1.0 ? 1 : (int64_t)g;  /* at most 37 * 2^30 */
+  int64_t gap = g < 1.0 ? 1 : (int64_t)g;  /* at most 37 * 2^30 */
+  s->gap = s->stop && gap > s->stop ? s->stop : gap;
+  s->rest = gap - s->gap;
 }
 
 static int grow(RecSampler *s)

@@ -11,6 +11,13 @@
 ** The gap is drawn as ceil(-rate * ln U) with U uniform in (0, 1]: for a
 ** whole number of bytes s, P(gap <= s) is exactly 1 - exp(-s / rate), the
 ** probability readers weight with (decoder/EXTENSION.md, "Sampling").
+**
+** Stops: a recording with no thread of its own (a sampled one to a file
+** with a flush interval) must look at the clock now and then while nothing
+** is sampled. With 'stop' set, the wrapper's countdown runs at most 'stop'
+** bytes at a time and the rest of the gap waits in 'rest': an allocation
+** that ends a countdown short of the sampled byte is a stop (the recorder
+** reads the clock), not a hit. The sampled bytes are the same.
 */
 #ifndef REC_SAMPLE_H
 #define REC_SAMPLE_H
@@ -21,9 +28,12 @@
 #define REC_SAMPLE_MAX (1ull << 30)   /* largest rate: 1 GiB */
 #define REC_SAMPLE_FILTER 4096        /* counters of the frees' filter */
 #define REC_SAMPLE_ALL 255            /* a saturated counter: stays */
+#define REC_SAMPLE_STOP (64 << 10)    /* countdown between stops, if any */
 
 typedef struct RecSampler {
-  int64_t gap;         /* bytes left before the next sampled byte */
+  int64_t gap;         /* bytes left before the next sampled byte or stop */
+  int64_t rest;        /* bytes from the next stop to the sampled byte */
+  int64_t stop;        /* longest countdown, 0: no stops */
   double rate;         /* mean gap in bytes */
   uint64_t rng;        /* xorshift64* state, never 0 */
   uintptr_t *set;      /* addresses of sampled blocks: open addressing,
@@ -37,8 +47,9 @@ typedef struct RecSampler {
 } RecSampler;
 
 /* Starts sampling every 'rate' bytes on average (1..REC_SAMPLE_MAX);
-** seed 0 takes one from the clock and the process id. */
-void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed);
+** seed 0 takes one from the clock and the process id; 'stop' 0 or the
+** longest countdown between stops (REC_SAMPLE_STOP). */
+void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed, int64_t stop);
 void rec_sample_free(RecSampler *s);
 /* Saturates the filter: every address may be a sampled block, so a
 ** wrapper that asks rec_sample_maybe sends every free to its slow path
@@ -48,6 +59,22 @@ void rec_sample_fill(RecSampler *s);
 ** n bytes holds the next sampled byte when gap - n <= 0 (the wrapper's one
 ** subtraction and branch, rec_core.c). */
 void rec_sample_redraw(RecSampler *s);
+
+/* After a countdown reached 0 or below (gap <= 0) with bytes left in
+** 'rest': 1 if it was a stop (the countdown goes on, gap > 0), 0 if the
+** allocation holds the sampled byte after all (gap <= 0: a hit). */
+static inline int rec_sample_stop(RecSampler *s)
+{
+  int64_t total = s->gap + s->rest;
+  s->rest = 0;
+  if (total <= 0) {
+    s->gap = total;
+    return 0;
+  }
+  s->gap = s->stop && total > s->stop ? s->stop : total;
+  s->rest = total - s->gap;
+  return 1;
+}
 
 /* Remembers a sampled block; 0 or ENOMEM. */
 int rec_sample_add(RecSampler *s, const void *p);

@@ -195,7 +195,7 @@ static void test_sample_set(void)
   size_t i, k, bad_has = 0, bad_maybe = 0, bad_cnt = 0, n = 0;
   uint64_t x = 88172645463325252ull;
   memset(&s, 0xff, sizeof(s));  /* as full as the wrapper's static sampler */
-  rec_sample_init(&s, 4096, 7);
+  rec_sample_init(&s, 4096, 7, 0);
   for (i = 0; i < REC_SAMPLE_FILTER; i++) CHECK(s.filter[i] == 0, "filter empty after init");
   for (i = 0; i < N; i++)  /* a third 4 KiB-aligned (+16), the rest 16-byte spread */
     keys[i] = i % 3 ? 0x7f0000000000ull + i * 48 : 0x7f8000000010ull + i * 4096;
@@ -235,6 +235,49 @@ static void test_sample_set(void)
   CHECK(rec_sample_maybe(&s, (void *)0x12340), "after free every address may be sampled");
 }
 
+/* One allocation of n bytes as the wrapper counts it: 1 if sampled;
+** *stops counts the stops short of a sampled byte. */
+static int sample_one(RecSampler *s, int64_t n, size_t *stops)
+{
+  s->gap -= n;
+  if (s->gap > 0) return 0;
+  if (s->rest && rec_sample_stop(s)) {
+    (*stops)++;
+    return 0;
+  }
+  rec_sample_redraw(s);
+  return 1;
+}
+
+/* Stops change nothing about which allocations are sampled: the same
+** seed with and without them samples the same allocations. */
+static void test_sample_stops(void)
+{
+  static RecSampler a, b;
+  size_t i, stops_a = 0, stops_b = 0, hits = 0, differ = 0, longest = 0;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  rec_sample_init(&a, 256 << 10, 11, 0);
+  rec_sample_init(&b, 256 << 10, 11, 4096);
+  for (i = 0; i < 2000000; i++) {
+    int64_t n;
+    int ha, hb;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    /* mostly small, now and then up to 64 KiB, rarely 1 MiB */
+    n = x % 100 == 0      ? (int64_t)(x >> 20 & 0xffff) + 1
+        : x % 100000 == 1 ? 1 << 20
+                          : (int64_t)(x >> 40) % 200 + 16;
+    ha = sample_one(&a, n, &stops_a);
+    hb = sample_one(&b, n, &stops_b);
+    differ += ha != hb;
+    hits += ha;
+    if (b.gap > (int64_t)longest) longest = (size_t)b.gap;
+  }
+  CHECK(differ == 0, "the same allocations sampled with and without stops");
+  CHECK(hits > 1000, "allocations were sampled");
+  CHECK(stops_a == 0 && stops_b > hits, "stops only where asked, between the samples");
+  CHECK(longest <= 4096, "no countdown longer than a stop");
+}
+
 int main(void)
 {
   test_uleb();
@@ -243,6 +286,7 @@ int main(void)
   test_map();
   test_map_del();
   test_sample_set();
+  test_sample_stops();
   printf("%s\n", failures ? "rec_unit_test: FAILED" : "rec_unit_test: ok");
   return failures ? 1 : 0;
 }

@@ -17,7 +17,8 @@
 --              Needs `lua_shared_dict ljm 64k;`.
 --
 -- Options (both): dir (default <prefix>/ljm), suffix (".ljm.gz": compressed
--- on the recorder's writer thread; ".ljm.zst", ".ljm"), flush (seconds: what
+-- on the recorder's writer thread, sampled on the worker's; ".ljm.zst",
+-- ".ljm"), flush (seconds: what
 -- a killed worker can lose at most; default 1), stacks (call stacks: the
 -- extended stream), sample (bytes, e.g. "512k": a sampled recording, cheap
 -- enough to leave on; every view shows estimates), poll (0.5 s: how often a write error, such as a full
