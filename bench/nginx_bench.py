@@ -37,12 +37,11 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "tests"))
-from nginxlib import Nginx, make_prefix, scratch_top, served, wrk  # noqa: E402
+from nginxlib import SAMPLED, Nginx, bench_prefix, opt_libs, scratch_top, served, wrk  # noqa: E402
 
 ap = argparse.ArgumentParser(description="nginx requests/s with and without recording")
 ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (default 2)")
@@ -53,15 +52,8 @@ ap.add_argument("--fresh", action="store_true",
                 help="restart every server before each round (new processes, layouts)")
 args = ap.parse_args()
 
-subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so",
-                "//bench:ljm_bench_pass.so"], cwd=root, check=True, capture_output=True)
-binp = subprocess.run(["bazel", "info", "-c", "opt", "bazel-bin"], cwd=root, check=True,
-                      capture_output=True, text=True).stdout.strip()
-so = os.path.join(binp, "recorder", "ljm", "recorder.so")
-pass_so = os.path.join(binp, "bench", "ljm_bench_pass.so")
+so, pass_so = opt_libs(root)
 example = os.path.join(root, "examples", "openresty")
-ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
-SAMPLED = 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'
 
 # key: (label, what init_worker_by_lua_block runs instead of ALWAYS, recorder.so)
 ALL = {
@@ -144,11 +136,7 @@ def start(i):
 
 try:
     for label, init, lib in MODES:
-        prefix, (port, _) = make_prefix(top, re.sub(r"\W", "", label), example, lib)
-        shutil.copy(pass_so, prefix + "cpath/ljm_bench_pass.so")
-        conf = open(prefix + "always.conf").read()
-        assert ALWAYS in conf
-        open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
+        prefix, port = bench_prefix(top, re.sub(r"\W", "", label), example, lib, pass_so, init)
         servers.append((label, prefix, port, None, []))
         start(len(servers) - 1)
     for rnd in range(args.rounds):

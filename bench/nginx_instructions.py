@@ -32,7 +32,7 @@ import time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "tests"))
-from nginxlib import make_prefix, scratch_top  # noqa: E402
+from nginxlib import SAMPLED, bench_prefix, opt_libs, scratch_top  # noqa: E402
 
 ap = argparse.ArgumentParser(description="nginx instructions per request, with and without recording")
 ap.add_argument("--modes", default="none,sampled,thread")
@@ -40,7 +40,6 @@ ap.add_argument("--requests", type=int, default=6000)
 ap.add_argument("--path", default="/leak", help="/leak (default) or /work (no growing heap)")
 args = ap.parse_args()
 
-SAMPLED = 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'
 MODES = {
     "none": "-- not recorded",
     "sampled": SAMPLED,
@@ -49,7 +48,6 @@ MODES = {
     "pass": 'require("ljm_bench_pass").on()',
     "thread": 'require("ljm_bench_pass").thread()',
 }
-ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
 modes = [m for m in args.modes.split(",") if m]
 for m in modes:
     if m not in MODES:
@@ -57,12 +55,7 @@ for m in modes:
 if not shutil.which("valgrind"):
     sys.exit("nginx_instructions: valgrind not found")
 
-subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so",
-                "//bench:ljm_bench_pass.so"], cwd=root, check=True, capture_output=True)
-binp = subprocess.run(["bazel", "info", "-c", "opt", "bazel-bin"], cwd=root, check=True,
-                      capture_output=True, text=True).stdout.strip()
-so = os.path.join(binp, "recorder", "ljm", "recorder.so")
-pass_so = os.path.join(binp, "bench", "ljm_bench_pass.so")
+so, pass_so = opt_libs(root)
 example = os.path.join(root, "examples", "openresty")
 
 
@@ -75,12 +68,10 @@ def log_tail(prefix):
 
 def serve(top, mode, n):
     """(requests served, instructions) of one process serving n requests."""
-    prefix, (port, _) = make_prefix(top, "%s%d-%d" % (re.sub(r"\W", "", mode), n, len(os.listdir(top))),
-                                    example, so)
-    shutil.copy(pass_so, prefix + "cpath/ljm_bench_pass.so")
+    name = "%s%d-%d" % (re.sub(r"\W", "", mode), n, len(os.listdir(top)))
+    prefix, port = bench_prefix(top, name, example, so, pass_so, MODES[mode])
     conf = open(prefix + "always.conf").read()
-    assert ALWAYS in conf and "worker_processes 2;" in conf
-    conf = conf.replace(ALWAYS, MODES[mode])
+    assert "worker_processes 2;" in conf
     conf = conf.replace("worker_processes 2;", "worker_processes 1;\nmaster_process off;\ndaemon off;")
     open(prefix + "always.conf", "w").write(conf)
     out = prefix + "callgrind.out"

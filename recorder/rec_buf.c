@@ -24,24 +24,17 @@ int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
   return 0;
 }
 
-static uint64_t now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void rec_buf_interval(RecBuf *b, uint32_t ms)
 {
   b->interval_ms = ms;
-  b->last_ns = now_ns();
+  b->last_ns = rec_time_now_ns();
 }
 
 void rec_buf_clock(RecBuf *b)
 {
   uint64_t now;
   if (b->async || !b->interval_ms) return;
-  now = now_ns();
+  now = rec_time_now_ns();
   if (now - b->last_ns >= (uint64_t)b->interval_ms * 1000000u) {
     b->last_ns = now;
     rec_buf_flush(b);

@@ -1,6 +1,6 @@
 """nginxlib.py -- nginx with the OpenResty example (examples/openresty/)
-under a scratch prefix, and wrk: what nginx_test.py and bench/nginx_bench.py
-share."""
+under a scratch prefix, and wrk: what nginx_test.py, bench/nginx_bench.py and
+bench/nginx_instructions.py share."""
 import os
 import re
 import shutil
@@ -49,6 +49,33 @@ def make_prefix(top, name, example, so):
                             '    lua_package_cpath "${prefix}cpath/?.so;;";')
         open(prefix + conf, "w").write(text)
     return prefix, ports
+
+
+# The line of always.conf the benchmarks replace, and their sampled setting.
+ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
+SAMPLED = 'require("ljm_nginx").always{ flush = 1, suffix = ".ljm.gz", stacks = true, sample = "512k" }'
+
+
+def opt_libs(root):
+    """Builds recorder.so and the benchmarks' pass-through module
+    (bench/recorder/passthrough.c) with -c opt; their paths."""
+    subprocess.run(["bazel", "build", "-c", "opt", "--symlink_prefix=/", "//recorder:ljm/recorder.so",
+                    "//bench:ljm_bench_pass.so"], cwd=root, check=True, capture_output=True)
+    binp = subprocess.run(["bazel", "info", "-c", "opt", "bazel-bin"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    return (os.path.join(binp, "recorder", "ljm", "recorder.so"),
+            os.path.join(binp, "bench", "ljm_bench_pass.so"))
+
+
+def bench_prefix(top, name, example, so, pass_so, init):
+    """make_prefix with the pass-through module on the cpath and always.conf
+    running init in each worker instead of ALWAYS; (prefix, port)."""
+    prefix, (port, _) = make_prefix(top, name, example, so)
+    shutil.copy(pass_so, prefix + "cpath/ljm_bench_pass.so")
+    conf = open(prefix + "always.conf").read()
+    assert ALWAYS in conf
+    open(prefix + "always.conf", "w").write(conf.replace(ALWAYS, init))
+    return prefix, port
 
 
 class Nginx:
