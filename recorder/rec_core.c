@@ -86,17 +86,17 @@ static struct {
 
 /* The sampled session's gaps and blocks: static, so the wrapper's fast path
 ** reads it without following a pointer. Only one sampled session is live at
-** a time; the sampler stays with the last one started until it is freed. */
-static RecSampler sampler = {.filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMPLE_ALL}};
+** a time; the sampler stays with the last one started until it is freed.
+** While none is live, its countdown is off and its filter full: the
+** wrapper sends every call to rec_alloc_slow (exact recordings too). */
+static RecSampler sampler = {.gap = REC_SAMPLE_OFF,
+                             .filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMPLE_ALL}};
 static LjmRecorder *sampler_owner;
 
-/* What sends rec_alloc's allocations to rec_alloc_slow besides the
-** sampler: no sampled recording is live (ATTN_EXACT), the last allocation
-** made a thread (ATTN_THREAD, with stacks; its stack comes next). One
-** word, so one compare. Frees do not look: the sampler's filter is full
-** while no sampled recording is live. */
-enum { ATTN_THREAD = 2, ATTN_EXACT = 4 };
-static atomic_int attn = ATTN_EXACT;
+/* A sampled recording with stacks made a thread with the last allocation:
+** the walker notes it at the next one (its stack). The sampler's held
+** countdown sends that one to rec_alloc_slow (rec_sample_hold). */
+static int thread_new;
 
 /* Guards R against lua_States of other threads: a start, a stop, lua_close
 ** and exit() take it. The allocator wrapper does not: only the recorded
@@ -137,8 +137,8 @@ static void session_kill(LjmRecorder *r)
     r->live = 0;
     R.nlive--;
     if (R.sampled == r) {
-      atomic_fetch_or_explicit(&attn, ATTN_EXACT, memory_order_relaxed);
       rec_sample_fill(&sampler);
+      thread_new = 0;
       R.sampled = NULL;
       R.sampled_ext = 0;
     }
@@ -220,11 +220,13 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 
 /* A sampled recording with stacks: an allocation of sizeof(lua_State)
 ** may have made a thread, whose stack is the next allocation; the walker
-** notes it then (ATTN_THREAD sends that call to rec_alloc_slow). */
+** notes it then (the held countdown sends that call to rec_alloc_slow). */
 static inline void note_thread(const void *ptr, size_t nsize)
 {
-  if (!ptr && nsize == sizeof(lua_State))
-    atomic_fetch_or_explicit(&attn, ATTN_THREAD, memory_order_relaxed);
+  if (!ptr && nsize == sizeof(lua_State)) {
+    thread_new = 1;
+    rec_sample_hold(&sampler);
+  }
 }
 
 /* The written events of a sampled session (alone on the VM): a hit (an
@@ -315,19 +317,20 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, 
 ** recording, the written events of a sampled one, and its unwritten calls
 ** that the stack walker's caches must see or that end a countdown short
 ** of the sampled byte (a stop: the flush interval's clock). Allocations
-** have taken their bytes from the gap. */
+** have taken their bytes from the gap, except those of sizeof(lua_State). */
 static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize)
 {
   LjmRecorder *r = R.sampled;
   RecSampler *sp = &sampler;
   void *res;
-  int a, hit, tracked, stop;
+  int hit, tracked, stop;
   if (!r) return rec_alloc_exact(ptr, osize, nsize);
-  a = atomic_load_explicit(&attn, memory_order_relaxed);
-  if (a) atomic_fetch_and_explicit(&attn, ~a, memory_order_relaxed);
-  if ((a & ATTN_THREAD) && R.sampled_ext) rec_stack_thread_new(R.g);
+  if (thread_new) {
+    thread_new = 0;
+    rec_stack_thread_new(R.g);
+  }
   tracked = ptr && rec_sample_has(sp, ptr);
-  if (ptr && nsize) sp->gap -= (int64_t)nsize;
+  if (nsize && (ptr || nsize == sizeof(lua_State))) sp->gap -= (int64_t)nsize;
   stop = nsize && sp->gap <= 0 && sp->rest && rec_sample_stop(sp);
   hit = nsize && sp->gap <= 0;
   if (hit || tracked) return rec_alloc_sampled(r, ptr, osize, nsize, hit, tracked);
@@ -347,17 +350,16 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
 }
 
 /* The wrapper. A sampled recording's unwritten calls pass straight
-** through: an allocation costs a subtraction from the gap and two
-** compares, a free two compares and a load from the sampler's filter.
-** Everything else, exact recordings included, goes to rec_alloc_slow.
-** Only tail calls: no stack frame (-momit-leaf-frame-pointer, BUILD). */
+** through: an allocation costs a compare and a subtraction from the gap,
+** a free two compares and a load from the sampler's filter. Everything
+** else, exact recordings included, goes to rec_alloc_slow. Only tail
+** calls: no stack frame (-momit-leaf-frame-pointer, BUILD). */
 static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   RecSampler *sp = &sampler;
   (void)ud;
   if (!ptr) {
-    if (__builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1) && nsize != sizeof(lua_State) &&
-        !atomic_load_explicit(&attn, memory_order_relaxed))
+    if (nsize != sizeof(lua_State) && __builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1))
       return R.orig(R.orig_ud, ptr, osize, nsize);
   } else if (!nsize && osize != sizeof(lua_State) && !rec_sample_maybe(sp, ptr)) {
     return R.orig(R.orig_ud, ptr, osize, nsize);
@@ -448,8 +450,8 @@ static void rec_atfork_child(void)
   }
   R.nlive = 0;
   R.one = NULL;
-  atomic_store_explicit(&attn, ATTN_EXACT, memory_order_relaxed);
   rec_sample_fill(&sampler);
+  thread_new = 0;
   R.sampled = NULL;
   R.sampled_ext = 0;
   if (R.nstacks) {
@@ -649,7 +651,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     sampler_owner = r;
     R.sampled = r;
     R.sampled_ext = r->ext;
-    atomic_store_explicit(&attn, 0, memory_order_relaxed);
+    thread_new = 0;
   }
   r->next = R.list;
   R.list = r;

@@ -51,6 +51,8 @@ void rec_sample_free(RecSampler *s)
 void rec_sample_fill(RecSampler *s)
 {
   memset(s->filter, REC_SAMPLE_ALL, sizeof(s->filter));
+  s->gap = REC_SAMPLE_OFF;
+  s->rest = 0;
 }
 
 void rec_sample_redraw(RecSampler *s)

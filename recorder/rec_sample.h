@@ -18,6 +18,12 @@
 ** bytes at a time and the rest of the gap waits in 'rest': an allocation
 ** that ends a countdown short of the sampled byte is a stop (the recorder
 ** reads the clock), not a hit. The sampled bytes are the same.
+**
+** The countdown is also the wrapper's only flag: a recorder that must see
+** the next allocation holds the countdown (rec_sample_hold: it moves to
+** 'rest', so that allocation ends a countdown as a stop does), and while
+** no sampled recording is live it is off (REC_SAMPLE_OFF: every
+** allocation ends it).
 */
 #ifndef REC_SAMPLE_H
 #define REC_SAMPLE_H
@@ -29,6 +35,8 @@
 #define REC_SAMPLE_FILTER 4096        /* counters of the frees' filter */
 #define REC_SAMPLE_ALL 255            /* a saturated counter: stays */
 #define REC_SAMPLE_STOP (64 << 10)    /* countdown between stops, if any */
+#define REC_SAMPLE_OFF (INT64_MIN / 4) /* no sampling: no allocation gets
+                                          this countdown back above 0 */
 
 typedef struct RecSampler {
   int64_t gap;         /* bytes left before the next sampled byte or stop */
@@ -51,9 +59,10 @@ typedef struct RecSampler {
 ** longest countdown between stops (REC_SAMPLE_STOP). */
 void rec_sample_init(RecSampler *s, uint64_t rate, uint64_t seed, int64_t stop);
 void rec_sample_free(RecSampler *s);
-/* Saturates the filter: every address may be a sampled block, so a
-** wrapper that asks rec_sample_maybe sends every free to its slow path
-** (no sampled recording is live; rec_sample_free does it too). */
+/* Saturates the filter and turns the countdown off: every address may be
+** a sampled block and every allocation ends the countdown, so the wrapper
+** sends every call to its slow path (no sampled recording is live;
+** rec_sample_free does it too). */
 void rec_sample_fill(RecSampler *s);
 /* Draws the gap to the next sampled byte, after a hit: an allocation of
 ** n bytes holds the next sampled byte when gap - n <= 0 (the wrapper's one
@@ -74,6 +83,15 @@ static inline int rec_sample_stop(RecSampler *s)
   s->gap = s->stop && total > s->stop ? s->stop : total;
   s->rest = total - s->gap;
   return 1;
+}
+
+/* Sends the next allocation to the wrapper's slow path with the same bytes
+** sampled: the countdown waits in 'rest' and the next allocation ends it at
+** 0, where rec_sample_stop takes it back. */
+static inline void rec_sample_hold(RecSampler *s)
+{
+  s->rest += s->gap;
+  s->gap = 0;
 }
 
 /* Remembers a sampled block; 0 or ENOMEM. */

@@ -249,33 +249,57 @@ static int sample_one(RecSampler *s, int64_t n, size_t *stops)
   return 1;
 }
 
-/* Stops change nothing about which allocations are sampled: the same
-** seed with and without them samples the same allocations. */
+/* Stops and holds change nothing about which allocations are sampled: the
+** same seed with stops (b), with holds at random calls (c: a new thread with
+** stacks; b and c with both) and with neither (a) samples the same
+** allocations. */
 static void test_sample_stops(void)
 {
-  static RecSampler a, b;
-  size_t i, stops_a = 0, stops_b = 0, hits = 0, differ = 0, longest = 0;
+  static RecSampler a, b, c, d;
+  size_t i, stops_a = 0, stops_b = 0, stops_c = 0, stops_d = 0, hits = 0, differ = 0, longest = 0,
+            holds = 0;
   uint64_t x = 0x9e3779b97f4a7c15ull;
   rec_sample_init(&a, 256 << 10, 11, 0);
   rec_sample_init(&b, 256 << 10, 11, 4096);
+  rec_sample_init(&c, 256 << 10, 11, 0);
+  rec_sample_init(&d, 256 << 10, 11, 4096);
   for (i = 0; i < 2000000; i++) {
     int64_t n;
-    int ha, hb;
+    int ha, hb, hc, hd;
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     /* mostly small, now and then up to 64 KiB, rarely 1 MiB */
     n = x % 100 == 0      ? (int64_t)(x >> 20 & 0xffff) + 1
         : x % 100000 == 1 ? 1 << 20
                           : (int64_t)(x >> 40) % 200 + 16;
+    if (x % 61 == 7) {  /* the last call made a thread: this one must be seen */
+      rec_sample_hold(&c);
+      rec_sample_hold(&d);
+      holds++;
+    }
     ha = sample_one(&a, n, &stops_a);
     hb = sample_one(&b, n, &stops_b);
-    differ += ha != hb;
+    hc = sample_one(&c, n, &stops_c);
+    hd = sample_one(&d, n, &stops_d);
+    differ += ha != hb || ha != hc || ha != hd;
     hits += ha;
     if (b.gap > (int64_t)longest) longest = (size_t)b.gap;
+    if (d.gap > (int64_t)longest) longest = (size_t)d.gap;
   }
-  CHECK(differ == 0, "the same allocations sampled with and without stops");
+  CHECK(differ == 0, "the same allocations sampled with and without stops and holds");
   CHECK(hits > 1000, "allocations were sampled");
   CHECK(stops_a == 0 && stops_b > hits, "stops only where asked, between the samples");
+  CHECK(stops_c + hits >= holds && stops_c <= holds, "a held countdown ends at the next allocation");
   CHECK(longest <= 4096, "no countdown longer than a stop");
+  rec_sample_fill(&a);
+  for (i = 0; i < 1024; i++) {  /* a TiB allocated with the countdown off */
+    a.gap -= 1 << 30;
+    if (a.gap > 0) break;
+  }
+  CHECK(i == 1024 && a.rest == 0, "no sampled recording: every allocation ends the countdown");
+  rec_sample_free(&a);
+  rec_sample_free(&b);
+  rec_sample_free(&c);
+  rec_sample_free(&d);
 }
 
 int main(void)
