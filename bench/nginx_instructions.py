@@ -4,7 +4,7 @@ instructions per request: exact and repeatable where requests per second
 (nginx_bench.py) move by a few percent between sittings.
 
   python3 bench/nginx_instructions.py [--modes none,sampled,...] [--requests N]
-                                      [--path /leak|/work]
+                                      [--path /leak|/work] [--so RECORDER.so]
 
 One nginx process (master_process off, one worker's work) under valgrind's
 callgrind serves the OpenResty example's /leak handler N/6 (default 1000)
@@ -38,6 +38,7 @@ ap = argparse.ArgumentParser(description="nginx instructions per request, with a
 ap.add_argument("--modes", default="none,sampled,thread")
 ap.add_argument("--requests", type=int, default=6000)
 ap.add_argument("--path", default="/leak", help="/leak (default) or /work (no growing heap)")
+ap.add_argument("--so", help="another build's recorder.so (an A/B of two builds: run twice)")
 args = ap.parse_args()
 
 MODES = {
@@ -56,6 +57,7 @@ if not shutil.which("valgrind"):
     sys.exit("nginx_instructions: valgrind not found")
 
 so, pass_so = opt_libs(root)
+so = args.so or so
 example = os.path.join(root, "examples", "openresty")
 
 

@@ -324,7 +324,10 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
   RecSampler *sp = &sampler;
   void *res;
   int hit, tracked, stop;
-  if (!r) return rec_alloc_exact(ptr, osize, nsize);
+  if (!r) {  /* the countdown is off; again, if exit() on another thread raced a subtraction */
+    sp->gap = REC_SAMPLE_OFF;
+    return rec_alloc_exact(ptr, osize, nsize);
+  }
   if (thread_new) {
     thread_new = 0;
     rec_stack_thread_new(R.g);
