@@ -60,9 +60,7 @@ void rec_sample_redraw(RecSampler *s)
   /* U in (0, 1]: 53 random bits, never 0 */
   double u = (double)((next_u64(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double g = ceil(-s->rate * log(u));
-  int64_t gap = g < 1.0 ? 1 : (int64_t)g;  /* at most 37 * 2^30 */
-  s->gap = s->stop && gap > s->stop ? s->stop : gap;
-  s->rest = gap - s->gap;
+  rec_sample_split(s, g < 1.0 ? 1 : (int64_t)g);  /* at most 37 * 2^30 */
 }
 
 static int grow(RecSampler *s)

@@ -69,19 +69,26 @@ void rec_sample_fill(RecSampler *s);
 ** subtraction and branch, rec_core.c). */
 void rec_sample_redraw(RecSampler *s);
 
+/* Splits 'total' bytes to the sampled byte into the countdown (at most
+** 'stop' bytes, if set) and 'rest'. */
+static inline void rec_sample_split(RecSampler *s, int64_t total)
+{
+  s->gap = s->stop && total > s->stop ? s->stop : total;
+  s->rest = total - s->gap;
+}
+
 /* After a countdown reached 0 or below (gap <= 0) with bytes left in
 ** 'rest': 1 if it was a stop (the countdown goes on, gap > 0), 0 if the
 ** allocation holds the sampled byte after all (gap <= 0: a hit). */
 static inline int rec_sample_stop(RecSampler *s)
 {
   int64_t total = s->gap + s->rest;
-  s->rest = 0;
   if (total <= 0) {
     s->gap = total;
+    s->rest = 0;
     return 0;
   }
-  s->gap = s->stop && total > s->stop ? s->stop : total;
-  s->rest = total - s->gap;
+  rec_sample_split(s, total);
   return 1;
 }
 

@@ -740,7 +740,6 @@ def check_time(st, min_marks_per_s=50):
     return probs
 
 
-
 def check_busy(st, secs=1.0, min_gap_us=0):
     """check_time's problems, and those of a stream recorded over `secs`
     seconds of steady allocation (testdata/recorder/stacks/busy.lua): at
@@ -759,6 +758,7 @@ def check_busy(st, secs=1.0, min_gap_us=0):
     if min_gap_us and gaps and min(gaps) < min_gap_us:
         probs.append("marks %d us apart (at least %d)" % (min(gaps), min_gap_us))
     return probs
+
 
 # -- Whole-profile figures ----------------------------------------------
 #
