@@ -39,6 +39,23 @@ static struct {
   int seen;          /* adds is valid */
 } C;
 
+static const char *const *hidden;  /* rec_csym_hide */
+
+void rec_csym_hide(const char *const *prefixes)
+{
+  hidden = prefixes;
+}
+
+static int obj_hidden(const char *path)
+{
+  const char *base = strrchr(path, '/');
+  size_t i;
+  base = base ? base + 1 : path;
+  for (i = 0; hidden && hidden[i]; i++)
+    if (!strncmp(base, hidden[i], strlen(hidden[i]))) return 1;
+  return 0;
+}
+
 /* -- Reading one ELF file ------------------------------------------------ */
 
 static int elf_read_syms(CObj *o, const char *file)
@@ -160,7 +177,7 @@ static int phdr_add(struct dl_phdr_info *info, size_t size, void *ud)
   if (strstr(path, "linux-vdso") || strstr(path, "linux-gate")) return 0;
   o.path = strdup(path);
   if (!o.path) return 0;
-  if (elf_read_syms(&o, *path ? path : "/proc/self/exe")) {
+  if (obj_hidden(path) || elf_read_syms(&o, *path ? path : "/proc/self/exe")) {
     free(o.syms);
     free(o.names);
     o.syms = NULL;

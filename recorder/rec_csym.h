@@ -14,6 +14,11 @@
 
 #include "rec_buf.h"
 
+/* Objects whose file name starts with one of prefixes (NULL-terminated;
+** the caller keeps the array) are listed without their symbols: a host's
+** own libraries that hold no Lua-callable function (ljm record's
+** exporters). Call before the first refresh. */
+void rec_csym_hide(const char *const *prefixes);
 /* Adds objects loaded since the last call; cheap when none were. */
 void rec_csym_refresh(void);
 /* Number of objects in the cache (they are never removed). */

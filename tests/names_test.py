@@ -15,7 +15,9 @@ no source at all, and checks what the real clients show:
     stacks and SVG titles;
   * pprof's views read right: -list shows the Lua source with figures, graph
     nodes split into module and function, C and INTERNAL have their own
-    files, no Lua function has "unknown line numbers".
+    files, no Lua function has "unknown line numbers";
+  * the stream's C symbols are LuaJIT's and libc's, not the CLI's own
+    libraries' (libxml2, ICU, libstdc++).
 
 usage: names_test.py LJM CACHE_LEAK_LUA
 """
@@ -28,6 +30,7 @@ import sys
 import tempfile
 
 from clitest import Checks
+import ljmread
 
 check = Checks("names_test")
 LJM = os.path.abspath(sys.argv[1])
@@ -153,6 +156,19 @@ def check_heaptrack(tag, ht, ht2):
               "%s: heaptrack -d: %s calls differ" % (tag, calls.group(1)))
 
 
+def check_symtab(path):
+    """`ljm record` names the C functions a Lua program can run in (LuaJIT's,
+    libc's), not those of the libraries the CLI links for its exporters
+    (libxml2 and the ICU and libstdc++ it loads): luajit has none of them."""
+    syms = ljmread.Symbols()
+    ljmread.read_symtab(ljmread.Reader(open(path, "rb").read()), syms)
+    names = set(syms.cnames.values())
+    check({"lua_createtable", "printf"} <= names,
+          "symtab: LuaJIT's and libc's C functions (%d names)" % len(names))
+    cli = sorted(n for n in names if n.startswith(("xml", "_ZNSt")) or re.match(r"u_\w+_\d+$", n))
+    check(not cli, "symtab: the CLI's own libraries: %r" % cli[:5])
+
+
 def main():
     tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
     rec = os.path.join(tmp, "rec")
@@ -161,6 +177,7 @@ def main():
     for r in ("run1", "run2"):
         p = run([LJM, "record", "-o", r + ".ljm", "cache_leak.lua"], cwd=rec)
         check(p.returncode == 0, "record %s: %s" % (r, p.stderr))
+    check_symtab(os.path.join(rec, "run1.ljm"))
 
     # 1. Source beside the profile (current directory).
     for fmt in ("json", "folded", "svg", "md", "pb.gz", "heaptrack.zst"):
