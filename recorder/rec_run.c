@@ -19,6 +19,7 @@
 
 #include "lib_recorder.h"
 #include "ljm_recorder.h"
+#include "rec_arena_room.h"
 #include "rec_csym.h"
 
 #define PROGNAME "luajit"  /* error messages read as luajit's */
@@ -413,6 +414,7 @@ int ljm_record_main(int argc, char **argv)
   }
 
   rec_csym_hide(cli_only_libs);
+  rec_arena_room();
   L = luaL_newstate();
   if (!L) {
     fprintf(stderr, "ljm record: cannot create a Lua state: not enough memory\n");
