@@ -156,16 +156,22 @@ static int rec_start(lua_State *L)
   int given;
   const char *bad = read_options(L, &opt, &given, buf, sizeof(buf));
   ModRec *m;
+  LjmRecorder *r;
   if (bad) return push_fail(L, bad, EINVAL);
   m = modrec(L);
   if (m->r && !ljm_recorder_is_running(m->r)) {
     /* Ended by a write error nobody collected. */
-    ljm_recorder_stop(m->r, NULL);
+    if (ljm_recorder_stop(m->r, &err) == EDEADLK) return push_fail(L, err.msg, err.code);
     m->r = NULL;
   }
   if (m->r) return push_fail(L, "profiler is running already", EINVAL);
-  m->r = ljm_recorder_start_path_ex(L, path, given ? &opt : NULL, &err);
-  if (!m->r) return push_fail(L, err.msg, err.code);
+  r = ljm_recorder_start_path_ex(L, path, given ? &opt : NULL, &err);
+  if (!r) return push_fail(L, err.msg, err.code);
+  if (m->r) {  /* a finalizer run by the start's Lua calls started one meanwhile */
+    ljm_recorder_stop(r, NULL);
+    return push_fail(L, "profiler is running already", EINVAL);
+  }
+  m->r = r;
   ljm_recorder_report_at_exit(m->r, REPORT_PREFIX);
   lua_pushboolean(L, 1);
   return 1;
@@ -178,7 +184,10 @@ static int rec_stop(lua_State *L)
   LjmRecorder *r = m->r;
   if (!r) return push_fail(L, "profiler is not running", EINVAL);
   m->r = NULL;
-  if (ljm_recorder_stop(r, &err)) return push_fail(L, err.msg, err.code);
+  if (ljm_recorder_stop(r, &err)) {
+    if (err.code == EDEADLK) m->r = r;  /* refused: still ours, still recording */
+    return push_fail(L, err.msg, err.code);
+  }
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -112,7 +112,10 @@ LjmRecorder *ljm_recorder_start_writer_ex(lua_State *L, LjmRecWriteFn write, voi
 
 /* Ends the stream (final 0x80 byte), flushes, closes an owned file and
 ** frees r. Returns 0, or an errno value when a write failed at any time
-** (the stream then stops where the failure happened). NULL r: EINVAL. */
+** (the stream then stops where the failure happened). NULL r: EINVAL.
+** Called from inside a start or stop on the same thread (a finalizer run by
+** the GC step of one of their Lua calls), this and the start functions do
+** nothing and fail with EDEADLK: r stays valid and recording. */
 int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err);
 
 /* If the process exits (exit(), os.exit()) before r is stopped and its

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,36 @@ static int set_err(LjmRecError *err, int code, const char *fmt, const char *arg)
     snprintf(err->msg, sizeof(err->msg), fmt, arg);
   }
   return code;
+}
+
+/* The thread that holds R_mu (0: none). A start or a stop calls the Lua
+** API (pushes, the registry), which may run a GC step, whose finalizers
+** may start or stop a recording: that call is refused (EDEADLK) instead of
+** waiting for ever on the lock its own thread holds. Only the holder
+** writes its id here, so a thread finds its own id only if it holds the
+** lock. (No thread-local variable: that would tie the module to ld.so's
+** TLS.) */
+static _Atomic uintptr_t R_owner;
+
+static int R_held(void)
+{
+  return atomic_load_explicit(&R_owner, memory_order_relaxed) == (uintptr_t)pthread_self();
+}
+
+static int R_lock(LjmRecError *err)
+{
+  if (R_held())
+    return set_err(err, EDEADLK, "%s", "the recorder is busy: called from a finalizer that ran "
+                                       "inside a start or stop of a recording");
+  pthread_mutex_lock(&R_mu);
+  atomic_store_explicit(&R_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+  return 0;
+}
+
+static void R_unlock(void)
+{
+  atomic_store_explicit(&R_owner, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&R_mu);
 }
 
 /* -- Allocator wrapper --------------------------------------------------- */
@@ -425,10 +456,15 @@ static void report_failed(void)
 
 static void rec_atexit(void)
 {
-  pthread_mutex_lock(&R_mu);
+  if (R_held()) {  /* exit() from a finalizer inside a start or stop: the lock is ours */
+    end_all();
+    report_failed();
+    return;
+  }
+  R_lock(NULL);
   end_all();
   report_failed();
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
 }
 
 /* A forked child has no writer thread and shares the parent's files:
@@ -437,6 +473,7 @@ static void rec_atfork_child(void)
 {
   LjmRecorder *r;
   pthread_mutex_init(&R_mu, NULL);  /* another thread may have held it */
+  atomic_store_explicit(&R_owner, 0, memory_order_relaxed);
   for (r = R.list; r; r = r->next) {
     r->live = 0;
     r->ended = 1;
@@ -466,14 +503,14 @@ static void rec_atfork_child(void)
 /* __gc of the registry sentinel: only lua_close() collects it. */
 static int sentinel_gc(lua_State *L)
 {
-  pthread_mutex_lock(&R_mu);
+  if (R_lock(NULL)) return 0;  /* never: lua_close() inside a start or stop */
   if (R.g == G(L)) {  /* the VM goes away: so does any wrapper chain */
     end_all();
     unwrap(L);
     R.wrapped = 0;
     R.g = NULL;
   }
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
   return 0;
 }
 
@@ -640,8 +677,15 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   }
   rec_stream_begin(&r->st, g);
   if (!R.wrapped) {
-    R.orig = lua_getallocf(L, &R.orig_ud);
-    lua_setallocf(L, rec_alloc, NULL);
+    void *ud;
+    lua_Alloc cur = lua_getallocf(L, &ud);
+    /* Our own wrapper, put back by a host that kept it from an earlier
+    ** recording: it still wraps R.orig; wrapping it again would recurse. */
+    if (cur != rec_alloc) {
+      R.orig = cur;
+      R.orig_ud = ud;
+      lua_setallocf(L, rec_alloc, NULL);
+    }
     R.wrapped = 1;
   }
   R.g = g;
@@ -844,9 +888,9 @@ static LjmRecorder *start_path(lua_State *L, const char *path, const LjmRecOptio
                                LjmRecError *err)
 {
   LjmRecorder *r;
-  pthread_mutex_lock(&R_mu);
+  if (R_lock(err)) return NULL;
   r = start_path_locked(L, path, opt, err);
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
   return r;
 }
 
@@ -854,9 +898,9 @@ static LjmRecorder *start_fd(lua_State *L, int fd, const LjmRecOptions *opt,
                              LjmRecError *err)
 {
   LjmRecorder *r;
-  pthread_mutex_lock(&R_mu);
+  if (R_lock(err)) return NULL;
   r = start_fd_locked(L, fd, opt, err);
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
   return r;
 }
 
@@ -864,18 +908,18 @@ static LjmRecorder *start_writer(lua_State *L, LjmRecWriteFn write, void *ud,
                                  const LjmRecOptions *opt, LjmRecError *err)
 {
   LjmRecorder *r;
-  pthread_mutex_lock(&R_mu);
+  if (R_lock(err)) return NULL;
   r = start_writer_locked(L, write, ud, opt, err);
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
   return r;
 }
 
 static int stop(LjmRecorder *r, LjmRecError *err)
 {
   int e;
-  pthread_mutex_lock(&R_mu);
+  if ((e = R_lock(err)) != 0) return e;
   e = stop_locked(r, err);
-  pthread_mutex_unlock(&R_mu);
+  R_unlock();
   return e;
 }
 

@@ -9,6 +9,7 @@
 #include "rec_run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,12 +107,34 @@ static int traceback(lua_State *L)
   return 1;
 }
 
+/* SIGINT while the script runs: like luajit, the next call, return or
+** instruction of the VM raises "interrupted!" (a Lua error: the script's
+** pcall, the traceback, exit status 1 and the recording's end all follow),
+** and a second SIGINT kills as by default. */
+static lua_State *interrupted_L;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar)
+{
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+static void on_sigint(int sig)
+{
+  signal(sig, SIG_DFL);
+  lua_sethook(interrupted_L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
 static int docall(lua_State *L, int narg)
 {
   int base = lua_gettop(L) - narg, status;
   lua_pushcfunction(L, traceback);
   lua_insert(L, base);
+  interrupted_L = L;
+  signal(SIGINT, on_sigint);  /* also where SIGINT was ignored: luajit does so */
   status = lua_pcall(L, narg, 0, base);
+  signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
   if (status) lua_gc(L, LUA_GCCOLLECT, 0);
   return status;

@@ -226,9 +226,9 @@ static int verify_below(const RecWalk *w, int k)
     if (b->fn <= REC_KEY_TRUNC || AUX_THREAD(b->aux) != AUX_THREAD(a->aux)) return 0;
     if (!(a->aux & REC_AUX_LUALINK)) {
       /* b's PC came from a continuation frame or a C frame. */
-      if ((a->link & FRAME_TYPEP) == FRAME_CONT) {
-        const TValue *l = a->vlink ? frame_prevd((const TValue *)a->slot)
-                                   : (const TValue *)a->slot;
+      const TValue *l = a->vlink ? frame_prevd((const TValue *)a->slot)
+                                 : (const TValue *)a->slot;
+      if ((a->link & FRAME_TYPEP) == FRAME_CONT && !frame_iscont_fficb(l)) {
         if ((uint64_t)(uintptr_t)frame_contpc(l) != b->pc) return 0;
       } else if (b->kind != REC_FR_C) {
         return 0;  /* a Lua function below a C entry: the C frame's PC */
@@ -324,14 +324,13 @@ static int walk_thread(RecWalk *w, lua_State *L, TValue *f, int mode, uint64_t l
       else
         nf = link - (1 + LJ_FR2 + bc_a(pc[-1]));
     } else {
-      if (frame_iscont(link)) {
+      if (frame_iscont(link) && !frame_iscont_fficb(link)) {
         linepc = (uint64_t)(uintptr_t)frame_contpc(link);
-        if (frame_iscont_fficb(link) && cf) {
-          cf = cframe_raw(cframe_prev(cf));
-          cpb = cp_bound(L, cf);
-        }
       } else {
-        if (frame_isc(link) && cf) {
+        /* A C frame, or an FFI callback's continuation, whose PC slot holds
+        ** no bytecode PC: the Lua function below called C, which saved its
+        ** PC in the C frame the callback's own C frame follows. */
+        if ((frame_isc(link) || frame_iscont(link)) && cf) {
           cf = cframe_raw(cframe_prev(cf));
           cpb = cp_bound(L, cf);
         }

@@ -2,8 +2,8 @@
 """sampling_cost.py -- what sampled recording costs (issue 23: at most 1.05x).
 
 usage: python3 bench/recorder/sampling_cost.py [--reps N] [--pairs N] [--rate 512k]
-           [--so PATH] [--pass PATH] [--instructions]
-       (after: bazel build -c opt //recorder:ljm/recorder.so //bench:ljm_bench_pass.so)
+           [--so PATH] [--pass PATH] [--ljm PATH] [--instructions]
+       (after: bazel build -c opt //recorder:ljm/recorder.so //bench:ljm_bench_pass.so //cli:ljm)
 
 Three measures of binary-trees with the JIT off, stock /usr/bin/luajit,
 recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
@@ -26,6 +26,11 @@ recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
    start + stop time apart. On a VM whose speed drifts by 20% between
    seconds, neighbouring short runs agree within a few percent where
    best-of-N of long runs does not.
+2b. With --ljm PATH (the ljm CLI): the command the issue names, `ljm record
+   --sample RATE --stacks binary_trees.lua 15`, against `luajit
+   binary_trees.lua 15`: whole processes (startup included), JIT off through
+   LUA_INIT, interleaved, with the plain run again as the control; minor page
+   faults per run.
 3. --instructions: instructions executed (valgrind's cachegrind; exact and
    repeatable) for depth 13 plain and recorded, whole processes; and the
    wrapper's own instructions per call (callgrind).
@@ -37,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -108,6 +114,38 @@ def paired(env, out, pairs, rate):
           % (got["sampled, stacks"] / floor, got["sampled, no stacks"] / floor))
 
 
+def cli_runs(env, out, reps, rate, ljm):
+    """ljm record against luajit, whole processes, interleaved as whole_runs."""
+    work = os.path.join(HERE, "binary_trees.lua")
+    e = dict(env, LUA_INIT="jit.off()")
+    modes = (("off", ["luajit", work, "15"]), ("again", ["luajit", work, "15"]),
+             ("sampled", [ljm, "record", "--sample", rate, "--stacks", "-o", out, work, "15"]))
+    walls = {k: [] for k, _ in modes}
+    faults = {k: [] for k, _ in modes}
+    for i in range(reps):
+        for name, cmd in (modes if i % 2 == 0 else modes[::-1]):
+            t = time.perf_counter()
+            p = subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL)
+            _, status, ru = os.wait4(p.pid, 0)
+            if status:
+                raise SystemExit("sampling_cost: %s exited with %d" % (" ".join(cmd), status))
+            walls[name].append(time.perf_counter() - t)
+            faults[name].append(ru.ru_minflt)
+    best = {k: min(v) for k, v in walls.items()}
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    rounds = {k: statistics.median(a / b for a, b in zip(v, walls["off"]))
+              for k, v in walls.items()}
+    print("2b. ljm record --sample %s --stacks binary_trees.lua 15 against luajit, whole"
+          " processes, %d interleaved runs each" % (rate, reps))
+    for name, label in (("off", "luajit"), ("again", "luajit again"), ("sampled", "ljm record")):
+        print("  %-14s best %.3f s  median %.3f s  page faults %d"
+              % (label, best[name], med[name], statistics.median(faults[name])))
+    print("  ratio          best %.3fx   median %.3fx   rounds' median %.3fx  (target <= 1.05x)"
+          % (best["sampled"] / best["off"], med["sampled"] / med["off"], rounds["sampled"]))
+    print("  control        luajit again / luajit: best %.3fx median %.3fx rounds' median %.3fx"
+          % (best["again"] / best["off"], med["again"] / med["off"], rounds["again"]))
+
+
 def instructions(env, out):
     if not shutil.which("valgrind"):
         print("3. instructions: valgrind not found, skipped")
@@ -166,6 +204,7 @@ def main():
     rate = arg("--rate", "512k")
     so = arg("--so", os.path.join(ROOT, "bazel-bin", "recorder", "ljm", "recorder.so"))
     pso = arg("--pass", os.path.join(ROOT, "bazel-bin", "bench", "ljm_bench_pass.so"))
+    ljm = arg("--ljm", None)
     for f, target in ((so, "//recorder:ljm/recorder.so"), (pso, "//bench:ljm_bench_pass.so")):
         if not os.path.exists(f):
             sys.exit("sampling_cost: %s not found; bazel build -c opt %s" % (f, target))
@@ -179,6 +218,8 @@ def main():
     try:
         whole_runs(env, out, reps, rate)
         paired(env, out, pairs, rate)
+        if ljm:
+            cli_runs(env, out, reps, rate, os.path.abspath(ljm))
         if "--instructions" in sys.argv:
             instructions(env, out)
     finally:

@@ -2,7 +2,7 @@
 """module_test.py -- require "ljm.recorder" from stock luajit (the VM under
 test, testlib.VM): the build it picks, return values, errors, no truncation
 on failed start, /dev/full, repeated recordings, os.exit() with a recording
-running.
+running, finalizers that start and stop recordings from inside a start.
 usage: module_test.py SOFILE MODULE_API_LUA"""
 import os
 import re
@@ -26,6 +26,28 @@ b = subprocess.run([testlib.LUAJIT, "-e", 'print(require("ljm.recorder").build()
 res.check(testlib.build_is_vm_flavour(b.stdout) and (", GC64)" in b.stdout) == testlib.vm_gc64(),
           "build() names the VM's flavour: %r" % (b.stdout + b.stderr))
 res.check("module_api: ok" in p.stdout, "module_api.lua checks")
+
+# Hosts that misbehave (module_finalizers.lua, beside module_api.lua):
+# finalizers that stop and start recordings, run by a GC step inside a
+# start, are refused, never a wait for ever on the lock the start holds;
+# a host that puts the recorder's wrapper back after a stop gets a working
+# start, not a wrapper wrapped in itself.
+fin = os.path.join(os.path.dirname(script), "module_finalizers.lua")
+try:
+    f = subprocess.run([testlib.LUAJIT, fin, out, "300"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    m = re.search(r"module_finalizers: (\d+) refused \(EDEADLK\), (\d+) not, running false",
+                  f.stdout)
+    # Where a finalizer runs depends on the VM's GC pacing: on Debian 12's
+    # two VMs (the system's and the trees') some run inside a start.
+    must_hit = os.environ.get("LJM_TEST_FLAVOUR") in (None, "luajit", "luajit2")
+    res.check(f.returncode == 0 and m and (int(m.group(1)) > 0 or not must_hit),
+              "finalizers inside a start are refused: exit %d, %r"
+              % (f.returncode, (f.stdout + f.stderr)[-300:]))
+    res.check("module_finalizers: wrapper put back: ok" in f.stdout,
+              "a start after the host put the recorder's wrapper back: %r" % f.stdout[-300:])
+except subprocess.TimeoutExpired:
+    res.check(False, "finalizers inside a start: the program hung (a deadlock)")
 
 # A guest in its host: the module exports its entry point only, and brings
 # no C++ runtime into a host that has none.

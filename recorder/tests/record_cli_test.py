@@ -3,13 +3,15 @@
 (arg, stdout/stderr, exit status, error messages; no profile of a script it
 cannot read), usage errors, os.exit(),
 default output name, /dev/full, compressed output (.gz, .zst) whole and
-after SIGKILL.
+after SIGKILL, SIGINT as under luajit.
 usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zlib
 
 import testlib
@@ -204,4 +206,31 @@ res.check(p.returncode == 1 and "ljm record: /dev/full: No space left on device"
 p = run([tool, "-o", "/nonexistent-dir/x.ljm", "args.lua"])
 res.check(p.returncode == 1 and p.stderr.startswith("ljm record: /nonexistent-dir/x.ljm:"),
           "unwritable output: exit 1 with one line")
+# SIGINT, as under luajit: "interrupted!" at the next call or instruction,
+# the traceback, exit status 1 and a complete stream; also in a process
+# started with SIGINT ignored (a background job), where luajit catches it
+# all the same. A second SIGINT is the default action (not tested).
+with open(os.path.join(work, "spin.lua"), "w") as f:
+    f.write("jit.off()\nio.write('spinning\\n') io.flush()\nlocal t = {}\n"
+            "while true do t[#t % 100 + 1] = {} end\n")
+for how, pre in (("default", None), ("ignored", lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))):
+    for opts in ([], ["--sample", "1k", "--stacks"]):
+        out = os.path.join(work, "spin.ljm")
+        with subprocess.Popen([tool] + opts + ["-o", out, "spin.lua"], cwd=work,
+                              env=testlib.vm_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, preexec_fn=pre) as q:
+            q.stdout.readline()  # the script runs
+            time.sleep(0.2)
+            q.send_signal(signal.SIGINT)
+            try:
+                _, err = q.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                q.kill()
+                err = "(still running 60 s after SIGINT)"
+        st = ljmread.parse(open(out, "rb").read()) if os.path.exists(out) else None
+        res.check(q.returncode == 1 and "interrupted!" in err and st is not None and st.complete,
+                  "SIGINT (%s, %s): exit %s, %r, stream complete %s"
+                  % (how, " ".join(opts) or "exact", q.returncode, err[-200:],
+                     st and st.complete))
+
 res.finish()

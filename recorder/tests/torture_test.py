@@ -6,7 +6,9 @@ at a trace exit (trace_growth.lua, which crashed the host before the
 recorder read everything before the real allocator ran), hundreds of
 traces and side traces, jit.flush() and a small maxtrace flushing every
 trace from a trace exit, stacks growing under traces, coroutines, errors,
-FFI finalizers, GC steps (torture.lua). Each is recorded many times, since
+FFI finalizers, FFI callbacks that allocate (whose stacks must read
+callback <- C <- the line that called C), GC steps (torture.lua). Each is
+recorded many times, since
 a read of freed memory shows only some of the time:
 - `ljm record --stacks`, on the VM under test;
 - torture_host, a VM whose every block comes from malloc, so that under
@@ -53,6 +55,34 @@ CASES = [
 ]
 FLAGS = {"sampled": 7, "sampled_host": 7}
 
+
+def line_of(script, text):
+    with open(scripts[script]) as f:
+        return next(i for i, l in enumerate(f, 1) if text in l)
+
+
+# Lua called back from C through the FFI (torture.lua's callbacks()): a
+# line of the callback (or a trace), a C frame, then the line that called
+# qsort.
+CB_LINES = range(line_of("torture.lua", "local cmp = ffi.cast(cmp_t"),
+                 line_of("torture.lua", "return x < y and -1") + 1)
+CB_CALL = "@torture.lua:%d" % line_of("torture.lua", "ffi.C.qsort(")
+
+
+def in_callback(label):
+    if label.startswith("TRACE"):
+        return True
+    return label.startswith("@torture.lua:") and int(label.split(":")[1]) in CB_LINES
+
+
+def callback_chain(st):
+    for chain in st.chains():
+        for k in range(len(chain) - 2):
+            if chain[k + 2] == CB_CALL and chain[k + 1].startswith("C:") and in_callback(chain[k]):
+                return True
+    return False
+
+
 for how, cmd, script, args in CASES:
     what = "%s %s" % (how, script)
     bad = []
@@ -70,6 +100,8 @@ for how, cmd, script, args in CASES:
             bad.append("run %d: complete %s, flags %#x, problems %s"
                        % (i, st.complete, st.flags, st.problems[:3]))
             continue
+        if script == "torture.lua" and how != "depth3" and not callback_chain(st):
+            bad.append("run %d: no stack callback <- C <- %s (an FFI callback)" % (i, CB_CALL))
         traces = sum(1 for parent, label in st.nodes.values() if label.startswith("TRACE"))
         if traces < (1 if how in ("depth3", "sampled", "sampled_host") else 10):
             bad.append("run %d: only %d trace frames" % (i, traces))

@@ -92,6 +92,27 @@ local function ffi_work(n)
   return finalised
 end
 
+-- Lua called back from C (qsort through the FFI): the callback allocates,
+-- so the walk meets an FFI callback's continuation frame, whose PC slot
+-- holds no bytecode PC.
+ffi.cdef [[ void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)); ]]
+local cmp_t = ffi.typeof("int (*)(const void *, const void *)")
+local function callbacks(n)
+  local made = 0
+  local cmp = ffi.cast(cmp_t, function(a, b)
+    local x, y = ffi.cast("const int *", a)[0], ffi.cast("const int *", b)[0]
+    keep({x, y})
+    made = made + 1
+    return x < y and -1 or x > y and 1 or 0
+  end)
+  local arr = ffi.new("int[?]", n)
+  for i = 0, n - 1 do arr[i] = (i * 7919) % n end
+  ffi.C.qsort(arr, n, 4, cmp)
+  cmp:free()
+  for i = 1, n - 1 do assert(arr[i - 1] <= arr[i]) end
+  return made
+end
+
 local function strings(n)
   local parts = {}
   for i = 1, n do
@@ -106,6 +127,7 @@ for round = 1, ROUNDS do
   coro_work(round)
   errors(300)
   ffi_work(2000)
+  assert(callbacks(300) > 300)
   strings(2000)
   collectgarbage("step", 50)
   if round % 2 == 0 then jit.flush() end
