@@ -456,15 +456,11 @@ static void report_failed(void)
 
 static void rec_atexit(void)
 {
-  if (R_held()) {  /* exit() from a finalizer inside a start or stop: the lock is ours */
-    end_all();
-    report_failed();
-    return;
-  }
-  R_lock(NULL);
+  int held = R_held();  /* exit() from a finalizer inside a start or stop: the lock is ours */
+  if (!held) R_lock(NULL);
   end_all();
   report_failed();
-  R_unlock();
+  if (!held) R_unlock();
 }
 
 /* A forked child has no writer thread and shares the parent's files:

@@ -28,7 +28,7 @@
 /* The libraries the ljm CLI links for its exporters (the SVG writer's
 ** libxml2 and what it loads, pprof's protobuf-c): luajit has none of them
 ** and no Lua frame can be in them, so their symbols stay out of the
-** stream (about 10,000, 0.5 MB and 3 ms at every start). */
+** stream (about 10,000, 0.5 MB and 2 ms at every start). */
 static const char *const cli_only_libs[] = {
   "libxml2.so", "libicu", "libstdc++.so", "liblzma.so", "libprotobuf-c.so", NULL
 };
