@@ -52,6 +52,7 @@ if [ $tests -eq 1 ]; then
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server (needs luajit2)
     wrk                      # load for the nginx test and benchmark
     neovim                   # a real application recording itself (nvim_test)
+    love xvfb                # a game recording itself on Xvfb (love_test)
     tarantool                # a real program on another LuaJIT (its bundled fork; tarantool_host_test)
   )
 fi

@@ -63,7 +63,6 @@ import mmap
 import os
 import re
 import resource
-import select
 import shutil
 import signal
 import struct
@@ -74,7 +73,9 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "recorder", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
 import ljhread  # noqa: E402
+import xvfb  # noqa: E402
 import export_testlib as T  # noqa: E402
 from export_testlib import check  # noqa: E402
 
@@ -171,19 +172,10 @@ class Xvfb:
                               os.path.join(workdir, "xvfb.log"), pass_fds=(wfd,))
         finally:
             os.close(wfd)
-        number = b""
-        deadline = time.time() + 15
-        while not number.endswith(b"\n") and time.time() < deadline:
-            if select.select([rfd], [], [], 0.2)[0]:
-                chunk = os.read(rfd, 16)
-                if not chunk:
-                    break
-                number += chunk
-        os.close(rfd)
-        if not number.strip().isdigit():
+        self.display = xvfb.display(rfd)
+        if not self.display:
             with open(os.path.join(workdir, "xvfb.log"), errors="replace") as fh:
                 raise RuntimeError("Xvfb did not start: %s" % fh.read()[-500:])
-        self.display = ":" + number.strip().decode()
         with open(os.path.join(fbdir, "Xvfb_screen0"), "rb") as fh:
             self.fb = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         h = struct.unpack(">25I", self.fb[:100])  # XWDFileHeader, big-endian

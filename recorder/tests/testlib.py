@@ -111,6 +111,31 @@ def module_cpath(sofile, name):
     return env
 
 
+def recording_env(env, work, name, i, rate=None):
+    """Points the environment of a host's run i at its stream and its done
+    file (LJM_OUT, LJM_DONE), sampled at rate with seed i + 1 if a rate is
+    given (LJM_SAMPLE, LJM_SEED); returns both paths."""
+    out = os.path.join(work, "%s%d.ljm" % (name, i))
+    done = os.path.join(work, "done%d.txt" % i)
+    env["LJM_OUT"], env["LJM_DONE"] = out, done
+    env.pop("LJM_SAMPLE", None)
+    if rate:
+        env["LJM_SAMPLE"], env["LJM_SEED"] = str(rate), str(i + 1)
+    return out, done
+
+
+def host_stream(res, i, out, rate=None):
+    """The stream of a host's run i with stacks (out), parsed; checks that it
+    is complete, follows decoder/EXTENSION.md and is sampled at rate, or
+    exact if none."""
+    st = ljmread.parse(open(out, "rb").read())
+    flags = ljmread.STACKS | ljmread.TIME | (ljmread.SAMPLED if rate else 0)
+    res.check(st.complete and st.flags == flags and not st.problems and st.rate == rate,
+              "run %d: complete extended stream (%s, %#x, rate %s, %s)"
+              % (i, st.complete, st.flags, st.rate, st.problems[:3]))
+    return st
+
+
 def rows(path):
     return ljmread.decode(open(path, "rb").read())
 

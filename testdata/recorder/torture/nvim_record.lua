@@ -2,10 +2,12 @@
 -- inside nvim (nvim --headless -u NONE -c "luafile nvim_record.lua"):
 -- LSP and treesitter modules, vim.inspect, vim.split of a large string,
 -- 20000 buffer lines, and JIT-heavy loops in chunks of their own.
--- LJM_OUT: the stream; LJM_DONE: a file that gets "ok" and the figures.
+-- LJM_OUT: the stream; LJM_DONE: a file that gets "ok" and the figures;
+-- LJM_SAMPLE, LJM_SEED: a sampled recording at that rate instead.
 local out, done = os.getenv("LJM_OUT"), os.getenv("LJM_DONE")
+local sample, seed = os.getenv("LJM_SAMPLE"), tonumber(os.getenv("LJM_SEED"))
 local rec = require "ljm.recorder"
-assert(rec.start(out, {stacks = true}))
+assert(rec.start(out, {stacks = true, sample = sample, seed = sample and seed or nil}))
 require "vim.lsp"
 require "vim.treesitter"
 local caps = vim.lsp.protocol.make_client_capabilities()
