@@ -37,6 +37,7 @@
 #include "rec_cname.h"
 #include "rec_ext.h"
 #include "rec_flavour.h"
+#include "rec_outfile.h"
 #include "rec_sample.h"
 #include "rec_sig.h"
 #include "rec_snap.h"
@@ -57,6 +58,9 @@ struct LjmRecorder {
   int fd;                /* file sink, or -1 */
   RecZout z;             /* a path's compression (.gz, .zst), on the fd */
   int own_fd;            /* close fd at stop */
+  dev_t fd_dev;          /* what fd referred to at the start: checked */
+  ino_t fd_ino;          /* before each write (fd_write) */
+  int fd_known;
   LjmRecWriteFn write;   /* callback sink */
   void *wud;             /* its argument */
   char *name;            /* path or "<fd N>" for messages */
@@ -536,7 +540,13 @@ static int fd_write(void *ud, const void *data, size_t len)
   LjmRecorder *r = ud;
   const char *p = data;
   RecSigGuard sg;
+  struct stat st;
   int e = 0;
+  /* A host that closed the descriptor (a daemon closing every fd) may
+  ** have opened a file of its own under the same number: never write
+  ** into it. */
+  if (r->fd_known && (fstat(r->fd, &st) || st.st_dev != r->fd_dev || st.st_ino != r->fd_ino))
+    return EBADF;
   rec_sig_block(&sg);
   while (len) {
     ssize_t n = write(r->fd, p, len);
@@ -554,6 +564,17 @@ static int fd_write(void *ud, const void *data, size_t len)
   }
   rec_sig_restore(&sg);
   return e;
+}
+
+/* Notes what r->fd refers to, for fd_write's check. */
+static void note_fd(LjmRecorder *r)
+{
+  struct stat st;
+  r->fd_known = !fstat(r->fd, &st);
+  if (r->fd_known) {
+    r->fd_dev = st.st_dev;
+    r->fd_ino = st.st_ino;
+  }
 }
 
 /* The stream's bytes, compressed first when the path asked for it. */
@@ -756,7 +777,7 @@ static LjmRecorder *start_path_locked(lua_State *L, const char *path,
   }
   take_options(r, opt, NULL);
   /* No O_TRUNC here: a start that fails must leave an existing file alone. */
-  r->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  r->fd = rec_fd_off_std(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   if (r->fd < 0) {
     int e = errno;
     if (err) {
@@ -767,6 +788,7 @@ static LjmRecorder *start_path_locked(lua_State *L, const char *path,
     return NULL;
   }
   r->own_fd = 1;
+  note_fd(r);
   {
     struct stat stt;
     LjmRecorder *o;
@@ -813,6 +835,7 @@ static LjmRecorder *start_fd_locked(lua_State *L, int fd, const LjmRecOptions *o
     return NULL;
   }
   r->fd = fd;
+  note_fd(r);
   take_options(r, opt, NULL);
   if (!start_session(L, r, err)) {
     session_free(r);

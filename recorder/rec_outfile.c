@@ -88,6 +88,17 @@ static int cookie_close(void *c)
   return o->err ? -1 : 0;
 }
 
+int rec_fd_off_std(int fd)
+{
+  int hi, e;
+  if (fd < 0 || fd > 2) return fd;
+  hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  e = errno;
+  close(fd);
+  errno = e;
+  return hi;
+}
+
 int rec_outfile_open(RecOutFile *o, const char *path, const char **why)
 {
   static const cookie_io_functions_t io = {NULL, cookie_write, NULL, cookie_close};
@@ -101,8 +112,12 @@ int rec_outfile_open(RecOutFile *o, const char *path, const char **why)
       sizeof(o->tmp))
     return ENAMETOOLONG;
   /* O_NOFOLLOW: a link planted at the temporary name is not written through. */
-  o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (o->fd < 0) return errno;
+  o->fd = rec_fd_off_std(open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (o->fd < 0) {
+    e = errno;
+    unlink(o->tmp);
+    return e;
+  }
   o->f = fopencookie(o, "w", io);
   if (!o->f) {
     e = errno ? errno : ENOMEM;

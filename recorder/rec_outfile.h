@@ -25,6 +25,10 @@ typedef struct RecOutFile {
 /* Opens the temporary file for path. 0, or an errno value with *why set
 ** to the reason (strerror's, or one naming the kind of file refused). */
 int rec_outfile_open(RecOutFile *o, const char *path, const char **why);
+/* A descriptor the recorder opened that took the number of a closed
+** stdin, stdout or stderr, moved above 2 (the host's prints must not land
+** in it): the descriptor to use, or -1 with errno set. */
+int rec_fd_off_std(int fd);
 /* Closes it and, if ok and every write succeeded, renames it over the
 ** target; else removes it. 0, or the first error's errno. */
 int rec_outfile_commit(RecOutFile *o, int ok);

@@ -9,6 +9,8 @@
 #include "rec_run.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,11 +232,24 @@ static struct {
   int done, failed;
 } exit_snap;
 
+/* The thread that runs the script. exit() on another thread (a library's
+** thread of a C module) runs the exit handlers there while the script
+** runs on: its VM can be neither read for a snapshot nor stopped then.
+** The recorder's own exit handler still ends the stream. */
+static pthread_t vm_thread;
+static pid_t run_pid;  /* a fork()ed child takes no snapshot */
+
 static void snapshot_at_exit(void)
 {
   LjmRecError err;
-  if (exit_snap.done || !exit_snap.L || !exit_snap.path) return;
+  if (exit_snap.done || !exit_snap.L || !exit_snap.path || getpid() != run_pid) return;
   exit_snap.done = 1;
+  if (!pthread_equal(pthread_self(), vm_thread)) {
+    fprintf(stderr, "ljm record: heap snapshot not taken: exit() was called on another"
+                    " thread than the script's\n");
+    exit_snap.failed = 1;
+    return;
+  }
   if (ljm_recorder_snapshot(exit_snap.L, exit_snap.path, &err)) {
     fprintf(stderr, "ljm record: heap snapshot: %s\n", err.msg);
     exit_snap.failed = 1;
@@ -256,7 +271,9 @@ static void record_at_exit(void)
   RunArgs *a = exit_run.a;
   LjmRecError err;
   int failed = exit_snap.failed;
-  if (!a || getpid() != exit_run.pid) return;
+  /* On another thread the status exit() was given is unknown here: it
+  ** stays (a snapshot not taken was reported). */
+  if (!a || getpid() != exit_run.pid || !pthread_equal(pthread_self(), vm_thread)) return;
   exit_run.a = NULL;
   if (a->rec && ljm_recorder_stop(a->rec, &err)) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
@@ -333,9 +350,21 @@ static int pmain(lua_State *L)
   return 0;
 }
 
+/* path (relative) under the current directory: a malloc'ed string, or
+** NULL if the directory cannot be named. */
+static char *absolute(const char *path)
+{
+  char cwd[PATH_MAX], *out;
+  size_t n;
+  if (!getcwd(cwd, sizeof(cwd))) return NULL;
+  n = strlen(cwd) + strlen(path) + 2;
+  if ((out = malloc(n))) snprintf(out, n, "%s/%s", cwd, path);
+  return out;
+}
+
 int ljm_record_main(int argc, char **argv)
 {
-  char *defout = NULL;
+  char *defout = NULL, *snapout = NULL;
   int i, status;
   lua_State *L;
   LjmRecError err;
@@ -426,6 +455,7 @@ int ljm_record_main(int argc, char **argv)
   a.script = i;
   if (a.output && !*a.output) return usage_error("empty output file name", NULL);
   if (a.snapshot && !*a.snapshot) return usage_error("empty snapshot file name", NULL);
+
   if (unreadable(argv[a.script])) return 1;
   if (!a.output) {
     defout = default_output(argv[a.script]);
@@ -436,26 +466,37 @@ int ljm_record_main(int argc, char **argv)
     a.output = defout;
   }
 
+  if (a.snapshot && a.snapshot[0] != '/') {  /* where the run started, as -o */
+    snapout = absolute(a.snapshot);
+    if (snapout) a.snapshot = snapout;
+  }
+
   rec_csym_hide(cli_only_libs);
   rec_arena_room();
   L = luaL_newstate();
   if (!L) {
     fprintf(stderr, "ljm record: cannot create a Lua state: not enough memory\n");
     free(defout);
+    free(snapout);
     return 1;
   }
   exit_run.a = &a;
   exit_run.pid = getpid();
+  vm_thread = pthread_self();
+  run_pid = getpid();
   atexit(record_at_exit);  /* before the recorder's: runs after it */
   status = lua_cpcall(L, pmain, &a);
   report(L, status);
   exit_snap.L = NULL;
   exit_run.a = NULL;  /* from here on main reports */
   lua_close(L);  /* ends the stream (final 0x80) like a stop() */
-  if (a.rec && ljm_recorder_stop(a.rec, &err)) {
+  /* A fork()ed child that ran to the end: the recording is the parent's,
+  ** which is no failure of the child's (ECHILD). */
+  if (a.rec && ljm_recorder_stop(a.rec, &err) && err.code != ECHILD) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
     status = 1;
   }
   free(defout);
+  free(snapout);
   return (status || a.status || exit_snap.failed) ? 1 : 0;
 }

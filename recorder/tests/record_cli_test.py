@@ -3,7 +3,9 @@
 (arg, stdout/stderr, exit status, error messages; no profile of a script it
 cannot read), usage errors, os.exit(),
 default output name, /dev/full, compressed output (.gz, .zst) whole and
-after SIGKILL, SIGINT as under luajit.
+after SIGKILL, SIGINT as under luajit; closed stdout or stderr, a script that
+closes and reuses the stream's descriptor, chdir before a snapshot at exit,
+a fork()ed child's end, exit() on another thread.
 usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
 import os
 import re
@@ -232,5 +234,79 @@ for how, pre in (("default", None), ("ignored", lambda: signal.signal(signal.SIG
                   "SIGINT (%s, %s): exit %s, %r, stream complete %s"
                   % (how, " ".join(opts) or "exact", q.returncode, err[-200:],
                      st and st.complete))
+
+# The host's descriptors. With stdout or stderr closed, the stream must not
+# take their number (the script's prints would land in it).
+for script, fd in (("args.lua", 1), ("error.lua", 2)):
+    ref = run(["luajit", script], executable=testlib.LUAJIT, preexec_fn=lambda fd=fd: os.close(fd))
+    p = run([tool, "-o", "closed.ljm", script], preexec_fn=lambda fd=fd: os.close(fd))
+    st = ljmread.parse(open(os.path.join(work, "closed.ljm"), "rb").read())
+    res.check(p.returncode == ref.returncode and st.complete and not st.problems,
+              "%s with fd %d closed: exit %d (luajit %d), stream complete %s %s"
+              % (script, fd, p.returncode, ref.returncode, st.complete, st.problems[:2]))
+# A daemon-style script closes every descriptor above 2, then opens a file
+# of its own, which gets the stream's number: the recorder never writes
+# into it, and says the stream could not be written.
+with open(os.path.join(work, "daemon.lua"), "w") as f:
+    f.write('local ffi = require "ffi"\nffi.cdef "int close(int fd);"\n'
+            'for fd = 3, 255 do ffi.C.close(fd) end\n'
+            'local f = assert(io.open("daemon_data.txt", "w"))\n'
+            'local t = {}\nfor i = 1, 400000 do t[i % 1000 + 1] = {i, tostring(i)} end\n'
+            'f:write("my data\\n")\nf:close()\n')
+p = run([tool, "-o", "daemon.ljm", "daemon.lua"])
+data = open(os.path.join(work, "daemon_data.txt"), "rb").read()
+res.check(data == b"my data\n" and p.returncode == 1 and
+          "daemon.ljm: Bad file descriptor" in p.stderr,
+          "descriptor closed and reused by the script: its file %r..., exit %d, %r"
+          % (data[:16], p.returncode, p.stderr[-200:]))
+# A relative snapshot path names a file where the run started, as -o does,
+# even after the script changed directory.
+os.makedirs(os.path.join(work, "sub"), exist_ok=True)
+with open(os.path.join(work, "cd.lua"), "w") as f:
+    f.write('local ffi = require "ffi"\nffi.cdef "int chdir(const char *p);"\n'
+            'assert(ffi.C.chdir("sub") == 0)\nkeep = {}\nfor i = 1, 100 do keep[i] = {i} end\n')
+for stale in ("cd.ljh", "sub/cd.ljh"):
+    if os.path.exists(os.path.join(work, stale)):
+        os.unlink(os.path.join(work, stale))
+p = run([tool, "-o", "cd.ljm", "--snapshot-at-exit", "cd.ljh", "cd.lua"])
+res.check(p.returncode == 0 and os.path.exists(os.path.join(work, "cd.ljh")) and
+          not os.path.exists(os.path.join(work, "sub", "cd.ljh")),
+          "--snapshot-at-exit cd.ljh after a chdir: written where the run started (%d %r)"
+          % (p.returncode, p.stderr[-200:]))
+# A fork()ed child that runs to the end of the script exits 0, as under
+# luajit: the recording is the parent's.
+with open(os.path.join(work, "forked.lua"), "w") as f:
+    f.write('local ffi = require "ffi"\n'
+            'ffi.cdef "int fork(void); int waitpid(int pid, int *st, int opt);"\n'
+            'local t = {}\nfor i = 1, 1000 do t[i] = {i} end\n'
+            'local pid = ffi.C.fork()\nif pid == 0 then return end\n'
+            'local st = ffi.new("int[1]")\nffi.C.waitpid(pid, st, 0)\n'
+            'print("child status", st[0])\n')
+ref = run(["luajit", "forked.lua"], executable=testlib.LUAJIT)
+p = run([tool, "-o", "forked.ljm", "forked.lua"])
+st = ljmread.parse(open(os.path.join(work, "forked.ljm"), "rb").read())
+res.check(p.returncode == 0 and p.stdout == ref.stdout == "child status\t0\n" and
+          st.complete and "ljm record" not in p.stderr,  # (ASan's leak check may talk)
+          "a forked child's end: %r (luajit %r), exit %d, %r, stream complete %s"
+          % (p.stdout, ref.stdout, p.returncode, p.stderr[-200:], st.complete))
+# exit() on another thread while the script runs on: its status stays, the
+# snapshot at exit is not taken (the VM cannot be read then) and says so,
+# nothing crashes.
+with open(os.path.join(work, "thexit.lua"), "w") as f:
+    f.write('local ffi = require "ffi"\n'
+            'ffi.cdef [[void exit(int); int pthread_create(unsigned long *t, void *a,'
+            ' void *(*f)(void *), void *arg); int usleep(unsigned us);]]\n'
+            'local t = {}\nfor i = 1, 20000 do t[i % 100 + 1] = {i} end\n'
+            'local th = ffi.new("unsigned long[1]")\n'
+            'ffi.C.pthread_create(th, nil, ffi.cast("void *(*)(void *)", ffi.C.exit),'
+            ' ffi.cast("void *", 9))\n'
+            'for i = 1, 1e9 do t[i % 100 + 1] = {i, tostring(i)} end\n')
+bad = []
+for i in range(10):
+    p = run([tool, "-o", "thexit.ljm", "--snapshot-at-exit", "thexit.ljh", "thexit.lua"])
+    if not (p.returncode == 9 and
+            "heap snapshot not taken: exit() was called on another thread" in p.stderr):
+        bad.append((p.returncode, p.stderr[-200:]))
+res.check(not bad, "exit() on another thread, 10 runs: %d bad %r" % (len(bad), bad[:2]))
 
 res.finish()
