@@ -283,7 +283,10 @@ with open(os.path.join(work, "forked.lua"), "w") as f:
             'local st = ffi.new("int[1]")\nffi.C.waitpid(pid, st, 0)\n'
             'print("child status", st[0])\n')
 ref = run(["luajit", "forked.lua"], executable=testlib.LUAJIT)
-p = run([tool, "-o", "forked.ljm", "forked.lua"])
+# Under ASan, LeakSanitizer's exit check in a child forked from threads
+# (the writer's) inherits their stale list and can hang: off for this run.
+p = run([tool, "-o", "forked.ljm", "forked.lua"],
+        env=dict(testlib.vm_env(), ASAN_OPTIONS="detect_leaks=0"))
 st = ljmread.parse(open(os.path.join(work, "forked.ljm"), "rb").read())
 res.check(p.returncode == 0 and p.stdout == ref.stdout == "child status\t0\n" and
           st.complete and "ljm record" not in p.stderr,  # (ASan's leak check may talk)
