@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -37,7 +38,7 @@ static const char *const cli_only_libs[] = {
 
 static const char USAGE[] =
     "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--flush-interval S]\n"
-    "                  [--sample BYTES [--sample-seed N]]\n"
+    "                  [--sample BYTES [--sample-seed N]] [-j CMD]...\n"
     "                  [--snapshot-at-exit FILE] [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
@@ -67,6 +68,12 @@ static const char USAGE[] =
     "  --snapshot-at-exit FILE\n"
     "                      when the script ends (returns, fails or calls\n"
     "                      os.exit), write a heap snapshot to FILE (ljm heap)\n"
+    "  -j CMD              a LuaJIT -j command, as luajit takes it (-joff,\n"
+    "                      -j off, -jflush, -jv, -jdump=FILE): -joff charges\n"
+    "                      every allocation to its line instead of its trace\n"
+    "  -j CMD              a LuaJIT -j command, as luajit takes it (-joff,\n"
+    "                      -j off, -jflush, -jv, -jdump=FILE): -joff charges\n"
+    "                      every allocation to its line instead of its trace\n"
     "  -h, --help          this help\n"
     "\n"
     "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
@@ -220,8 +227,63 @@ typedef struct RunArgs {
   LjmRecOptions opt;     /* --stacks, --stack-depth */
   LjmRecorder *rec;      /* the whole-run recording */
   const char *snapshot;  /* --snapshot-at-exit FILE, or NULL */
+  const char *jit[32];   /* -j commands in order (on, off, flush, v, dump=F, ...) */
+  int njit;
   int status;            /* 0 ok, else failed */
 } RunArgs;
+
+/* -j CMD[=ARGS] as luajit runs it: jit.CMD(), else the module jit.CMD's
+** start(ARGS split at commas). Run before the recording starts. */
+static const char JITCMD[] =
+    "local cmd, args = ...\n"
+    "local f = jit[cmd]\n"
+    "if type(f) ~= 'function' then\n"
+    "  local ok, m = pcall(require, 'jit.' .. cmd)\n"
+    "  if not ok or type(m) ~= 'table' or type(m.start) ~= 'function' then\n"
+    "    error('unknown luaJIT command or jit.* modules not installed', 0)\n"
+    "  end\n"
+    "  f = m.start\n"
+    "end\n"
+    "local a = {}\n"
+    "for v in (args or ''):gmatch('[^,]+') do a[#a + 1] = v end\n"
+    "f(unpack(a))\n";
+
+static int jit_commands(lua_State *L, const RunArgs *a)
+{
+  for (int i = 0; i < a->njit; i++) {
+    const char *cmd = a->jit[i], *eq = strchr(cmd, '=');
+    int status = luaL_loadbuffer(L, JITCMD, sizeof(JITCMD) - 1, "=(command line)");
+    if (status) return report(L, status);
+    lua_pushlstring(L, cmd, eq ? (size_t)(eq - cmd) : strlen(cmd));
+    if (eq) lua_pushstring(L, eq + 1);
+    else lua_pushnil(L);
+    if ((status = lua_pcall(L, 2, 0, 0))) return report(L, status);
+  }
+  return 0;
+}
+
+/* Whether the run can write path (--snapshot-at-exit): its directory is
+** there and writable and the path, if it exists, is a regular file; else
+** one line and 0, before the script runs. */
+static int writable_target(const char *path)
+{
+  struct stat st;
+  char *dir = strdup(path), *slash;
+  int e = 0;
+  if (!dir) return 0;
+  slash = strrchr(dir, '/');
+  if (slash == dir) slash[1] = 0;
+  else if (slash) *slash = 0;
+  else strcpy(dir, ".");
+  if (stat(dir, &st)) e = errno;
+  else if (!S_ISDIR(st.st_mode)) e = ENOTDIR;
+  else if (access(dir, W_OK | X_OK)) e = errno;
+  else if (!stat(path, &st) && !S_ISREG(st.st_mode)) e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+  free(dir);
+  if (e) fprintf(stderr, "ljm record: %s: %s\n", path,
+                 e == EINVAL ? "not a regular file" : strerror(e));
+  return !e;
+}
 
 /* The heap snapshot at exit: after the script, or from exit() when it
 ** calls os.exit() (registered after the recorder's own exit handler, so
@@ -324,6 +386,12 @@ static int pmain(lua_State *L)
   lua_setfield(L, -2, "ljm.recorder");
   lua_pop(L, 2);
 
+  /* The -j commands take effect before anything is recorded (a failed
+  ** one ends the run as luajit ends it, leaving no profile). */
+  if (jit_commands(L, a)) {
+    a->status = 1;
+    return 0;
+  }
   a->rec = ljm_recorder_start_path_ex(L, a->output, &a->opt, &err);
   if (!a->rec) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
@@ -426,6 +494,16 @@ int ljm_record_main(int argc, char **argv)
     } else if (!strcmp(arg, "--snapshot-at-exit")) {
       if (++i >= argc) return usage_error("option needs a file name:", arg);
       a.snapshot = argv[i];
+    } else if (!strcmp(arg, "-j") || (!strncmp(arg, "-j", 2) && arg[2])) {
+      const char *v = arg[2] ? arg + 2 : NULL;
+      if (!v) {
+        if (++i >= argc) return usage_error("option needs a LuaJIT command (-j off):", arg);
+        v = argv[i];
+      }
+      if (!*v) return usage_error("option needs a LuaJIT command (-j off):", arg);
+      if (a.njit == (int)(sizeof(a.jit) / sizeof(a.jit[0])))
+        return usage_error("too many -j options at", arg);
+      a.jit[a.njit++] = v;
     } else if (!strncmp(arg, "--snapshot-at-exit=", 19)) {
       a.snapshot = arg + 19;
     } else if (!strcmp(arg, "--flush-interval") || !strncmp(arg, "--flush-interval=", 17)) {
@@ -469,6 +547,11 @@ int ljm_record_main(int argc, char **argv)
   if (a.snapshot && a.snapshot[0] != '/') {  /* where the run started, as -o */
     snapout = absolute(a.snapshot);
     if (snapout) a.snapshot = snapout;
+  }
+  if (a.snapshot && !writable_target(a.snapshot)) {
+    free(defout);
+    free(snapout);
+    return 1;
   }
 
   rec_csym_hide(cli_only_libs);

@@ -13,47 +13,29 @@ npm_dir=${LJM_BROWSER_NPM:-/var/cache/ljmkit/npm}
 pw_version=1.58.0
 speedscope_version=1.25.0
 
-sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+# shellcheck source=../setup-lib.sh
+. "$(dirname "$0")/../setup-lib.sh"
 
-# -- What is missing (one line says all that will be installed) ----------
+# -- What is missing ------------------------------------------------------
 debs=(chromium graphviz fonts-dejavu-core)
 command -v npm >/dev/null 2>&1 || debs+=(npm)  # nodejs from elsewhere may bring its own
 missing=()
-for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-installed_version() {  # installed_version PACKAGE -> its version, or nothing
+for p in "${debs[@]}"; do installed "$p" || missing+=("$p"); done
+npm_version() {  # npm_version PACKAGE -> its installed version, or nothing
   local f="$npm_dir/node_modules/$1/package.json"
   [ -f "$f" ] && node -e 'process.stdout.write(String(require(process.argv[1]).version))' "$f" 2>/dev/null
 }
 npm_missing=()
-[ "$(installed_version playwright-core || true)" = "$pw_version" ] ||
+[ "$(npm_version playwright-core || true)" = "$pw_version" ] ||
   npm_missing+=("playwright-core@$pw_version")
-{ [ "$(installed_version speedscope || true)" = "$speedscope_version" ] &&
+{ [ "$(npm_version speedscope || true)" = "$speedscope_version" ] &&
   [ -f "$npm_dir/node_modules/speedscope/dist/release/index.html" ]; } ||
   npm_missing+=("speedscope@$speedscope_version")
-if [ ${#missing[@]} -eq 0 ] && [ ${#npm_missing[@]} -eq 0 ]; then
-  exit 0
-fi
-what="${missing[*]}"
-[ ${#npm_missing[@]} -eq 0 ] || what="${what:+$what }${npm_missing[*]} (npm, in $npm_dir)"
-echo "setup: installing $what" >&2
 
 # -- Debian packages ------------------------------------------------------
-if [ ${#missing[@]} -gt 0 ]; then
-  log=$(mktemp)
-  apt_install() {
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}" >"$log" 2>&1
-  }
-  # The package lists are refreshed only when the install needs it (none
-  # yet, or outdated ones naming files the mirror no longer has).
-  if ! apt_install; then
-    $sudo apt-get update -qq >/dev/null
-    apt_install || { cat "$log" >&2; rm -f "$log"; exit 1; }
-  fi
-  rm -f "$log"
-fi
+[ ${#missing[@]} -eq 0 ] || apt_install "installing Chromium" "${missing[@]}"
+[ ${#npm_missing[@]} -gt 0 ] || exit 0
+echo "setup: installing ${npm_missing[*]} (npm, in $npm_dir)" >&2
 
 # -- npm packages (both installed together from one package.json) --------
 if [ ${#npm_missing[@]} -gt 0 ]; then
@@ -81,7 +63,7 @@ JSON
     cat "$log" >&2
     rm -f "$log"
     $sudo rm -rf "$work"
-    exit 1
+    fail "installing the npm packages" "npm install ${npm_missing[*]} failed" "npm's messages are above"
   fi
   rm -f "$log"
   $sudo rm -rf "$npm_dir.old.$$"

@@ -14,22 +14,6 @@ packages=(
   libxtst6        # libXtst.so.6 (x11-utils needs it too; the test loads it itself)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "setup: installing ${missing[*]}" >&2
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-# apt's chatter (e.g. "debconf: delaying package configuration") is shown
-# only when something fails.
-if ! { $sudo apt-get update -qq &&
-       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-         "${missing[@]}"; } >"$log" 2>&1; then
-  cat "$log" >&2
-  echo "setup: installing ${missing[*]} failed" >&2
-  exit 1
-fi
+# shellcheck source=../setup-lib.sh
+. "$(dirname "$0")/../setup-lib.sh"
+apt_install "installing heaptrack_gui and Xvfb" "${packages[@]}"

@@ -11,22 +11,30 @@
 # so apt-get update stays bookworm-sized; when the mirror has lost a revision's
 # .dsc, its verified .orig stands in (no Debian patches, .debian-orig-only).
 # A tree other than bookworm's that cannot be fetched is one line, and the
-# build leaves that LuaJIT out. Nothing is installed or removed, nothing
-# committed. Idempotent and quiet: present trees cost no network, the indexes'
+# build leaves that LuaJIT out; a bookworm tree that cannot be fetched fails
+# the set-up in one line. Everything comes from the mirrors the machine's apt
+# sources name (main and security), never a fixed host. Nothing is installed
+# or removed, nothing committed. Idempotent and quiet: present trees cost no network, the indexes'
 # choice being cached in luajit-index/ until the installed version is in no
 # tree (or LJMKIT_LUAJIT_REFRESH=1).
 set -euo pipefail
+# shellcheck source=../setup-lib.sh
+. "$(dirname "$0")/../setup-lib.sh"
 
-sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 cache=/var/cache/ljmkit
 index_dir=$cache/luajit-index
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -e "$keyring" ] || keyring=/usr/share/keyrings/debian-archive-keyring.pgp
-# shellcheck source=/dev/null
-codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+codename=$(codename)
+mirror=$(debian_mirror)
+security=$(apt_uri "$codename-security")
+[ -n "$security" ] || security=$(apt_uri bookworm-security)
 say() { echo "luajit-source: $*" >&2; }
 have() {  # have <tree> <version>
   [ -f "$1/src/lj_obj.h" ] && [ "$(cat "$1/.debian-version" 2>/dev/null)" = "$2" ]
+}
+first_dir() {  # first_dir DIR [DEPTH [PATH-GLOB]]: the first directory there, or nothing
+  find "$1" -mindepth "${2:-1}" -maxdepth "${2:-1}" -type d -path "${3:-*}" -print -quit 2>/dev/null || true
 }
 install_tree() {  # install_tree <unpacked tree> <destination> <version>
   [ -f "$1/src/lj_obj.h" ] || return 1
@@ -40,28 +48,23 @@ install_tree() {  # install_tree <unpacked tree> <destination> <version>
 srclist=/etc/apt/sources.list.d/ljmkit-deb-src.sources
 ensure_deb_src() {
   if [ ! -f "$srclist" ]; then
-    $sudo tee "$srclist" >/dev/null <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: $keyring
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: $keyring
-SRC
+    {
+      printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: %s\n' \
+        "$mirror" "$keyring"
+      [ -z "$security" ] ||
+        printf '\nTypes: deb-src\nURIs: %s\nSuites: bookworm-security\nComponents: main\nSigned-By: %s\n' \
+          "$security" "$keyring"
+    } | $sudo tee "$srclist" >/dev/null
   fi
-  $sudo apt-get update -qq >/dev/null
+  apt_updated=0
+  apt_update
 }
 
 madison=""
 bookworm_versions() {  # bookworm_versions <source package>: sets listed and newest
   local p v
   listed=" " newest=""
-  [ -n "$madison" ] || madison=$(apt-cache madison luajit luajit2 2>/dev/null | awk -F' [|] ' '
+  [ -n "$madison" ] || madison=$({ apt-cache madison luajit luajit2 2>/dev/null || true; } | awk -F' [|] ' '
     $3 ~ / bookworm(-updates|-security)?\/main Sources$/ { gsub(/ /, "", $1); print $1, $2 }')
   while read -r p v; do
     [ "$p" = "$1" ] || continue
@@ -74,8 +77,7 @@ fetch_bookworm() {  # fetch_bookworm <source package> <library package> <destina
   local src=$1 lib=$2 dest=$3 ver="" work tree
   # On bookworm, the installed version if it is bookworm's; else the newest.
   if [ "$codename" = bookworm ]; then
-    ver=$(dpkg-query -W -f='${Status} ${source:Version}' "$lib" 2>/dev/null |
-          sed -n 's/^install ok installed //p')
+    ver=$(installed_version "$lib")
     have "$dest" "$ver" && return 0
   fi
   bookworm_versions "$src"
@@ -92,7 +94,7 @@ fetch_bookworm() {  # fetch_bookworm <source package> <library package> <destina
     rm -rf "$work"
     return 1
   }
-  tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+  tree=$(first_dir "$work")
   install_tree "$tree" "$dest" "$ver" || {
     say "unexpected source layout in $work"
     return 1
@@ -100,18 +102,21 @@ fetch_bookworm() {  # fetch_bookworm <source package> <library package> <destina
   rm -rf "$work"
 }
 
-fetch_bookworm luajit libluajit-5.1-2 "$cache/luajit-src"
-fetch_bookworm luajit2 libluajit2-5.1-2 "$cache/luajit2-src"
+for pair in "luajit libluajit-5.1-2" "luajit2 libluajit2-5.1-2"; do
+  read -r src lib <<<"$pair"
+  fetch_bookworm "$src" "$lib" "$cache/$src-src" ||
+    fail "fetching the LuaJIT sources" "no $src source tree from Debian 12 (bookworm)" \
+      "the recorder is built against it; apt-get source $src needs a bookworm deb-src entry, see $srclist"
+done
 
 # Tarantool, where installed (the test machine: a real program on its own
 # LuaJIT fork, statically linked): the fork its source package bundles.
 tt_dest=$cache/tarantool-luajit-src
-tt_ver=$(dpkg-query -W -f='${Status} ${source:Version}' tarantool 2>/dev/null |
-         sed -n 's/^install ok installed //p')
+tt_ver=$(installed_version tarantool)
 if [ -n "$tt_ver" ] && ! have "$tt_dest" "$tt_ver"; then
   work=$(mktemp -d)
   if (cd "$work" && apt-get source -qq "tarantool=$tt_ver" >/dev/null 2>&1) &&
-     tree=$(find "$work" -mindepth 3 -maxdepth 3 -path '*/third_party/luajit' | head -n 1) &&
+     tree=$(first_dir "$work" 3 '*/third_party/luajit') &&
      [ -n "$tree" ] && install_tree "$tree" "$tt_dest" "$tt_ver"; then
     :
   else
@@ -137,11 +142,11 @@ verify() {  # verify <InRelease> <Release out>: signed by a key of Debian's arch
 refresh=${LJMKIT_LUAJIT_REFRESH:-}
 refreshed=" "
 index() {  # index <suite>: the cached luajit and luajit2 stanzas of its Sources
-  local suite=$1 f=$index_dir/$1 base=http://deb.debian.org/debian w sha ok=0
+  local suite=$1 f=$index_dir/$1 base=$mirror w sha ok=0
   if [ -f "$f" ] && { [ -z "$refresh" ] || [[ $refreshed == *" $suite "* ]]; }; then
     echo "$f"; return 0
   fi
-  case $suite in *-security) base=http://deb.debian.org/debian-security ;; esac
+  case $suite in *-security) base=$security; [ -n "$base" ] || return 1 ;; esac
   w=$(mktemp -d)
   if get "$base/dists/$suite/InRelease" "$w/InRelease" && verify "$w/InRelease" "$w/Release"; then
     sha=$(sed -n 's/^ \([0-9a-f]\{64\}\) \+[0-9]\+ main\/source\/Sources.xz$/\1/p' "$w/Release")
@@ -165,7 +170,7 @@ stanza() {  # stanza <index file> <package> [<version>]: the first matching stan
     $0 ~ ("(^|\n)Package: " p "(\n|$)") && (v == "" || index($0, "\nVersion: " v "\n")) {
       print; exit }' "$1"
 }
-field() { sed -n "s/^$1: //p" | head -n 1; }
+field() { sed -n "/^$1: /{s///p;q}"; }
 
 fetch_pool() {  # fetch_pool <stanza> <destination>: .dsc, else the .orig alone
   local st=$1 dest=$2 ver dir w sha name all=1 dsc="" orig="" tree
@@ -173,7 +178,7 @@ fetch_pool() {  # fetch_pool <stanza> <destination>: .dsc, else the .orig alone
   dir=$(field Directory <<<"$st")
   w=$(mktemp -d)
   while read -r sha _ name; do
-    if get "http://deb.debian.org/debian/$dir/$name" "$w/$name" "SHA256:$sha"; then
+    if get "$mirror/$dir/$name" "$w/$name" "SHA256:$sha"; then
       case $name in *.asc) ;; *.dsc) dsc=$name ;; *.orig.tar.*) orig=$name ;; esac
     else
       rm -f "$w/$name" "$w/$name.FAILED"; all=0
@@ -183,7 +188,7 @@ fetch_pool() {  # fetch_pool <stanza> <destination>: .dsc, else the .orig alone
      dpkg-source -x "$w/$dsc" "$w/tree" >/dev/null 2>&1; then
     tree=$w/tree orig=""
   elif [ -n "$orig" ] && mkdir "$w/orig" && tar -xf "$w/$orig" -C "$w/orig" 2>/dev/null; then
-    tree=$(find "$w/orig" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+    tree=$(first_dir "$w/orig")
     [ -z "$tree" ] || echo "$orig alone: the .dsc or Debian tarball could not be fetched, so no Debian patches" \
       >"$tree/.debian-orig-only"
   fi
