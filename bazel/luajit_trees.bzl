@@ -99,8 +99,14 @@ def _tree(ctx, root, name, label, source, build, defines):
     if not src.exists:
         return None, "%s not found" % source
     if source.endswith(".tar.gz") or source.endswith(".tar.xz"):
-        ctx.extract(src, output = name + "/tree", stripPrefix = src.basename.rsplit(".tar.", 1)[0])
+        # tar, not ctx.extract: Debian 13's Bazel 4.2.3 dies in ctx.extract (the
+        # commons-io it is packaged with lacks a class it loads there).
         tree = ctx.path(name + "/tree")
+        r = ctx.execute(["mkdir", "-p", str(tree)])
+        if r.return_code == 0:
+            r = ctx.execute(["tar", "-xf", str(src), "-C", str(tree), "--strip-components=1"])
+        if r.return_code != 0:
+            return None, "%s: cannot unpack it: %s" % (source, r.stderr.strip())
     else:
         tree = src
         if not tree.get_child("src").get_child("lj_obj.h").exists:

@@ -1,5 +1,5 @@
 /* gen_big.c -- writes a large valid ljs v3 + ljm v3 stream shaped like the
-** profile of ../shared/ref/v3/big.lua, the input of the report benchmark.
+** profile of testdata/v3/big.lua, the input of the report benchmark.
 **
 **   gen_big [--scale N] [--iterations N] [--symtab FILE] [--stacks] OUT|-
 **

@@ -3,7 +3,7 @@
 ** A real profile's symtab holds ~5700 C symbols (~123 KB) plus the Lua
 ** prototypes alive at start; the decoder must index all of them, so the
 ** benchmark needs one of realistic size. It is either copied from a real
-** stream (e.g. ../shared/ref/v3/empty.ljm) or synthesised deterministically.
+** stream (e.g. testdata/v3/empty.ljm) or synthesised deterministically.
 */
 #ifndef GEN_SYMTAB_H
 #define GEN_SYMTAB_H

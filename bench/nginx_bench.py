@@ -24,8 +24,8 @@ each of ROUNDS rounds (default 20), every recorded mode gets a burst of
 SECONDS (default 2) under wrk right before or after (alternately) a burst
 of the unrecorded server, starting with another mode each round. The
 ratios are the medians (and quartiles) of each burst's figure over its
-unrecorded neighbour's: this machine's speed drifts by 20% within seconds,
-so only neighbouring bursts compare. --fresh restarts every server before
+unrecorded neighbour's: a VM's speed drifts within seconds, so only
+neighbouring bursts compare. --fresh restarts every server before
 each round: two servers of the same mode differ by a few percent (their
 processes' layouts), which otherwise biases a whole sitting. CPU per request counts only the
 workers (their writer threads included).

@@ -170,7 +170,7 @@ echo "ljm convert -o OUT big1x.ljm against ljm report big1x.ljm, $runs runs each
 echo "(convert, report, convert, ...: the two ratios are of the best and of the median runs;"
 echo "target: <= 1.5x report time)"
 printf '%-24s %9s %13s %9s %9s %12s\n' output seconds "peak RSS MB" "best" "median" "out bytes"
-# The formats the issues name, plus any other suffix 'ljm convert --help'
+# The formats benchmarked by name, plus any other suffix 'ljm convert --help'
 # lists (its format table: two spaces, name in 11 columns, suffixes in 34).
 suffixes=".txt .pb.gz .heaptrack.gz .heaptrack.zst .folded .svg .md .json"
 for s in $("$ljm" convert --help 2>/dev/null |

@@ -10,8 +10,9 @@
 #include "model/ljm_heapgraph.h"
 
 static const char usage[] =
-    "usage: ljm heap [--top N] [--top TYPE] [--paths N] [--json]\n"
-    "                [--base OLD | --path-to PATTERN] FILE\n"
+    "usage: ljm heap [--top N] [--paths N] [--json]\n"
+    "                [--top TYPE | --base OLD | --path-to PATTERN] FILE\n"
+    "       (--top TYPE, --base and --path-to are three views: one at a time)\n"
     "\n"
     "Prints what a heap snapshot (rec.snapshot(path), ljm_recorder_snapshot)\n"
     "holds: objects and bytes per type, largest first, beside the VM's own\n"
@@ -108,10 +109,16 @@ int ljm_cmd_heap(int argc, char **argv)
   if (optind >= argc) return ljm_cli_usage_error("heap", "missing snapshot FILE");
   if (optind + 1 < argc)
     return ljm_cli_usage_error("heap", "one snapshot at a time ('%s' is extra)", argv[optind + 1]);
-  if (base && pattern) return ljm_cli_usage_error("heap", "--base and --path-to do not go together");
-  if (type && (base || pattern))
-    return ljm_cli_usage_error("heap", "--top TYPE lists the summary's retainers (--path-to matches "
-                               "type names itself)");
+  /* Three views, one at a time; the message names the options given. */
+  if (base && pattern)
+    return ljm_cli_usage_error("heap", "--base %s and --path-to %s are two views: give one", base,
+                               pattern);
+  if (type && base)
+    return ljm_cli_usage_error("heap", "--top %s (a type) filters the summary's retainers and does not "
+                               "go with --base %s (growth)", type, base);
+  if (type && pattern)
+    return ljm_cli_usage_error("heap", "--top %s (a type) does not go with --path-to %s, which "
+                               "matches type names itself", type, pattern);
   regex_t tre;
   if (type && regcomp(&tre, type, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--top wants a number or a POSIX extended regular expression, "

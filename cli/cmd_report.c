@@ -5,9 +5,10 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "exporters/ljm_exporter.h"
+#include "exporters/text/trace_lines.h"
 
 static const char usage[] =
-    "usage: ljm report [--leak-only] [--human-readable] [--strict] [-q] FILE\n"
+    "usage: ljm report [--leak-only] [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip- or zstd-compressed,\n"
@@ -15,6 +16,10 @@ static const char usage[] =
     "\n"
     "  --leak-only       print only the HEAP SUMMARY (and ALIASES)\n"
     "  --human-readable  sizes in KiB/MiB/GiB instead of bytes\n"
+    "  --traces=lines    charge each JIT trace's events to the line the trace\n"
+    "                    started at, merged with that line's own row (the\n"
+    "                    default, --traces=traces, names traces as the\n"
+    "                    reference does: TRACE [n] started at FILE:LINE)\n"
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
     "  -q, --quiet       no progress line (shown on a terminal while a large\n"
@@ -29,6 +34,7 @@ int ljm_cmd_report(int argc, char **argv)
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
+    { "traces", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
@@ -42,6 +48,11 @@ int ljm_cmd_report(int argc, char **argv)
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
+    case 't':
+      if (!strcmp(optarg, "lines")) o.traces_as_lines = 1;
+      else if (strcmp(optarg, "traces"))
+        return ljm_cli_usage_error("report", "--traces wants 'lines' or 'traces', not '%s'", optarg);
+      break;
     case 'q': quiet = 1; break;
     case 'h':
       fputs(usage, stdout);
@@ -72,6 +83,13 @@ int ljm_cmd_report(int argc, char **argv)
       rc = 1;
     }
     if (ljm_cli_close_output(stdout, "stdout")) rc = 1;
+    /* JIT-heavy programs: the rows are mostly traces, whose numbers change
+    ** from run to run; one line on stderr says how to get lines instead. */
+    double share = ljm_trace_share(m);
+    if (!o.traces_as_lines && !quiet && share > 0.5)
+      fprintf(stderr, "ljm report: note: JIT traces hold %.0f%% of the allocations; for rows per "
+              "line use --traces=lines, or record with 'ljm record -joff' (or --stacks)\n",
+              share * 100);
   }
   ljm_model_free(m);
   return rc;

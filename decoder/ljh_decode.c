@@ -203,7 +203,9 @@ LjmStatus ljh_decode(LjmInput *in, const LjhCallbacks *cb, void *ud, LjmDiag *di
   }
   if (memcmp(magic, "ljh", 3)) {
     diag->offset = 0;
-    snprintf(diag->msg, sizeof(diag->msg), "not a heap snapshot (no \"ljh\" magic)");
+    snprintf(diag->msg, sizeof(diag->msg), "%s",
+             memcmp(magic, "ljs", 3) ? "not a heap snapshot (no \"ljh\" magic)"
+             : "not a heap snapshot: an ljm profile ('ljm report' and 'ljm convert' read it)");
     return finish(r, LJM_ERROR);
   }
   if (magic[3] != 1 && magic[3] != 2) {

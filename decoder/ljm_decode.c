@@ -226,9 +226,12 @@ static Rd dec_prologue(Dec *d, const char *magic, const char *section, int *ver,
     for (size_t i = 0; i < cmp; i++)
       snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown),
                (d->p[i] >= 0x20 && d->p[i] < 0x7f) ? "%c" : "\\x%02x", d->p[i]);
+    /* A heap snapshot given where a profile belongs says which command reads it. */
+    int snapshot = d->item == 0 && cmp == 3 && !memcmp(d->p, "ljh", 3);
     return dec_error(d, dec_off(d), "bad %s magic '%s' (expected '%s')%s",
                      section, shown, magic,
-                     d->item == 0 ? ": not an ljm profile" : "");
+                     snapshot ? ": a heap snapshot, not an ljm profile ('ljm heap' reads it)"
+                     : d->item == 0 ? ": not an ljm profile" : "");
   }
   if (have < 7) return RD_EOF;
   *ver = d->p[3];

@@ -42,6 +42,7 @@ typedef struct LjmExportOptions {
   unsigned top;           /* markdown --top (0: all) */
   int leak_only;          /* text report --leak-only */
   int human_readable;     /* text report --human-readable */
+  int traces_as_lines;    /* text report --traces=lines: traces at their start lines */
 } LjmExportOptions;
 
 typedef struct LjmExporter {

@@ -118,9 +118,9 @@ typedef struct AddrMap {
   size_t cap;
 } AddrMap;
 
-/* Every bit of the address counts: a product's bits 20.. ignored the high
-** ones, so addresses apart by 2^40 all probed from one slot (a fuzzed
-** 262 KB snapshot took 4 s under ASan). */
+/* Every bit of the address counts: a hash of only some bits would send
+** addresses that differ in the others (objects 2^40 apart) to one slot,
+** and probing would turn quadratic. */
 static size_t am_slot(const AddrMap *m, uint64_t a)
 {
   return (size_t)ljm_hash64(a) & (m->cap - 1);

@@ -13,7 +13,7 @@
 **                exporters, every allocation event with its resolved site;
 **   reference    the per-section aggregation ("Overrides") and HEAP SUMMARY of
 **                Tarantool's memprof report, quirks included, for the text
-**                report (ljm-format.md section 3.4-3.7).
+**                report (doc/ljm-format.md, "What the reference report prints").
 */
 #ifndef LJM_MODEL_H
 #define LJM_MODEL_H

@@ -1,4 +1,5 @@
-/* ljm_names.c -- naming a location the way the reference report does (§3.3),
+/* ljm_names.c -- naming a location the way the reference report does
+** (doc/ljm-format.md, "Names"),
 ** and the site a (location, name) pair stands for. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,8 @@ static void sb_done(Sb *b)
   if (b->p != b->small) free(b->p);
 }
 
-/* How (addr, line) resolves without a trace: rules 2-5 of §3.3. */
+/* How (addr, line) resolves without a trace: rules 2-5 of doc/ljm-format.md's
+** "Names". */
 typedef struct Res {
   LjmSiteKind kind;
   const Proto *proto;   /* LUA */

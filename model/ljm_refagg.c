@@ -1,4 +1,4 @@
-/* ljm_refagg.c -- the reference report's aggregation (ljm-format.md §3.4, 3.6):
+/* ljm_refagg.c -- the reference report's aggregation (doc/ljm-format.md):
 ** rows per section and location id, "Overrides", and the HEAP SUMMARY.
 ** Byte sums are doubles on purpose: the reference adds Lua numbers. */
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* ljm_symbols.c -- Lua prototypes, traces, C symbols and chunk aliases.
 **
-** Later entries for the same key replace earlier ones (reference §3.3). Any
+** Later entries for the same key replace earlier ones (as the reference). Any
 ** change bumps the generation so cached location names are recomputed. */
 #include <stdio.h>
 #include <string.h>

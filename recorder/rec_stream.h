@@ -1,6 +1,6 @@
 /* rec_stream.h -- one ljm stream: its buffer and what it has announced.
 **
-** The stream layer knows the byte format (ljm-format.md §1.3-1.4): the
+** The stream layer knows the byte format (doc/ljm-format.md): the
 ** leading symtab, event records, and the symtab events (0x08, 0x0C,
 ** 0x10) that announce a prototype, C symbol or trace before the first
 ** event that refers to it.

@@ -2,12 +2,11 @@
 """heap_deep_test.py -- ljm heap on a real snapshot of a 300 000-element
 linked list, and on snapshots with impossible sizes.
 
---path-to used to recurse once per path step and died of a stack overflow
-(SIGSEGV) at the default 8 MB stack on this list; it must print the one
-path, elided in the middle, its shown and counted steps adding up. Sizes
-that sum past 2^64 used to wrap ("_G retains 0"); now the snapshot is
-refused at the size's byte (exit 1, one line) and what came before it is
-reported exactly.
+--path-to must not recurse once per path step (a stack overflow at the
+default 8 MB stack on this list): it prints the one path, elided in the
+middle, its shown and counted steps adding up. Sizes that would sum past
+2^64 (and wrap: "_G retains 0") are refused at the size's byte (exit 1,
+one line) and what came before it is reported exactly.
 usage: heap_deep_test.py LJM FUZZ_INPUT"""
 import json
 import os
@@ -157,7 +156,7 @@ chk(p.returncode == 0 and re.search(r"^\s*1600000\s", p.stdout, re.M) is not Non
     "(exit %d): %s %s" % (p.returncode, p.stderr[-300:], p.stdout[:400]))
 
 
-# -- What an adversarial review found quadratic ----------------------------------
+# -- Shapes that a careless walk would make quadratic ----------------------------
 def snapshot(root, objs):
     """A version 2 snapshot: root edges and objects (type, addr, size, label,
     edges); an edge is (kind, target, what): a name for kind 1, else a number."""

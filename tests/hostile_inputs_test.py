@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""hostile_inputs_test.py -- files that used to amplify: every format's
-memory, output and CPU stay bounded (issue 20, items 1-3).
+"""hostile_inputs_test.py -- files that could amplify: every format's
+memory, output and CPU stay bounded.
 
   deep   a 300 000-node stack chain, an event every 1000 nodes, the innermost
-         node's first (heaptrack once walked the whole chain per level): each
-         format converts it within a memory and CPU limit (quadratic walks
-         took minutes and gigabytes); folded, Markdown, pprof and speedscope
+         node's first (a walk of the whole chain per level would be
+         quadratic): each format converts it within a memory and CPU limit;
+         folded, Markdown, pprof and speedscope
          show at most LJM_FRAMES_SHOWN_MAX (256) frames of a path below one
          "[...]"; SVG, .heapprofile and heaptrack keep every frame.
   nodes  `ljm report` of a 1 000 000-node chain: memory per node.

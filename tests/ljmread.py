@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""ljmread.py -- the tests' own reader of ljm streams (ljm-format.md and
+"""ljmread.py -- the tests' own reader of ljm streams (doc/ljm-format.md and
 decoder/EXTENSION.md), independent of the C decoder: it shares no code
 with it. One byte-level reader (Reader: bytes, ULEB128 numbers, strings;
 read_sym and read_symtab: the symbol table) under four views of a stream:
 
   rows       decode(data) -> (rows, info): events per (section, name),
-             locations named like the reference parser (ljm-format.md 3.3)
-             and grouped per section by id (3.4); parse_report(text): a
+             locations named like the reference parser (doc/ljm-format.md)
+             and grouped per section by id; parse_report(text): a
              reference report in the same shape. Standard streams.
   extended   parse(data) -> Stream: stack nodes, their function names,
              selections, time marks, RSS samples and events, with every

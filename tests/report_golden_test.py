@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden test of `ljm report` against the reference reports, all three modes.
 
-The reference leaves the order of tied rows undefined (ljm-format.md §3.8), so
+The reference leaves the order of tied rows undefined (doc/ljm-format.md), so
 both sides are normalised the same way: inside each run of rows with equal
 event counts (HEAP SUMMARY: equal byte totals) the row blocks are sorted.
 Everything else must match byte for byte. Separately, our own order inside a

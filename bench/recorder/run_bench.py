@@ -21,7 +21,7 @@ copy of the stream into the kernel: what the wall time becomes when no
 core is free).
 Then the stream writer: write() calls and bytes per call for one
 recorded run (strace), and the time to record big.lua (the reference's
-39 MB profile took 0.84 s to generate with its 8 MiB writer), with and
+own time for it: bench/RESULTS.md, "Recorder cost"), with and
 without --stacks, and the size of its whole-run stream both ways
 (target: the extended stream <= 1.3x the standard one).
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sampling_accuracy.py -- how close sampled recording comes (issue 23).
+"""sampling_accuracy.py -- how close sampled recording comes (target: 15%).
 
 usage: python3 bench/recorder/sampling_accuracy.py [--rate 128k] [--seeds 1,2,3]
        (after: bazel build //cli:ljm //recorder:ljm_record)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sampling_cost.py -- what sampled recording costs (issue 23: at most 1.05x).
+"""sampling_cost.py -- what sampled recording costs (target: at most 1.05x).
 
 usage: python3 bench/recorder/sampling_cost.py [--reps N] [--pairs N] [--rate 512k]
            [--so PATH] [--pass PATH] [--ljm PATH] [--instructions] [--only 1,2,2b,3]
@@ -8,12 +8,12 @@ usage: python3 bench/recorder/sampling_cost.py [--reps N] [--pairs N] [--rate 51
 Three measures of binary-trees with the JIT off, stock /usr/bin/luajit,
 recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
 
-1. Whole runs (the issue's measure): depth 15 plain and recorded, from
+1. Whole runs (the target's measure): depth 15 plain and recorded, from
    before start() to after stop(), interleaved, N times each (default 15);
    the ratio of the best wall times, the ratio of the medians, the median
    of the rounds' ratios (each run against the plain run of its own round:
    a round takes about 2 s, so the VM's drift, which moves best-of and
-   medians by 5%, mostly cancels), and the stream's size. Two controls run
+   medians by several percent, mostly cancels), and the stream's size. Two controls run
    in the same interleaving: the plain run again (the noise of the
    measure) and the module loaded but not started (loading a C module
    moves LuaJIT's arena in the address space; minor page faults are
@@ -23,10 +23,10 @@ recorded through require "ljm.recorder" with {sample = RATE, stacks = true}:
    the quartiles of the pairs' thread-CPU ratios, for sampled recording with
    and without stacks and for a bare lua_setallocf pass-through
    (bench/recorder/passthrough.c: the floor of any wrapper design); the
-   start + stop time apart. On a VM whose speed drifts by 20% between
-   seconds, neighbouring short runs agree within a few percent where
-   best-of-N of long runs does not.
-2b. With --ljm PATH (the ljm CLI): the command the issue names, `ljm record
+   start + stop time apart. On a VM whose speed drifts between seconds,
+   neighbouring short runs agree within a few percent where best-of-N of
+   long runs does not (figures: bench/RESULTS.md).
+2b. With --ljm PATH (the ljm CLI): the command users run, `ljm record
    --sample RATE --stacks binary_trees.lua 15`, against `luajit
    binary_trees.lua 15`: whole processes (startup included), JIT off through
    LUA_INIT, interleaved, with the plain run again as the control; minor page
@@ -67,7 +67,7 @@ def block_best(walls, name):
 
 
 def whole_runs(env, out, reps, rate):
-    """The issue's measure, with two controls in the same interleaving: the
+    """The target's measure, with two controls in the same interleaving: the
     plain run again (the measure's own noise) and the module loaded but not
     started (what loading any C module does to the process's memory map:
     LuaJIT's arena lands elsewhere and faults other pages)."""

@@ -1,6 +1,7 @@
 -- The quick start's program: a request handler whose cache never lets go
 -- (the leak) and whose rendering makes short-lived strings (the churn).
 -- README.md records it with `ljm record` and reads it in each viewer.
+-- usage: luajit app.lua [REQUESTS]   (default 20000)
 local Cache = {}
 Cache.__index = Cache
 
@@ -28,8 +29,10 @@ local function handle(cache, id)
   cache:put(id, { id = id, page = page })
 end
 
-local cache = Cache.new()
-for n = 1, 20000 do
-  handle(cache, "user" .. n)
+-- The application's state lives as long as the program: a global.
+App = { cache = Cache.new() }
+local requests = tonumber(arg and arg[1]) or 20000
+for n = 1, requests do
+  handle(App.cache, "user" .. n)
 end
-print(("cached %d pages, Lua heap %.1f MB"):format(cache.n, collectgarbage("count") / 1024))
+print(("cached %d pages, Lua heap %.1f MB"):format(App.cache.n, collectgarbage("count") / 1024))

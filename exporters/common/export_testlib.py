@@ -213,7 +213,7 @@ def summary():
     return 1 if FAILURES else 0
 
 
-# -- ljm stream writer (ljm-format.md section 1) ----------------------------
+# -- ljm stream writer (doc/ljm-format.md) ----------------------------------
 
 
 def uleb(v):

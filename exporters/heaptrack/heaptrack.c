@@ -7,12 +7,11 @@
 ** A '-' is written only for blocks whose owner is known, so heaptrack's
 ** calls, peak and leaked figures equal the model's alloc_count, peak_bytes
 ** and inuse_bytes; which index each line uses is ht_events.h's business.
-** Time stamps ('c', ms) are derived from the event index: one millisecond
-** per EVENTS_PER_MS events, and the debuggee line ('X') says so.
-**
-** Only what the profile knows is written: a standard stream records no
-** time, RSS or system memory, so there are no 'I' and 'R' lines and the
-** time axis counts events; an extended stream with time marks
+** Only what the profile knows is written: a stream without time marks
+** records no time, RSS or system memory, so it has no 'c', 'I' and 'R'
+** lines (heaptrack then shows a runtime of 0 and empty charts rather than a
+** duration the program never had) and the debuggee line ('X') says the
+** recording has no time; an extended stream with time marks
 ** (decoder/EXTENSION.md) gives real 'c' times, at events and time marks and
 ** where an idle stretch begins (so it stays flat in the charts), and its RSS
 ** samples as 'R'
@@ -42,7 +41,6 @@
 #include "exporters/heaptrack/ht_text.h"
 #include "exporters/ljm_exporter.h"
 
-#define EVENTS_PER_MS 100
 #define RSS_PAGE 4096  /* the unit of 'R' lines for timed streams */
 #define NAME_MAX_BYTES 200  /* longer names (one-line chunks) are cut */
 #define NAME_CLEAN (LJM_CLEAN_BRACKETS | LJM_CLEAN_SPACE)
@@ -331,8 +329,8 @@ static void header(Ht *h, const LjmModel *m)
   if (h->timed)
     ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time");
   else
-    ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: event order, "
-                   "1 ms = %d events; no RSS recorded", EVENTS_PER_MS);
+    ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; no time recorded, so the runtime "
+                 "shows 0 and the charts are empty: ljm record --stacks records time and RSS");
   /* Sampled: bytes are estimates; each sample is one allocation here. */
   if (ljm_sampled_note(m, note, sizeof(note)))
     ljm_buf_printf(&x, "; bytes are %s, allocation counts are the samples", note);
@@ -384,8 +382,7 @@ static void ht_on_event(void *st, const LjmModel *m, const LjmLiveEvent *ev)
   Ht *h = st;
   if (h->oom || h->ev.oom) return;
   if (__builtin_expect(!h->header_done, 0)) header(h, m);
-  stamp(h, !h->timed ? ev->index / EVENTS_PER_MS
-           : ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000);
+  if (h->timed) stamp(h, ev->time == LJM_NO_TIME_US ? 0 : ev->time / 1000);
   if (ev->kind != LJM_EV_ALLOC && ev->old_node != LJM_NO_NODE)
     event(h, m, '-', ev->old_node, ev->old_size);
   if (ev->kind != LJM_EV_FREE) {
@@ -415,12 +412,13 @@ static int ht_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   ht_events_finish(&h->ev);
   /* Total runtime is the last time stamp plus 1 ms; a timed stream may go
   ** on after its last event. */
-  uint64_t end = h->have_c ? h->last_ms + 1 : 0;
-  const LjmStreamInfo *si = ljm_model_stream(m);
-  if (h->timed && si->duration != LJM_NO_TIME_US && si->duration / 1000 + 1 > end)
-    end = si->duration / 1000 + 1;
-  rec1(h, 'c', end);
-  if (h->timed) {  /* RSS only makes peak RSS: the samples can come last */
+  if (h->timed) {
+    uint64_t end = h->have_c ? h->last_ms + 1 : 0;
+    const LjmStreamInfo *si = ljm_model_stream(m);
+    if (si->duration != LJM_NO_TIME_US && si->duration / 1000 + 1 > end)
+      end = si->duration / 1000 + 1;
+    rec1(h, 'c', end);
+    /* RSS only makes peak RSS: the samples can come last */
     const LjmRssSample *rss;
     size_t n = ljm_model_rss(m, &rss);
     for (size_t i = 0; i < n; i++) rec1(h, 'R', (rss[i].bytes + RSS_PAGE - 1) / RSS_PAGE);

@@ -6,9 +6,9 @@
 ** one node within a slice of the stream (SS_SLICE_EVENTS events, and one
 ** time mark), in the order the nodes first allocate in the slice. So the
 ** file and the exporter's memory follow the nodes per slice, not the events
-** (a run per stretch of one stack made 1.5 M samples of a 3 M-event stream
-** whose two stacks alternate, as most programs' do: 33 MB and 118 MB of
-** memory). Each run carries five figures:
+** (a run per stretch of one stack would make a sample of nearly every event
+** of a stream whose stacks alternate, as most programs' do). Each run
+** carries five figures:
 **
 **   alloc_bytes, alloc_count   the ALLOC/REALLOC events of the run
 **   inuse_bytes, inuse_count   those of its blocks still live at the end
@@ -22,7 +22,8 @@
 ** the model's: it cuts the stream into the same slices
 ** (ljm_model_set_slices) and charges each block to an owner of one slice,
 ** so a freed or dropped block's owner names its run, with no table of
-** addresses here (a second one cost a third of the export's time). The
+** addresses here (a second copy of the model's address map would cost
+** much of the export's time). The
 ** peak is found the same way the model finds it (live bytes first
 ** reaching their maximum); a run saves its live figure lazily, the first
 ** time it changes after a new peak.

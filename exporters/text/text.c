@@ -1,4 +1,4 @@
-/* text.c -- the Tarantool memprof report (ljm-format.md §3.5-3.7), byte for
+/* text.c -- the Tarantool memprof report (doc/ljm-format.md), byte for
 ** byte; rows with equal keys come in the model's documented order. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +8,13 @@
 #include "exporters/common/state.h"
 #include "exporters/ljm_exporter.h"
 #include "exporters/text/bytes_fmt.h"
+#include "exporters/text/trace_lines.h"
 
 typedef struct TextState {
   LjmExportBase base;
   int sampled;  /* estimates: shown to 3 significant digits */
+  int lines;    /* --traces=lines: the rows of tl */
+  LjmTraceLines tl;
 } TextState;
 
 /* n to 3 significant digits (a sampled stream's estimates are no closer). */
@@ -40,8 +43,8 @@ static void put_bytes(const TextState *t, double n)
 static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
                         const char *title)
 {
-  const LjmRow *rows;
-  size_t n = ljm_model_rows(m, sec, &rows);
+  const LjmRow *rows = t->tl.rows[sec];
+  size_t n = t->lines ? t->tl.nrows[sec] : ljm_model_rows(m, sec, &rows);
   fprintf(t->base.out, "%s\n", title);
   for (size_t i = 0; i < n; i++) {
     const LjmRow *r = &rows[i];
@@ -66,8 +69,8 @@ static void put_section(const TextState *t, const LjmModel *m, LjmSection sec,
 
 static void put_summary(const TextState *t, const LjmModel *m)
 {
-  const LjmHeapLine *lines;
-  size_t n = ljm_model_heap_summary(m, &lines);
+  const LjmHeapLine *lines = t->tl.heap;
+  size_t n = t->lines ? t->tl.nheap : ljm_model_heap_summary(m, &lines);
   fputs("HEAP SUMMARY:\n", t->base.out);
   for (size_t i = 0; i < n; i++) {
     put_str(t->base.out, lines[i].name);
@@ -79,7 +82,8 @@ static void put_summary(const TextState *t, const LjmModel *m)
   fputc('\n', t->base.out);
 }
 
-/* Non-empty lines of each aliased chunk, numbered from 1 (§3.7). */
+/* Non-empty lines of each aliased chunk, numbered from 1 (doc/ljm-format.md,
+** "ALIASES"). */
 static void put_aliases(const TextState *t, const LjmModel *m)
 {
   const LjmAlias *a;
@@ -113,6 +117,14 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
 {
   TextState *t = st;
   char note[128];
+  if (t->base.o.traces_as_lines) {
+    if (ljm_trace_lines_build(m, &t->tl)) {
+      snprintf(err, errlen, "out of memory");
+      free(t);
+      return -1;
+    }
+    t->lines = 1;
+  }
   if (ljm_sampled_note(m, note, sizeof(note))) {  /* one line first; rows as the reference's */
     t->sampled = 1;
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
@@ -124,6 +136,7 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   }
   put_summary(t, m);
   put_aliases(t, m);
+  ljm_trace_lines_free(&t->tl);
   free(t);
   return 0;
 }

@@ -420,7 +420,7 @@ static void path_count_cb(void *ud, const char *path)
 }
 
 /* root -_G-> 1 -n-> 2 -n-> ... -n-> N: a list a million long, built in
-** memory. Paths, depths and retained sizes used to recurse once per step. */
+** memory. Paths, depths and retained sizes must not recurse once per step. */
 static void test_deep_chain(void)
 {
   enum { N = 1000000 };

@@ -2,9 +2,9 @@
 and how their recordings are compared with the reference reports."""
 
 # Names whose reference counts are artefacts of the reference writer, not
-# of the program (ljm-format.md): INTERNAL churn of the C-symbol re-dump
-# before every C-attributed event (1.5), rows merged by prototype address
-# reuse, which depends on allocator addresses (3.4).
+# of the program (doc/ljm-format.md): INTERNAL churn of the C-symbol re-dump
+# before every C-attributed event ("Symbol events"), rows merged by prototype
+# address reuse, which depends on allocator addresses ("Rows and Overrides").
 SKIP = {
     "cframes": ["INTERNAL"],
     "cfuncs": ["INTERNAL"],

@@ -203,7 +203,7 @@ if at > 0:
     res.check(p.returncode != 0 and "byte %d" % (at + 7) in p.stderr and "rate" in p.stderr,
               "a sampled stream without its rate: an error at its byte: %r" % p.stderr)
 
-# -- Regressions an adversarial review found -----------------------------------
+# -- Regression checks: dead coroutines, walks, threads ------------------------
 # A dead coroutine resumed: LuaJIT writes false into the frame's function
 # slot before it allocates the message; no mode may read it as a function.
 with open(os.path.join(work, "dead.lua"), "w") as f:

@@ -19,7 +19,7 @@ converted, and:
     "points in table", k being the index under which the snapshot has it;
   * the functions under "Function" read as the snapshot names closures, by
     where they are kept (string.rep, table.move, tick), none by an
-    address (they used to read "0x7fa3e3d59730()", "move:-1()").
+    address or a raw first line ("0x7fa3e3d59730()", "move:-1()").
 The Summary screenshot goes to the test's outputs and /tmp/browser-shots.
 usage: heapsnapshot_test.py --ljm LJM --so RECORDER_SO --script SNAPSHOT_LUA [...]"""
 import collections
