@@ -5,7 +5,7 @@
 ** standard stream ("ljs" v3 symbol table, then "ljm" v3 events) that
 ** Tarantool's misc.memprof writes, with each allocation charged to the
 ** Lua line, C function, trace or VM-internal work that caused it. See
-** recorder/README section "Recording" for the rules.
+** doc/recording.md for the rules.
 **
 ** Usage from a host program:
 **

@@ -53,7 +53,7 @@ static void refuse(const char *version, int gc64, LjmRecError *err)
   }
   n = add(m, n, cap, ". To record it, build ljmkit for its source tree: bazel build "
           "--repo_env=LJM_EXTRA_TREE=/path/to/its/source //:ljm //recorder:ljm/recorder.so "
-          "(README: Which LuaJIT)");
+          "(doc/luajit.md)");
   err->code = ENOTSUP;
 }
 

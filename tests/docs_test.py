@@ -130,12 +130,25 @@ def names_repo_file(line):
     return None
 
 
+def link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def scratch_dir():
+    """The repository's files at their relative paths (folders made anew,
+    files hard-linked where possible): what a recipe writes stays here."""
     d = tempfile.mkdtemp(prefix="docs_test.")
     for name in os.listdir(root):
         if name.startswith(("bazel-", ".git")):
             continue
-        os.symlink(os.path.join(root, name), os.path.join(d, name))
+        src = os.path.join(root, name)
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, os.path.join(d, name), symlinks=True, copy_function=link_or_copy)
+        else:
+            link_or_copy(src, os.path.join(d, name))
     os.makedirs(os.path.join(d, "bazel-bin", "cli"))
     os.makedirs(os.path.join(d, "bazel-bin", "recorder", "ljm"))
     os.symlink(ljm, os.path.join(d, "bazel-bin", "cli", "ljm"))
