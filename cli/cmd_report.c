@@ -23,7 +23,8 @@ static const char usage[] =
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
     "  -q, --quiet       no progress line (shown on a terminal while a large\n"
-    "                    profile decodes)\n"
+    "                    profile decodes), nor the note when JIT traces hold\n"
+    "                    most allocations\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 success, 1 bad or unreadable profile, 2 usage error.\n";

@@ -277,7 +277,7 @@ static int writable_target(const char *path)
   else if (access(dir, W_OK | X_OK)) e = errno;
   else if (!stat(path, &st) && !S_ISREG(st.st_mode)) e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
   free(dir);
-  if (e) fprintf(stderr, "ljm record: %s: %s\n", path,
+  if (e) fprintf(stderr, "ljm record: heap snapshot: %s: %s\n", path,
                  e == EINVAL ? "not a regular file" : strerror(e));
   return !e;
 }

@@ -5,6 +5,7 @@
 # there or an empty answer is a value, never an exit.
 
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+apt_etc=${LJM_APT_ETC:-/etc/apt}  # where apt's sources are (another folder in tests)
 
 # fail STEP WHY [WHAT TO DO]: one line on stderr, then exit 1.
 fail() {
@@ -82,14 +83,14 @@ apt_install() {
 apt_uri() {
   local suite=$1 f
   {
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  for f in "$apt_etc/sources.list" "$apt_etc"/sources.list.d/*.list; do
     [ -f "$f" ] || continue
     # deb [options] URI SUITE COMPONENTS...
     awk -v s="$suite" '$1 ~ /^deb(-src)?$/ {
         i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
         if ($(i + 1) == s) { sub(/\/+$/, "", $i); print $i; exit } }' "$f"
   done
-  for f in /etc/apt/sources.list.d/*.sources; do
+  for f in "$apt_etc"/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     # deb822 stanzas: URIs: and Suites: fields, stanzas apart by blank lines.
     awk -v s="$suite" 'BEGIN { RS = "" }

@@ -5,7 +5,7 @@
 # (--config=asan). Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --tests || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh --tests || { echo "test: the set-up failed (its reason is above)"; echo "0 passed, 1 failed"; exit 1; }
 
 passed=0 failed=0
 why() {  # why //pkg:name -> the first FAIL line (else the last line) of its log

@@ -85,7 +85,7 @@ for f in files:
     l, t = leak_rows(rows, prefix)
     line, trace = line + l, trace + t
     check(l > 0, "%s: the leaking line app.lua:11 is there (interpreted at first): %d" % (f, l))
-    r = subprocess.run([ljm, "report", prefix + "ljm/" + f], capture_output=True, text=True)
+    r = subprocess.run([ljm, "report", "-q", prefix + "ljm/" + f], capture_output=True, text=True)
     check(r.returncode == 0 and not r.stderr and "app.lua:11" in r.stdout,
           "%s: ljm report: %d %s" % (f, r.returncode, r.stderr))
     r = subprocess.run([ljm, "report", "--leak-only", prefix + "ljm/" + f], capture_output=True, text=True)
@@ -160,7 +160,7 @@ rows, info = stream(path)
 l, t = leak_rows(rows, prefix)
 check(not info["complete"] and l + t > 1000,
       "killed worker's stream cut, with what was flushed: %d leak events" % (l + t))
-r = subprocess.run([ljm, "report", path], capture_output=True, text=True)
+r = subprocess.run([ljm, "report", "-q", path], capture_output=True, text=True)
 check("app.lua:11" in r.stdout and r.stderr.count("\n") == 1 and
       "stops without its 0x80 end marker" in r.stderr,
       "ljm report reads the cut stream, one-line warning: %r" % r.stderr)

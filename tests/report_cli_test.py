@@ -276,4 +276,52 @@ if os.path.exists("/dev/full"):
                            stdout=full_dev, stderr=subprocess.PIPE, timeout=60)
     check(p.returncode == 1 and b"write error" in p.stderr, "/dev/full: %d %r" % (p.returncode, p.stderr))
 
+# A heap snapshot given to report (or a profile to heap) names the command
+# that reads it, in one line.
+snap = os.path.join(TMP, "snap.ljh")
+with open(snap, "wb") as f:
+    f.write(b"ljh\x02" + b"\0" * 60)
+p = run(["report", snap])
+check(p.returncode == 1 and one_line(p) and b"a heap snapshot, not an ljm profile" in p.stderr
+      and b"'ljm heap' reads it" in p.stderr, "report of a snapshot: %d %r" % (p.returncode, p.stderr))
+p = run(["heap", os.path.join(DATA, "v3", "test.ljm")])
+check(p.returncode == 1 and b"an ljm profile" in p.stderr and b"'ljm report'" in p.stderr,
+      "heap of a profile: %d %r" % (p.returncode, p.stderr))
+# ljm heap's three views: a message that names the options given, never one
+# the user did not give.
+t = os.path.join(DATA, "v3", "test.ljm")
+for args, named, not_named in (
+        (["--base", "a.ljh", "--top", "^table$"], (b"--top ^table$", b"--base a.ljh"), b"--path-to"),
+        (["--top", "Point", "--path-to", "x"], (b"--top Point", b"--path-to x"), b"--base"),
+        (["--base", "a.ljh", "--path-to", "x"], (b"--base a.ljh", b"--path-to x"), b"--top")):
+    p = run(["heap"] + args + [t])
+    check(p.returncode == 2 and one_line(p) and all(n in p.stderr for n in named)
+          and not_named not in p.stderr, "heap %s: %d %r" % (args, p.returncode, p.stderr))
+p = run(["heap", "--help"])
+check(b"[--top TYPE | --base OLD | --path-to PATTERN]" in p.stdout, "heap --help states the views")
+# --traces=lines: every trace's rows on the line it started at, the same
+# totals; the default keeps the reference's rows and says once on stderr
+# that traces hold most allocations.
+jit = os.path.join(DATA, "v3", "jit_on.ljm")
+ref = run(["report", jit])
+lines = run(["report", "--traces=lines", jit])
+check(ref.returncode == 0 and b"TRACE [1] started at @jit_on.lua:14: 3981 events" in ref.stdout
+      and ref.stderr.count(b"\n") == 1 and b"--traces=lines" in ref.stderr and b"-joff" in ref.stderr,
+      "jit_on: the reference's rows and one note: %r" % ref.stderr)
+check(lines.returncode == 0 and b"TRACE [" not in lines.stdout and lines.stderr == b""
+      and b"@jit_on.lua:14: 3981 events" in lines.stdout, "--traces=lines: %r" % lines.stdout[:300])
+
+
+def totals(out):
+    rows = re.findall(rb"^\S.*: (\d+) events\t\+(\d+)B\t-(\d+)B$", out, re.M)
+    return [sum(int(r[i]) for r in rows) for i in range(3)]
+
+
+check(totals(ref.stdout) == totals(lines.stdout), "--traces=lines keeps the totals: %r %r"
+      % (totals(ref.stdout), totals(lines.stdout)))
+p = run(["report", "--traces=nope", jit])
+check(p.returncode == 2 and one_line(p), "--traces=nope: %d %r" % (p.returncode, p.stderr))
+p = run(["report", t])
+check(p.returncode == 0 and p.stderr == b"", "no note where traces hold little: %r" % p.stderr)
+
 sys.exit(check.done(minimum=100))

@@ -135,8 +135,14 @@ def lint(text):
     if timed:  # RSS in pages of 4096 bytes, no system memory
         if re.findall(rb"^I .*$", text, re.M) != [b"I 1000 0"]:
             bad.append("a timed profile needs exactly 'I 1000 0'")
-    elif re.search(rb"^[IR] ", text, re.M):
-        bad.append("an 'I' or 'R' line: the profile knows neither memory nor RSS")
+    else:
+        if re.search(rb"^[IR] ", text, re.M):
+            bad.append("an 'I' or 'R' line: the profile knows neither memory nor RSS")
+        # No time recorded: no invented time axis, and the X line says so.
+        if re.search(rb"^c ", text, re.M):
+            bad.append("a 'c' line in a profile without time: an invented duration")
+        if not re.search(rb"^X .*no time recorded", text, re.M):
+            bad.append("the X line of a profile without time does not say it has none")
     return bad
 
 
@@ -196,6 +202,11 @@ def check_file(name, ht, want, tmp):
     check(near(lk, want["inuse_bytes"]),
           "%s: leaked %s, expected %d" % (name, lk, want["inuse_bytes"]))
     check("Debuggee command was: " in out, "%s: no X line shown" % name)
+    if not re.search(rb"time axis: real time", text):  # no time: no invented runtime
+        m = re.search(r"total runtime: ([0-9.]+)s", out)
+        # (heaptrack_print shows its own minimum of 1 ms for a file with no events)
+        check(m and float(m.group(1)) <= 0.001, "%s: a runtime of %s for a recording without time"
+              % (name, m and m.group(1)))
     x = re.search(r"Debuggee command was: (.*)", out)
     note = T.sampled_note(want["sample_rate"])
     check(x and (("bytes are %s, allocation counts are the samples" % note in x.group(1))

@@ -312,4 +312,35 @@ for i in range(10):
         bad.append((p.returncode, p.stderr[-200:]))
 res.check(not bad, "exit() on another thread, 10 runs: %d bad %r" % (len(bad), bad[:2]))
 
+# LuaJIT's -j commands, as luajit takes them: -joff charges a hot loop's
+# allocations to its line, where the JIT charges them to a trace; a command
+# luajit does not know fails as luajit fails, before anything is recorded.
+with open(os.path.join(work, "hot.lua"), "w") as f:
+    f.write("local t = {}\nfor i = 1, 20000 do\n  t[i % 64 + 1] = {i}\nend\n")
+for argv, traced in ((["-joff"], False), (["-j", "off"], False), ([], True)):
+    p = run([tool, "-o", "hot.ljm"] + argv + ["hot.lua"])
+    r, info = testlib.rows(os.path.join(work, "hot.ljm"))
+    trace_events = testlib.count(r, "ALLOCATIONS", prefix="TRACE [")
+    line_events = testlib.count(r, "ALLOCATIONS", name="@hot.lua:3")
+    res.check(p.returncode == 0 and info["complete"] and (trace_events > 10000) == traced
+              and (line_events >= 20000) != traced,
+              "%s: %d trace events, %d at hot.lua:3 (%d %r)"
+              % (argv or "JIT on", trace_events, line_events, p.returncode, p.stderr))
+ref = run(["luajit", "-j", "nosuchcmd", "hot.lua"], executable=testlib.LUAJIT)
+p = run([tool, "-o", "bad-j.ljm", "-j", "nosuchcmd", "hot.lua"])
+res.check(p.returncode == ref.returncode == 1 and "unknown luaJIT command" in p.stderr
+          and not os.path.exists(os.path.join(work, "bad-j.ljm")),
+          "-j nosuchcmd: %d %r, luajit %d %r" % (p.returncode, p.stderr, ref.returncode, ref.stderr))
+
+# Every path the run will write is checked before the script runs: a
+# --snapshot-at-exit into a missing directory, or onto a directory, is one
+# line and exit 1, and the script never starts (it would write ran.txt).
+with open(os.path.join(work, "marks.lua"), "w") as f:
+    f.write('io.open("ran.txt", "w"):write("ran"):close()\n')
+for snap, why in (("no/such/dir/s.ljh", "No such file or directory"), (".", "Is a directory")):
+    p = run([tool, "-o", "marks.ljm", "--snapshot-at-exit", snap, "marks.lua"])
+    res.check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and why in p.stderr
+              and not os.path.exists(os.path.join(work, "ran.txt")),
+              "--snapshot-at-exit %s: refused before the script (%d %r)" % (snap, p.returncode, p.stderr))
+
 res.finish()
