@@ -88,9 +88,9 @@ int ljm_cmd_report(int argc, char **argv)
     ** from run to run; one line on stderr says how to get lines instead. */
     double share = ljm_trace_share(m);
     if (!o.traces_as_lines && !quiet && share > 0.5)
-      fprintf(stderr, "ljm report: note: JIT traces hold %.0f%% of the allocations; for rows per "
-              "line use --traces=lines, or record with 'ljm record -joff' (or --stacks)\n",
-              share * 100);
+      fprintf(stderr, "ljm report: note: JIT traces hold %.0f%% of the allocations; record with "
+              "'ljm record -joff' for rows per line (--traces=lines charges each trace to the "
+              "line it started at)\n", share * 100);
   }
   ljm_model_free(m);
   return rc;

@@ -51,6 +51,7 @@ EXERCISED = {
     r"bash scripts/setup\.sh( --tests)?": "scripts/demo.sh and scripts/test.sh run it",
     r"\.\./?shared/tools/fresh-machine\.sh .*": "never: no user page may show it",
     r"(mkdir -p \S+ && )?cp -r examples/openresty/\. \S+": "tests/nginx_test.py",
+    r"bash scripts/install\.sh +# .*": "tests/install_test.py",
     r"cd examples/openresty.*": "tests/nginx_test.py",
 }
 EXERCISED = {k: v for k, v in EXERCISED.items() if not v.startswith("never")}
