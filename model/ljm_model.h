@@ -290,6 +290,13 @@ typedef struct LjmHeapLine {
   uint64_t nalloc, nfree;
 } LjmHeapLine;
 
+/* Bytewise order of two names; of a name and its prefix, the prefix first. */
+int ljm_str_cmp(const LjmStr *a, const LjmStr *b);
+/* qsort orders of LjmRow (as ljm_model_rows sorts) and LjmHeapLine (as
+** ljm_model_heap_summary sorts). */
+int ljm_row_order(const void *a, const void *b);
+int ljm_heap_line_order(const void *a, const void *b);
+
 /* Rows of a section, sorted: events descending, then name bytewise
 ** ascending, then first appearance. The reference leaves ties unordered. */
 size_t ljm_model_rows(const LjmModel *m, LjmSection sec, const LjmRow **rows);

@@ -50,7 +50,7 @@ Prim *ljm_refagg_prim(LjmModel *m, int sec, uint32_t gi, uint32_t owner_site)
 
 /* -- Finishing: sorted rows and the summary -------------------------------- */
 
-static int str_cmp(const LjmStr *a, const LjmStr *b)
+int ljm_str_cmp(const LjmStr *a, const LjmStr *b)
 {
   size_t n = a->len < b->len ? a->len : b->len;
   int c = memcmp(a->s, b->s, n);
@@ -58,22 +58,22 @@ static int str_cmp(const LjmStr *a, const LjmStr *b)
   return (a->len > b->len) - (a->len < b->len);
 }
 
-static int cmp_override(const void *a, const void *b) { return str_cmp(a, b); }
+static int cmp_override(const void *a, const void *b) { return ljm_str_cmp(a, b); }
 
-static int cmp_row(const void *pa, const void *pb)
+int ljm_row_order(const void *pa, const void *pb)
 {
   const LjmRow *a = pa, *b = pb;
   if (a->num != b->num) return a->num > b->num ? -1 : 1;
-  int c = str_cmp(&a->name, &b->name);
+  int c = ljm_str_cmp(&a->name, &b->name);
   if (c) return c;
   return (a->first_seen > b->first_seen) - (a->first_seen < b->first_seen);
 }
 
-static int cmp_heap(const void *pa, const void *pb)
+int ljm_heap_line_order(const void *pa, const void *pb)
 {
   const LjmHeapLine *a = pa, *b = pb;
   if (a->dbytes != b->dbytes) return a->dbytes > b->dbytes ? -1 : 1;
-  return str_cmp(&a->name, &b->name);
+  return ljm_str_cmp(&a->name, &b->name);
 }
 
 static LjmStr str_of(const LjmModel *m, uint32_t id)
@@ -141,7 +141,7 @@ static int build_summary(LjmModel *m)
   for (size_t i = 0; i < m->nheap; i++)
     if (m->heap[i].dbytes > 0) m->heap[kept++] = m->heap[i];
   m->nheap = kept;
-  if (kept) qsort(m->heap, kept, sizeof(*m->heap), cmp_heap);
+  if (kept) qsort(m->heap, kept, sizeof(*m->heap), ljm_heap_line_order);
   return 0;
 }
 
@@ -170,7 +170,7 @@ int ljm_refagg_finish(LjmModel *m)
         m->override_names[used++] = str_of(m, m->prims[pi].name);
       qsort((void *)r->overrides, r->noverrides, sizeof(LjmStr), cmp_override);
     }
-    if (n) qsort(m->rows[sec], n, sizeof(LjmRow), cmp_row);
+    if (n) qsort(m->rows[sec], n, sizeof(LjmRow), ljm_row_order);
   }
   free(m->heap);
   m->heap = NULL;

@@ -21,42 +21,19 @@ static LjmStr line_of(LjmStr s)
   return s;
 }
 
-static int str_cmp(const LjmStr *a, const LjmStr *b)
-{
-  size_t n = a->len < b->len ? a->len : b->len;
-  int c = memcmp(a->s, b->s, n);
-  if (c) return c;
-  return (a->len > b->len) - (a->len < b->len);
-}
-
-static int cmp_str(const void *a, const void *b) { return str_cmp(a, b); }
+static int cmp_str(const void *a, const void *b) { return ljm_str_cmp(a, b); }
 
 static int cmp_name_first(const void *pa, const void *pb)
 {
   const LjmRow *a = pa, *b = pb;
-  int c = str_cmp(&a->name, &b->name);
+  int c = ljm_str_cmp(&a->name, &b->name);
   if (c) return c;
   return (a->first_seen > b->first_seen) - (a->first_seen < b->first_seen);
 }
 
-/* The model's row order: events descending, name, first appearance. */
-static int cmp_row(const void *pa, const void *pb)
-{
-  const LjmRow *a = pa, *b = pb;
-  if (a->num != b->num) return a->num > b->num ? -1 : 1;
-  return cmp_name_first(pa, pb);
-}
-
 static int cmp_heap_name(const void *pa, const void *pb)
 {
-  return str_cmp(&((const LjmHeapLine *)pa)->name, &((const LjmHeapLine *)pb)->name);
-}
-
-static int cmp_heap(const void *pa, const void *pb)
-{
-  const LjmHeapLine *a = pa, *b = pb;
-  if (a->dbytes != b->dbytes) return a->dbytes > b->dbytes ? -1 : 1;
-  return str_cmp(&a->name, &b->name);
+  return ljm_str_cmp(&((const LjmHeapLine *)pa)->name, &((const LjmHeapLine *)pb)->name);
 }
 
 double ljm_trace_share(const LjmModel *m)
@@ -92,7 +69,7 @@ static int merge_section(const LjmModel *m, LjmSection sec, LjmTraceLines *t, si
     out.num = 0;
     out.alloc = out.free = 0;
     out.noverrides = 0;
-    for (; j < n && !str_cmp(&r[j].name, &out.name); j++) {
+    for (; j < n && !ljm_str_cmp(&r[j].name, &out.name); j++) {
       out.num += r[j].num;
       out.alloc += r[j].alloc;
       out.free += r[j].free;
@@ -104,7 +81,7 @@ static int merge_section(const LjmModel *m, LjmSection sec, LjmTraceLines *t, si
     r[k++] = out;  /* k <= i: never overwrites a row still to be read */
     i = j;
   }
-  if (k) qsort(r, k, sizeof(*r), cmp_row);
+  if (k) qsort(r, k, sizeof(*r), ljm_row_order);
   t->rows[sec] = r;
   t->nrows[sec] = k;
   return 0;
@@ -134,7 +111,7 @@ int ljm_trace_lines_build(const LjmModel *m, LjmTraceLines *t)
   for (size_t i = 0; i < n;) {
     LjmHeapLine out = t->heap[i];
     size_t j = i + 1;
-    for (; j < n && !str_cmp(&t->heap[j].name, &out.name); j++) {
+    for (; j < n && !ljm_str_cmp(&t->heap[j].name, &out.name); j++) {
       out.dbytes += t->heap[j].dbytes;
       out.nalloc += t->heap[j].nalloc;
       out.nfree += t->heap[j].nfree;
@@ -142,7 +119,7 @@ int ljm_trace_lines_build(const LjmModel *m, LjmTraceLines *t)
     t->heap[k++] = out;
     i = j;
   }
-  if (k) qsort(t->heap, k, sizeof(*t->heap), cmp_heap);
+  if (k) qsort(t->heap, k, sizeof(*t->heap), ljm_heap_line_order);
   t->nheap = k;
   return 0;
 oom:

@@ -49,8 +49,10 @@ srclist=/etc/apt/sources.list.d/ljmkit-deb-src.sources
 ensure_deb_src() {
   if [ ! -f "$srclist" ]; then
     {
-      printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: %s\n' \
-        "$mirror" "$keyring"
+      # The machine's own release too: apt-get source of its tarantool below.
+      own=""; [ -z "$codename" ] || [ "$codename" = bookworm ] || own=" $codename"
+      printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates%s\nComponents: main\nSigned-By: %s\n' \
+        "$mirror" "$own" "$keyring"
       [ -z "$security" ] ||
         printf '\nTypes: deb-src\nURIs: %s\nSuites: bookworm-security\nComponents: main\nSigned-By: %s\n' \
           "$security" "$keyring"
