@@ -86,8 +86,8 @@ int ljm_cmd_report(int argc, char **argv)
     if (ljm_cli_close_output(stdout, "stdout")) rc = 1;
     /* JIT-heavy programs: the rows are mostly traces, whose numbers change
     ** from run to run; one line on stderr says how to get lines instead. */
-    double share = ljm_trace_share(m);
-    if (!o.traces_as_lines && !quiet && share > 0.5)
+    double share = o.traces_as_lines || quiet ? 0 : ljm_trace_share(m);
+    if (share > 0.5)
       fprintf(stderr, "ljm report: note: JIT traces hold %.0f%% of the allocations; record with "
               "'ljm record -joff' for rows per line (--traces=lines charges each trace to the "
               "line it started at)\n", share * 100);

@@ -49,12 +49,10 @@ EXERCISED = {
     r"bash scripts/test\.sh": ".ci/run",
     r"bash scripts/install\.sh( --uninstall)?( \S+)?": "tests/install_test.py",
     r"bash scripts/setup\.sh( --tests)?": "scripts/demo.sh and scripts/test.sh run it",
-    r"\.\./?shared/tools/fresh-machine\.sh .*": "never: no user page may show it",
     r"(mkdir -p \S+ && )?cp -r examples/openresty/\. \S+": "tests/nginx_test.py",
     r"bash scripts/install\.sh +# .*": "tests/install_test.py",
     r"cd examples/openresty.*": "tests/nginx_test.py",
 }
-EXERCISED = {k: v for k, v in EXERCISED.items() if not v.startswith("never")}
 
 FENCE = re.compile(r"^(\s*)```+\s*([\w+-]*)\s*$")
 
@@ -164,7 +162,7 @@ def run_page(path):
     ran = 0
     d = scratch_dir()
     env = dict(os.environ, PATH=os.path.join(d, ".bin") + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
-               HOME=d, LC_ALL="C.UTF-8", GOFLAGS="-mod=mod", GOCACHE=os.path.join(d, ".gocache"))
+               HOME=d, LC_ALL="C.UTF-8", GOCACHE=os.path.join(d, ".gocache"))
     env.pop("LUA_CPATH", None)
     env.pop("LUA_PATH", None)
     for lang, start, body in page_blocks:
