@@ -116,7 +116,7 @@ static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int qu
     shown[i] = example[i] >= 0x20 && example[i] < 0x7f ? example[i] : '?';
   shown[i] = 0;
   fprintf(stderr, "ljm convert: note: %u Lua source file%s not found (e.g. %s%s): functions the "
-          "stream does not name read \"function <file line N>\" (--source-dir DIR; -q)\n",
+          "stream does not name read \"function <file:N>\" (--source-dir DIR; -q)\n",
           n, n == 1 ? "" : "s", shown, example[i] ? "..." : "");
 }
 

@@ -403,7 +403,22 @@ static Rd dec_ext(Dec *d, uint8_t h)
   case 0x31:  /* the next event is a reallocation whose new block is not sampled */
     d->nosample = 1;
     return RD_OK;
-  default: {  /* 0x24 function name, 0x25..0x2F skipped: len, then the body */
+  case 0x25: {  /* a prototype's definition name */
+    d->what = "a definition name";
+    TRY(dec_uleb(d, &a));
+    if (a > LJM_NAME_ITEM_MAX)
+      return dec_error(d, d->item, "%s of %llu bytes (at most %d)", d->what,
+                       (unsigned long long)a, LJM_NAME_ITEM_MAX);
+    uint64_t start = dec_off(d), proto;
+    TRY(dec_uleb(d, &proto));
+    uint64_t used = dec_off(d) - start;
+    if (used > a) return dec_error(d, d->item, "definition name item longer than its length");
+    TRY(dec_bytes(d, a - used));
+    dec_flush(d);
+    if (d->cb->on_proto_name) d->cb->on_proto_name(d->ud, proto, d->str, d->strlen);
+    return RD_OK;
+  }
+  default: {  /* 0x24 function name, 0x26..0x2F skipped: len, then the body */
     d->what = h == 0x24 ? "a function name" : "an annotation";
     TRY(dec_uleb(d, &a));
     if (h != 0x24) return dec_skip(d, a);  /* any length: nothing is kept */

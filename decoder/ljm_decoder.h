@@ -30,12 +30,14 @@
 **              | 0x22 usec:U                          time mark (TIME)
 **              | 0x23 bytes:U                         RSS sample (TIME)
 **              | 0x24 len:U node:U what:U name        function name (STACKS)
-**              | 0x25..0x2F len:U byte*                reserved: skipped
+**              | 0x25 len:U proto:U name               definition name (any flag)
+**              | 0x26..0x2F len:U byte*                reserved: skipped
 **   frame     := 0x01 proto:U line:U | 0x02 addr:U | 0x03 traceno:U
 **              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
 **   name      := the item's remaining bytes (len counts node, what, name);
 **                what: 1 global, 2 local, 3 method, 4 field, 5 upvalue,
-**                6 metamethod; at most LJM_NAME_ITEM_MAX bytes
+**                6 metamethod; at most LJM_NAME_ITEM_MAX bytes (0x24 and
+**                0x25 alike)
 **
 ** Input comes from a file, stdin ("-") or a gzip file (recognised by its
 ** magic bytes) through a fixed-size buffer: memory does not grow with the
@@ -162,6 +164,10 @@ typedef struct LjmCallbacks {
   void (*on_long_string)(void *ud, uint64_t offset, uint64_t len);
   /* A sampled stream's rate (item 0x30), after on_flags, before any event. */
   void (*on_sample_rate)(void *ud, uint64_t rate);
+  /* Optional (0x25): the name the bytecode defining it gives the prototype last announced
+  ** at addr ("make_tables", "M.new", "Obj:m"); an announcement at addr
+  ** after it is another prototype, unnamed until named again. */
+  void (*on_proto_name)(void *ud, uint64_t addr, const char *name, size_t len);
 } LjmCallbacks;
 
 /* Longest name (S) delivered whole. A real one this long is a loaded

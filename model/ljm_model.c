@@ -50,7 +50,7 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
   bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key);
-  bad |= ljm_hmap_init(&m->named_site);
+  bad |= ljm_hmap_init(&m->fn_by_text);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
@@ -74,7 +74,8 @@ void ljm_model_free(LjmModel *m)
   ljm_hmap_free(&m->cname_by_addr);
   ljm_hmap_free(&m->alias_by_chunk);
   ljm_hmap_free(&m->site_by_key);
-  ljm_hmap_free(&m->named_site);
+  ljm_hmap_free(&m->fn_by_text);
+  free(m->fnids);
   ljm_hmap_free(&m->prim_by_key);
   ljm_hmap_free(&m->src_by_chunk);
   ljm_sources_free(m);
@@ -532,11 +533,17 @@ static void on_time(void *ud, uint64_t usec)
     m->listener->on_time(m->listener_ud, m, usec);
 }
 
+/* Names that older recordings gave frames from their calling instruction
+** do not name functions: a function is named where it is defined (0x25). */
 static void on_node_name(void *ud, uint32_t id, unsigned what, const char *name, size_t len)
 {
+  (void)ud, (void)id, (void)what, (void)name, (void)len;
+}
+
+static void on_proto_name(void *ud, uint64_t addr, const char *name, size_t len)
+{
   LjmModel *m = ud;
-  (void)what;
-  if (!m->oom && !m->bad) ljm_stacks_on_name(m, id, name, len);
+  if (!m->oom && !m->bad) ljm_sym_proto_name(m, addr, name, len);
 }
 
 static void on_long_string(void *ud, uint64_t offset, uint64_t len)
@@ -575,7 +582,8 @@ static void on_progress(void *ud, uint64_t offset)
 
 static const LjmCallbacks model_callbacks = {
   on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
-  on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string, on_sample_rate
+  on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string, on_sample_rate,
+  on_proto_name
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)
@@ -624,6 +632,7 @@ LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
     m->info.truncated_at = diag->offset;
   }
   finish_figures(m);
+  ljm_names_finish(m);
   ljm_stacks_finish(m);
   if (ljm_refagg_finish(m) != 0) m->oom = 1;
   if (m->oom || !m->info.path) {

@@ -58,13 +58,13 @@ typedef struct LjmFigures {
 /* Where a Lua site's function name (LjmSite.func) comes from. */
 typedef enum LjmFuncFrom {
   LJM_FUNC_NONE = 0,    /* not a Lua site */
-  LJM_FUNC_SOURCE,      /* its definition line: "Cache:put", "M.new", "serialize" */
+  LJM_FUNC_SOURCE,      /* its definition line in its source file: "Cache:put" */
   LJM_FUNC_MAIN,        /* a chunk's main function: "main chunk" */
   LJM_FUNC_BUILTIN,     /* a library function written in bytecode: "move" */
   LJM_FUNC_ANONYMOUS,   /* the source was read, the line names nothing */
   LJM_FUNC_UNKNOWN,     /* the source was not readable */
-  LJM_FUNC_STREAM       /* a stack frame named by the stream (its caller's
-                           instruction: "alpha_outer", "gamma_leaf") */
+  LJM_FUNC_DEFINED      /* named by the stream: the bytecode that defines
+                           it ("make_tables", "M.new", "Obj:m") */
 } LjmFuncFrom;
 
 /* One resolved location. All strings are NUL-terminated and owned by the
@@ -79,8 +79,9 @@ typedef struct LjmSite {
   size_t name_len;
   const char *func;      /* function for viewers. Lua: "Cache:put" (named by
                             its source), "main chunk", "move" (built-in),
-                            "function <test.lua line 5>" (anonymous, or no
-                            source); C: the symbol ("lj_cf_package_require")
+                            "function <test.lua:5>" (anonymous, or no source);
+                            another function showing the same text in a file
+                            of the same name: "helper <lib/a.lua:12>"; C: the symbol ("lj_cf_package_require")
                             or "unknown C function"; "TRACE [3]"; "INTERNAL" */
   LjmFuncFrom func_from; /* Lua: where 'func' comes from */
   const char *file;      /* Lua: chunk name without its '@'/'=' prefix, the

@@ -20,7 +20,14 @@ typedef struct Proto {
                          LJM_NAME_SHOWN_MAX bytes) or its alias */
   uint64_t firstline;
   int aliased;        /* shown is an alias: no '@' or '=' to strip */
+  uint32_t defname;   /* the stream's definition name (0x25), or NONE */
 } Proto;
+
+/* A function as names tell it apart: its chunk and definition line. */
+typedef struct FnId {
+  uint32_t chunk;
+  uint64_t firstline;
+} FnId;
 
 /* Longest chunk or C symbol name shown in a site's names; a longer one
 ** shows its first bytes and "...": each site costs a bounded amount
@@ -186,8 +193,8 @@ struct LjmModel {
   /* (stream node, site) -> the leaf an event of another site than its
   ** stack's innermost frame hangs under that frame; the last one used */
   LjmHmap leaf_by_key;  uint64_t last_leaf_key;  uint32_t last_leaf;
-  LjmHmap named_site;  /* (base site, function name) -> its stream-named site */
-  uint32_t named_last;  /* the last stream node named */
+  /* (function text, file name) -> the function (fnids) that shows it */
+  LjmHmap fn_by_text;  FnId *fnids;  uint32_t nfnids, capfnids;
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
@@ -210,16 +217,17 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
                    uint64_t firstline);
 void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len);
 void ljm_sym_trace(LjmModel *m, uint64_t traceno, uint64_t proto, uint64_t line);
+/* The definition name of the prototype last announced at addr (0x25). */
+void ljm_sym_proto_name(LjmModel *m, uint64_t addr, const char *name, size_t len);
 /* Prototype at addr, or NULL. */
 const Proto *ljm_sym_find_proto(const LjmModel *m, uint64_t addr);
 
 /* ljm_names.c: the name of a location under the current symbols, and the
 ** site that (loc, name) stands for (created on first use). */
 uint32_t ljm_names_site_of(LjmModel *m, uint32_t loc);
-/* The Lua site 'base' under a function name the stream gave (LJM_FUNC_STREAM):
-** a site of its own for stack frames, with base's location and reference
-** name and no figures (events are charged to base); NONE if out of memory. */
-uint32_t ljm_names_site_named(LjmModel *m, uint32_t base, const char *name, size_t len);
+/* Once decoding is over: sites described before their function's
+** definition name arrived take it. */
+void ljm_names_finish(LjmModel *m);
 /* Are sites a and b the same place (location and reference name)? */
 static inline int ljm_names_same_place(const LjmModel *m, uint32_t a, uint32_t b);
 /* Formats a double the way LuaJIT's "%d" does (used for names and reports). */
@@ -233,8 +241,6 @@ void ljm_sources_free(LjmModel *m);
 
 /* ljm_stacks.c: nodes, the owners of live blocks, RSS samples. */
 void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawFrame *f);
-/* The stream's function name of node id (a Lua frame): its site is named so. */
-void ljm_stacks_on_name(LjmModel *m, uint32_t id, const char *name, size_t len);
 /* Node of an event: its stream stack, or the site's own node (stack 0).
 ** An event charged to another site than its stack's innermost frame
 ** (INTERNAL work, a built-in's calling line, a C function below a Lua

@@ -156,7 +156,50 @@ static const char *str_of(LjmModel *m, uint32_t id)
   return id == NONE ? "" : ljm_strtab_get(&m->str, id)->s;
 }
 
-/* The function name of a Lua site for viewers (LjmSite.func). */
+/* The last component of a path. */
+static const char *base_of(const char *file)
+{
+  const char *b = strrchr(file, '/');
+  return b ? b + 1 : file;
+}
+
+/* The text a function shows, told apart from other functions: the first
+** function (chunk, definition line) to show a text in a file of that name
+** keeps it; another one shows "text <file:line>". */
+static const char *unique_text(LjmModel *m, const LjmSite *s, const Proto *p, uint32_t text)
+{
+  uint32_t base = ljm_model_intern(m, base_of(s->file), strlen(base_of(s->file)));
+  if (text == NONE || base == NONE) return str_of(m, text);
+  uint64_t key = (uint64_t)text << 32 | base;
+  uint32_t i = ljm_hmap_get(&m->fn_by_text, key);
+  if (i == NONE) {
+    if (m->nfnids == m->capfnids) {
+      FnId *f = ljm_model_grow(m, m->fnids, &m->capfnids, sizeof(*f));
+      if (!f) return str_of(m, text);
+      m->fnids = f;
+    }
+    m->fnids[m->nfnids] = (FnId){ p->chunk, p->firstline };
+    if (ljm_hmap_put(&m->fn_by_text, key, m->nfnids++) != 0) m->oom = 1;
+    return str_of(m, text);
+  }
+  if (m->fnids[i].chunk == p->chunk && m->fnids[i].firstline == p->firstline)
+    return str_of(m, text);
+  char num[32];
+  Sb b;
+  sb_init(&b);
+  sb_str(&b, str_of(m, text));
+  sb_str(&b, " <");
+  sb_str(&b, s->file);
+  snprintf(num, sizeof(num), ":%llu>", (unsigned long long)p->firstline);
+  sb_str(&b, num);
+  const char *r = str_of(m, intern_sb(m, &b));
+  sb_done(&b);
+  return r;
+}
+
+/* The function name of a Lua site for viewers (LjmSite.func): the
+** stream's definition name, else its definition line's, else
+** "function <file:line>". */
 static void name_function(LjmModel *m, const Proto *p, LjmSite *s)
 {
   char name[LJM_FUNCNAME_MAX + 1];
@@ -166,9 +209,14 @@ static void name_function(LjmModel *m, const Proto *p, LjmSite *s)
     s->func_from = LJM_FUNC_MAIN;
     return;
   }
+  if (p->defname != NONE) {
+    s->func = unique_text(m, s, p, p->defname);
+    s->func_from = LJM_FUNC_DEFINED;
+    return;
+  }
   const char *def = ljm_sources_line(m, p->chunk, p->firstline, &len);
   if (def && (n = ljm_funcname_parse(def, len, name)) > 0) {
-    s->func = str_of(m, ljm_model_intern(m, name, n));
+    s->func = unique_text(m, s, p, ljm_model_intern(m, name, n));
     s->func_from = LJM_FUNC_SOURCE;
     return;
   }
@@ -177,10 +225,46 @@ static void name_function(LjmModel *m, const Proto *p, LjmSite *s)
   Sb b;
   sb_init(&b);
   sb_str(&b, "function <");
-  sb_str(&b, s->file);
-  snprintf(name, sizeof(name), " line %llu>", (unsigned long long)p->firstline);
+  sb_str(&b, base_of(s->file));
+  snprintf(name, sizeof(name), ":%llu>", (unsigned long long)p->firstline);
   sb_str(&b, name);
-  s->func = str_of(m, intern_sb(m, &b));
+  s->func = unique_text(m, s, p, intern_sb(m, &b));
+  sb_done(&b);
+}
+
+void ljm_names_finish(LjmModel *m)
+{
+  for (uint32_t i = 0; i < m->nsites && !m->oom; i++) {
+    LjmSite *s = &m->sites[i];
+    if (s->kind != LJM_SITE_LUA || s->func_from == LJM_FUNC_MAIN ||
+        s->func_from == LJM_FUNC_BUILTIN || s->func_from == LJM_FUNC_DEFINED)
+      continue;
+    const Proto *p = ljm_sym_find_proto(m, s->addr);
+    if (p && p->defname != NONE && p->firstline == s->func_line &&
+        str_of(m, p->shown) == s->chunk)
+      name_function(m, p, s);
+  }
+}
+
+/* A trace's name for viewers says where it starts, so that a row means
+** something and two runs compare: "TRACE [12] parser.lua:118", or the C
+** function it starts in. */
+static void name_trace(LjmModel *m, LjmSite *t, const LjmSite *start)
+{
+  char num[32];
+  Sb b;
+  sb_init(&b);
+  sb_str(&b, t->func);
+  if (start->kind == LJM_SITE_LUA && start->func_from != LJM_FUNC_BUILTIN) {
+    sb_str(&b, " ");
+    sb_str(&b, base_of(start->file));
+    snprintf(num, sizeof(num), ":%lld", (long long)start->line);
+    sb_str(&b, num);
+  } else if (start->kind == LJM_SITE_LUA || start->kind == LJM_SITE_C) {
+    sb_str(&b, " ");
+    sb_str(&b, start->func);
+  }
+  t->func = str_of(m, intern_sb(m, &b));
   sb_done(&b);
 }
 
@@ -310,26 +394,9 @@ uint32_t ljm_names_site_of(LjmModel *m, uint32_t li)
       uint32_t sl = ljm_model_loc(m, t->proto, t->line, 0);
       uint32_t ss = sl == NONE ? NONE : ljm_names_site_of(m, sl);
       m->sites[si].trace_start = ss == NONE ? LJM_NO_SITE : ss;
+      if (ss != NONE) name_trace(m, &m->sites[si], &m->sites[ss]);
     }
   }
   m->locs[li].site = si;
-  return si;
-}
-
-uint32_t ljm_names_site_named(LjmModel *m, uint32_t base, const char *name, size_t len)
-{
-  uint32_t fn = ljm_model_intern(m, name, len);
-  if (fn == NONE) return NONE;
-  uint64_t key = (uint64_t)base << 32 | fn;
-  uint32_t si = ljm_hmap_get(&m->named_site, key);
-  if (si != NONE) return si;
-  if ((si = site_slot(m)) == NONE) return NONE;
-  m->sites[si] = m->sites[base];
-  memset(&m->sites[si].fig, 0, sizeof(m->sites[si].fig));
-  m->sites[si].func = str_of(m, fn);
-  m->sites[si].func_from = LJM_FUNC_STREAM;
-  m->sitex[si].loc = m->sitex[base].loc;
-  m->sitex[si].name = m->sitex[base].name;
-  if (ljm_hmap_put(&m->named_site, key, si) != 0) m->oom = 1;
   return si;
 }

@@ -111,21 +111,6 @@ uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
   return leaf_node(m, n, site);
 }
 
-void ljm_stacks_on_name(LjmModel *m, uint32_t id, const char *name, size_t len)
-{
-  /* Only the node just read (EXTENSION.md): a late name would rename a
-  ** node events were charged to, a second one stack copies of copies. */
-  if (id == 0 || id != m->nstream || m->named_last == id || m->stream_node[id - 1] == NONE)
-    return;
-  m->named_last = id;
-  LjmNode *nd = &m->nodes[m->stream_node[id - 1]];
-  if (nd->kind != LJM_NODE_FRAME || nd->site == LJM_NO_SITE || !len) return;
-  const LjmSite *s = &m->sites[nd->site];
-  if (s->kind != LJM_SITE_LUA || s->func_from == LJM_FUNC_BUILTIN) return;
-  uint32_t si = ljm_names_site_named(m, nd->site, name, len);
-  if (si != NONE) nd->site = si;
-}
-
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
 {
   if (node == NONE) return NONE;

@@ -52,9 +52,10 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
   if (i != NONE) {
     Proto *p = &m->protos[i];
     if (p->chunk != cid || p->firstline != firstline) {
-      *p = (Proto){ cid, shown, firstline, aliased };
+      *p = (Proto){ cid, shown, firstline, aliased, NONE };
       m->gen++;
     }
+    p->defname = NONE;  /* another prototype: named by its own 0x25 */
     return;
   }
   if (m->nprotos == m->capprotos) {
@@ -62,7 +63,7 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
     if (!ps) return;
     m->protos = ps;
   }
-  m->protos[m->nprotos] = (Proto){ cid, shown, firstline, aliased };
+  m->protos[m->nprotos] = (Proto){ cid, shown, firstline, aliased, NONE };
   if (ljm_hmap_put(&m->proto_by_addr, addr, m->nprotos++) != 0) m->oom = 1;
   m->gen++;
 }
@@ -104,4 +105,12 @@ void ljm_sym_trace(LjmModel *m, uint64_t traceno, uint64_t proto, uint64_t line)
   m->traces[m->ntraces] = (Trace){ proto, line };
   if (ljm_hmap_put(&m->trace_by_no, traceno, m->ntraces++) != 0) m->oom = 1;
   m->gen++;
+}
+
+void ljm_sym_proto_name(LjmModel *m, uint64_t addr, const char *name, size_t len)
+{
+  uint32_t i = ljm_hmap_get(&m->proto_by_addr, addr);
+  if (i == NONE || len == 0 || len > LJM_NAME_SHOWN_MAX) return;
+  uint32_t id = ljm_model_intern(m, name, len);
+  if (id != NONE) m->protos[i].defname = id;
 }

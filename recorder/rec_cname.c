@@ -138,6 +138,66 @@ void rec_cname_scan(lua_State *L)
   lua_settop(L, top);
 }
 
+/* -- The same scan from the VM's own tables, inside the allocator --------- */
+
+#define SCAN_SLOTS_MAX (1u << 20)  /* table slots one rescan reads at most */
+
+/* The value of string key `key` in the hash part of t, or NULL. */
+static cTValue *hash_str(const GCtab *t, const char *key, size_t len)
+{
+  const Node *node = noderef(t->node);
+  uint32_t i;
+  for (i = 0; i <= t->hmask; i++) {
+    const GCstr *k;
+    if (!tvisstr(&node[i].key) || tvisnil(&node[i].val)) continue;
+    k = strV(&node[i].key);
+    if (k->len == len && !memcmp(strdata(k), key, len)) return &node[i].val;
+  }
+  return NULL;
+}
+
+/* Names every C function under a string key of module table t
+** ("cjson.decode"); *budget counts the slots left to read. */
+static void rescan_module(const GCtab *t, const GCstr *mod, uint32_t *budget)
+{
+  const Node *node = noderef(t->node);
+  uint32_t i;
+  char name[256];
+  for (i = 0; i <= t->hmask && *budget; i++, (*budget)--) {
+    const GCfunc *fn;
+    const GCstr *k;
+    uint64_t addr;
+    char *copy;
+    if (!tvisstr(&node[i].key) || !tvisfunc(&node[i].val)) continue;
+    fn = funcV(&node[i].val);
+    if (isluafunc(fn) || fn->c.ffid != FF_C || !fn->c.f) continue;
+    addr = (uint64_t)(uintptr_t)fn->c.f;
+    if (rec_map_get(&names, addr)) continue;
+    k = strV(&node[i].key);
+    if (mod->len == 2 && !memcmp(strdata(mod), "_G", 2))
+      snprintf(name, sizeof(name), "%.*s", (int)k->len, strdata(k));
+    else
+      snprintf(name, sizeof(name), "%.*s.%.*s", (int)mod->len, strdata(mod), (int)k->len,
+               strdata(k));
+    copy = strdup(name);
+    if (copy && rec_map_put(&names, addr, (uint64_t)(uintptr_t)copy)) free(copy);
+  }
+}
+
+void rec_cname_rescan(global_State *g)
+{
+  const GCtab *reg = tabV(&g->registrytv), *loaded;
+  const Node *node;
+  cTValue *tv = hash_str(reg, "_LOADED", 7);
+  uint32_t i, budget = SCAN_SLOTS_MAX;
+  if (!tv || !tvistab(tv)) return;
+  loaded = tabV(tv);
+  node = noderef(loaded->node);
+  for (i = 0; i <= loaded->hmask && budget; i++, budget--)
+    if (tvisstr(&node[i].key) && tvistab(&node[i].val))
+      rescan_module(tabV(&node[i].val), strV(&node[i].key), &budget);
+}
+
 void rec_cname_add_ff(uint64_t addr, const char *name)
 {
   if (addr && !rec_map_get(&ffnames, addr)) add_ffname(addr, name);

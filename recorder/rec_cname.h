@@ -6,6 +6,7 @@
 ** are walked (public API only, outside the allocator) and each C
 ** function's address is remembered under its Lua name; a C-attributed
 ** event whose address no ELF symbol covers is announced with that name.
+** An address no name covers reads the modules loaded since then.
 */
 #ifndef REC_CNAME_H
 #define REC_CNAME_H
@@ -20,6 +21,12 @@
 ** (one level: "string.rep", "package.loaders[2]", "require"). Keeps the
 ** first name seen for an address; call only outside the allocator. */
 REC_API void rec_cname_scan(lua_State *L);
+/* The same names for modules loaded since (`require` of a C module):
+** reads registry._LOADED and its tables' hash parts directly, allocating
+** nothing in the VM, so it may run inside the allocator (before the real
+** allocator call, when no table is half-moved). Keeps names already known. */
+struct global_State;
+REC_API void rec_cname_rescan(struct global_State *g);
 /* The name remembered for addr, or NULL. */
 REC_API const char *rec_cname_get(uint64_t addr);
 /* The name of a built-in written in assembler whose C handler is at

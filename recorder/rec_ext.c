@@ -7,6 +7,92 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* -- Definition names (0x25) --------------------------------------------- */
+
+/* A name waiting for its prototype's announcement. */
+typedef struct DefName {
+  uint64_t id;               /* the prototype's identity when named */
+  size_t len;
+  char name[];
+} DefName;
+
+static void defnames_clear(RecExt *x)
+{
+  size_t i;
+  if (!x->dnames.e) return;
+  for (i = 0; i <= x->dnames.mask; i++)
+    if (x->dnames.e[i].key) free((void *)(uintptr_t)x->dnames.e[i].val);
+  rec_map_clear(&x->dnames);
+}
+
+static uint32_t uleb_len(uint64_t v)
+{
+  uint32_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+/* 0x25 len proto name. */
+static void put_defname(RecStream *s, const GCproto *pt, const char *name, size_t len)
+{
+  RecBuf *b = &s->out;
+  uint64_t a = (uint64_t)(uintptr_t)pt;
+  rec_buf_need(b, 24);
+  rec_buf_byte(b, REC_IT_DEFNAME);
+  rec_buf_uleb(b, uleb_len(a) + len);
+  rec_buf_uleb(b, a);
+  rec_buf_raw(b, name, len);
+}
+
+/* rec_def_names' callback: the name now if the stream knows the child,
+** else when it announces it. */
+static void on_defname(void *ud, const GCproto *child, const char *name, size_t len)
+{
+  RecStream *s = ud;
+  RecExt *x = s->ext;
+  uint64_t key = (uint64_t)(uintptr_t)child, id = rec_lj_proto_id(child);
+  RecMapEntry *e = rec_map_get(&s->protos, key);
+  DefName *d;
+  if (e && e->val == id) {
+    put_defname(s, child, name, len);
+    return;
+  }
+  if (!(d = malloc(sizeof(*d) + len))) return;
+  d->id = id;
+  d->len = len;
+  memcpy(d->name, name, len);
+  if ((e = rec_map_get(&x->dnames, key))) {
+    free((void *)(uintptr_t)e->val);
+    e->val = (uint64_t)(uintptr_t)d;
+  } else if (rec_map_put(&x->dnames, key, (uint64_t)(uintptr_t)d)) {
+    free(d);
+  }
+}
+
+void rec_ext_proto(RecStream *s, const GCproto *pt)
+{
+  RecExt *x = s->ext;
+  uint64_t key = (uint64_t)(uintptr_t)pt;
+  RecMapEntry *e = x->dnames.n ? rec_map_get(&x->dnames, key) : NULL;
+  if (e) {
+    DefName *d = (DefName *)(uintptr_t)e->val;
+    if (d->id == rec_lj_proto_id(pt)) put_defname(s, pt, d->name, d->len);
+    free(d);
+    rec_map_del(&x->dnames, key);
+  }
+  rec_def_names(pt, on_defname, s);
+}
+
+void rec_ext_protos(RecStream *s, global_State *g)
+{
+  GCobj *o;
+  for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc))
+    if (o->gch.gct == (uint8_t)~LJ_TPROTO) rec_def_names(&o->pt, on_defname, s);
+}
+
 int rec_ext_init(RecStream *s, uint32_t depth)
 {
   RecExt *x = calloc(1, sizeof(*x));
@@ -14,6 +100,7 @@ int rec_ext_init(RecStream *s, uint32_t depth)
   x->sel = UINT32_MAX;
   x->depth = depth;
   x->tk.fd = -1;
+  rec_map_init(&x->dnames);
   s->ext = x;
   return 0;
 }
@@ -25,6 +112,8 @@ void rec_ext_free(RecStream *s)
   rec_ticker_stop(&x->tk);
   free(x->tab);
   free(x->nid);
+  defnames_clear(x);
+  rec_map_free(&x->dnames);
   free(x);
   s->ext = NULL;
 }
@@ -145,7 +234,7 @@ static void write_node(RecStream *s, global_State *g, uint32_t parent, const Rec
     if (!e || e->val != k->ident) rec_stream_announce_proto(s, pt);
     break;
   }
-  case REC_FR_C: rec_stream_announce_cfunc(s, k->a); break;
+  case REC_FR_C: rec_stream_announce_cfunc(s, g, k->a); break;
   case REC_FR_TRACE: rec_stream_announce_trace(s, g, (int32_t)k->a); break;
   default: break;
   }
@@ -191,59 +280,14 @@ static uint32_t intern(RecStream *s, global_State *g, uint32_t parent, uint8_t k
   return e->id;
 }
 
-static uint32_t uleb_len(uint64_t v)
-{
-  uint32_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
-}
-
-/* The name item of new Lua node id, when its caller's instruction names
-** the function (rec_fname.h): 0x24 len node what name. */
-static void write_name(RecStream *s, global_State *g, uint32_t id, const RecFrame *f,
-                       const RecFrame *caller)
-{
-  RecBuf *b = &s->out;
-  const GCfunc *cfn;
-  const GCproto *pt;
-  const BCIns *pc;
-  BCPos pos;
-  const char *name;
-  size_t len;
-  int what;
-  if (f->tail || !caller || caller->kind != REC_FR_LUA || !caller->pc ||
-      (caller->pc & REC_LEAF) || !caller->slot)
-    return;  /* reached by a tail call: the caller called another function */
-  cfn = (const GCfunc *)(uintptr_t)caller->fn;
-  pt = funcproto(cfn);
-  pc = (const BCIns *)(uintptr_t)caller->pc;  /* after the instruction that called */
-  pos = proto_bcpos(pt, pc);
-  if ((uint64_t)(uintptr_t)pt != caller->a || pos < 1 || pos > pt->sizebc)
-    return;  /* not in its bytecode (a trace's copy) */
-  what = rec_fname(g, cfn, (const TValue *)caller->slot + 1, pc - 1,
-                   (const GCfunc *)(uintptr_t)f->fn, &name, &len);
-  if (!what) return;
-  rec_buf_need(b, 32);
-  rec_buf_byte(b, REC_IT_NAME);
-  rec_buf_uleb(b, uleb_len(id) + uleb_len((uint64_t)what) + len);
-  rec_buf_uleb(b, id);
-  rec_buf_uleb(b, (uint64_t)what);
-  rec_buf_raw(b, name, len);
-}
-
 /* The node of frame f (its caller the frame below, or NULL). */
 static uint32_t intern_frame(RecStream *s, global_State *g, uint32_t parent,
                              const RecFrame *f, const RecFrame *caller, int tail_ok)
 {
-  RecExt *x = s->ext;
-  uint32_t last, id;
+  uint32_t id;
   if (f->tail && tail_ok) parent = intern(s, g, parent, REC_FR_TAIL, 0, 0, 0);
-  last = x->next_id;
+  (void)caller;
   id = intern(s, g, parent, f->kind, f->a, f->ident, f->line);
-  if (id > last && f->kind == REC_FR_LUA) write_name(s, g, id, f, caller);
   return id;
 }
 

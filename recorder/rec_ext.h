@@ -6,7 +6,8 @@
 ** (0x21) precedes each event whose stack differs from the last one; time
 ** marks (0x22) come at the first event 5 ms after the last (the ticker or
 ** the clock, rec_time.h), each followed by an RSS sample (0x23) at most
-** every REC_RSS_US.
+** every REC_RSS_US. Each prototype's definition name (0x25) follows its
+** announcement, or its parent's when that comes later.
 */
 #ifndef REC_EXT_H
 #define REC_EXT_H
@@ -22,7 +23,7 @@
 #define REC_IT_SELECT 0x21
 #define REC_IT_MARK 0x22
 #define REC_IT_RSS 0x23
-#define REC_IT_NAME 0x24     /* a Lua node's function name */
+#define REC_IT_DEFNAME 0x25  /* a prototype's definition name */
 #define REC_RSS_US 100000u   /* RSS samples at most every 100 ms */
 
 typedef struct RecNode {     /* trie entry: (parent, frame) -> id */
@@ -48,6 +49,7 @@ typedef struct RecExt {
   uint64_t rss_us;           /* mark of the last RSS sample written */
   int rss_written;
   int clocked;               /* no ticker: every event reads the clock */
+  RecMap dnames;             /* prototype -> its name (DefName), until announced */
 } RecExt;
 
 /* Makes s an extended stream keeping depth frames; 0 or ENOMEM. Call
@@ -57,6 +59,12 @@ REC_API void rec_ext_free(RecStream *s);
 /* After the event prologue: the first mark and RSS sample, the ticker
 ** (none for a sampled stream: its events read the clock, rec_ext_mark). */
 REC_API void rec_ext_begin(RecStream *s);
+/* After a prototype's announcement (0x08, or the leading symtab): its
+** definition name (0x25) if its parent named it, and the names of the
+** functions it defines, now for those announced, else when they are. */
+REC_API void rec_ext_proto(RecStream *s, const GCproto *pt);
+/* The same for every prototype of g's leading symtab, after the prologue. */
+REC_API void rec_ext_protos(RecStream *s, global_State *g);
 /* Before the epilogue: stops the ticker. */
 REC_API void rec_ext_end(RecStream *s);
 /* In a fork()ed child. */

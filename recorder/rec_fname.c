@@ -1,26 +1,25 @@
-/* rec_fname.c -- a Lua frame's function name from its caller's bytecode.
+/* rec_fname.c -- the names a prototype's bytecode gives the functions it
+** defines, and its locals' and upvalues' names.
 **
-** The rules of LuaJIT's lj_debug_funcname and lj_debug_slotname: the
-** register a CALL (or ITERC's generator, 3 below) calls is named by the
-** local variable holding it there (debug info), else by the instruction
-** that last wrote it, searching backwards: GGET a global, TGETS a field
-** (a method when the object was copied right above it, as `o:m()`
-** compiles), UGET an upvalue, MOV the register it copied (searched in
-** turn); anything else, or an instruction that writes a range of
-** registers over it, names nothing. An instruction that runs a
-** metamethod names that metamethod ("__index"). Internal locals ("(for
-** generator)") name nothing. A global, local or upvalue must still hold the
-** frame's function: after a tail call (or a reassignment) it names another.
+** A function is named where it is defined: the instruction that stores
+** the closure FNEW made says what it is called. The closure's register
+** may be a local from there on (`local function f`, `local f = function`);
+** else the next instruction stores it: GSET a global (`function f`),
+** USETV an upvalue, TSETS a field of a table (`function M.f`, `M.f =
+** function`, `function Obj:m` when the function's first parameter is
+** `self`). The table is named as LuaJIT's debug library names a register:
+** a local, else the instruction that last wrote it, searching backwards
+** (GGET a global, UGET an upvalue, TGETS a field of a named table, MOV
+** the register copied); a table being built (`{on_x = function ...}`) or
+** computed leaves the key alone. Anything else names nothing.
 */
 #include "rec_fname.h"
 
 #include <string.h>
 
-/* Operand A's mode and the metamethod of each opcode, from LuaJIT's list. */
+/* Operand A's mode of each opcode, from LuaJIT's list. */
 #define REC_FN_AMODE(name, ma, mb, mc, mt) BCM##ma,
-#define REC_FN_MM(name, ma, mb, mc, mt) MM_##mt,
 static const uint8_t fn_amode[] = {BCDEF(REC_FN_AMODE)};
-static const uint8_t fn_mm[] = {BCDEF(REC_FN_MM)};
 
 #define FN_NAME_MAX 255   /* longer names are cut */
 #define FN_MOVES_MAX 16   /* MOV chains followed at most */
@@ -121,44 +120,42 @@ static GCstr *kstr(const GCproto *pt, uint32_t idx)
   return gco2str(proto_kgc(pt, ~(ptrdiff_t)idx));
 }
 
-/* Does value v hold function fn? */
-static int holds(cTValue *v, const GCfunc *fn)
+/* A growing name: bytes cut at FN_NAME_MAX. */
+typedef struct Name {
+  char s[FN_NAME_MAX + 1];
+  size_t len;
+} Name;
+
+static void name_add(Name *n, const char *s, size_t len)
 {
-  return v && tvisfunc(v) && funcV(v) == fn;
+  if (len > FN_NAME_MAX - n->len) len = FN_NAME_MAX - n->len;
+  memcpy(n->s + n->len, s, len);
+  n->len += len;
+  n->s[n->len] = 0;
 }
 
-/* The value of string key k in table t, or NULL (no metamethods). */
-static cTValue *tab_str(const GCtab *t, const GCstr *k)
-{
-  Node *n;
-  uint32_t guard = 0;
-  if (!t || !t->hmask) return NULL;
-  for (n = rec_lj_hashstr(t, k); n && guard++ <= t->hmask; n = nextnode(n))
-    if (tvisstr(&n->key) && strV(&n->key) == k) return &n->val;
-  return NULL;
-}
+#define FN_PATH_MAX 4  /* a.b.c.d: fields followed at most */
 
-/* Names register slot at instruction ip of caller (registers at base) and
-** checks what it names against fn where it can. */
-static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, BCReg slot,
-                     const GCfunc *fn, const char **name, size_t *len)
+/* Names what register slot holds right before instruction pc of pt, from
+** the bytecode alone: a local, a global (GGET), an upvalue (UGET), a
+** field of a named table (TGETS: "a.b"), through MOVs. 0 when nothing
+** names it. */
+static int reg_name(const GCproto *pt, BCPos pc, BCReg slot, Name *out, int depth)
 {
-  const GCproto *pt = funcproto(caller);
   const BCIns *bc = proto_bc(pt);
+  const char *v;
   int moves = 0;
   for (;;) {
-    int v = rec_var_name(pt, (BCPos)(ip - bc), slot, name);
-    if (v) {
-      if (v < 0 || slot >= pt->framesize || !holds(base + slot, fn)) return 0;
-      *len = strlen(*name);
-      return REC_FN_LOCAL;
+    if (rec_var_name(pt, pc, slot, &v) == 1) {
+      name_add(out, v, strlen(v));
+      return 1;
     }
     for (;;) {
       BCIns ins;
       BCOp op;
       BCReg ra;
-      if (--ip <= bc) return 0;
-      ins = *ip;
+      if (pc == 0) return 0;
+      ins = bc[--pc];
       op = bc_op(ins);
       ra = bc_a(ins);
       if (op >= BC__MAX) return 0;
@@ -174,28 +171,22 @@ static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, 
         break;
       case BC_GGET: {
         GCstr *k = kstr(pt, bc_d(ins));
-        if (!holds(tab_str(tabref(caller->l.env), k), fn)) return 0;
-        *name = strdata(k);
-        *len = k->len;
-        return REC_FN_GLOBAL;
+        name_add(out, strdata(k), k->len);
+        return 1;
+      }
+      case BC_UGET: {
+        const char *u = rec_uv_name(pt, bc_d(ins));
+        if (!u) return 0;
+        name_add(out, u, strlen(u));
+        return 1;
       }
       case BC_TGETS: {
         GCstr *k = kstr(pt, bc_c(ins));
-        *name = strdata(k);
-        *len = k->len;
-        if (ip > bc && bc_op(ip[-1]) == BC_MOV && bc_a(ip[-1]) == ra + 1 + LJ_FR2 &&
-            bc_d(ip[-1]) == bc_b(ins))
-          return REC_FN_METHOD;
-        return REC_FN_FIELD;
+        if (depth >= FN_PATH_MAX || !reg_name(pt, pc, bc_b(ins), out, depth + 1)) return 0;
+        name_add(out, ".", 1);
+        name_add(out, strdata(k), k->len);
+        return 1;
       }
-      case BC_UGET:
-        if (bc_d(ins) >= caller->l.nupvalues ||
-            !holds(uvval(&gcref(caller->l.uvptr[bc_d(ins)])->uv), fn))
-          return 0;
-        *name = rec_uv_name(pt, bc_d(ins));
-        if (!*name) return 0;
-        *len = strlen(*name);
-        return REC_FN_UPVALUE;
       default:
         return 0;
       }
@@ -204,24 +195,62 @@ static int slot_name(const GCfunc *caller, const TValue *base, const BCIns *ip, 
   }
 }
 
-int rec_fname(global_State *g, const GCfunc *caller, const TValue *base, const BCIns *ins,
-              const GCfunc *fn, const char **name, size_t *len)
+/* Does child take 'self' first (defined as `function T:m`)? */
+static int is_method(const GCproto *child)
 {
-  BCOp op = bc_op(*ins);
-  int what;
-  if (op >= BC__MAX) return 0;
-  if (fn_mm[op] == MM_call) {
-    BCReg slot = bc_a(*ins);
-    if (op == BC_ITERC) slot -= 3;
-    what = slot_name(caller, base, ins, slot, fn, name, len);
-  } else if (fn_mm[op] != MM__MAX) {
-    const GCstr *s = mmname_str(g, fn_mm[op]);
-    *name = strdata(s);
-    *len = s->len;
-    what = REC_FN_META;
-  } else {
-    return 0;
+  const char *v;
+  return child->numparams >= 1 && rec_var_name(child, 0, 0, &v) == 1 && !strcmp(v, "self");
+}
+
+/* The name the instruction after FNEW (at pc, into register a) gives
+** its closure; 0 for none. */
+static int def_name(const GCproto *pt, BCPos pc, BCReg a, const GCproto *child, Name *out)
+{
+  const BCIns *bc = proto_bc(pt);
+  const char *v;
+  BCIns next;
+  BCOp op;
+  if (pc + 1 >= pt->sizebc) return 0;
+  if (rec_var_name(pt, pc + 1, a, &v) == 1) {  /* local [function] NAME */
+    name_add(out, v, strlen(v));
+    return 1;
   }
-  if (what && *len > FN_NAME_MAX) *len = FN_NAME_MAX;
-  return what && *len ? what : 0;
+  next = bc[pc + 1];
+  op = bc_op(next);
+  if (op == BC_GSET && bc_a(next) == a) {  /* [function] NAME = */
+    GCstr *k = kstr(pt, bc_d(next));
+    name_add(out, strdata(k), k->len);
+    return 1;
+  }
+  if (op == BC_USETV && bc_d(next) == a) {  /* an upvalue NAME = */
+    const char *u = rec_uv_name(pt, bc_a(next));
+    if (!u) return 0;
+    name_add(out, u, strlen(u));
+    return 1;
+  }
+  if (op == BC_TSETS && bc_a(next) == a) {  /* T.NAME =, function T:NAME, {NAME =} */
+    GCstr *k = kstr(pt, bc_c(next));
+    int method = is_method(child);
+    if (reg_name(pt, pc, bc_b(next), out, 1)) name_add(out, method ? ":" : ".", 1);
+    else out->len = 0;  /* a table being built or computed: the key alone */
+    name_add(out, strdata(k), k->len);
+    return 1;
+  }
+  return 0;
+}
+
+REC_API void rec_def_names(const GCproto *pt, RecDefNameFn fn, void *ud)
+{
+  const BCIns *bc = proto_bc(pt);
+  BCPos pc;
+  if (!(pt->flags & PROTO_CHILD)) return;
+  for (pc = 0; pc < pt->sizebc; pc++) {
+    const GCproto *child;
+    Name n;
+    if (bc_op(bc[pc]) != BC_FNEW) continue;
+    child = gco2pt(proto_kgc(pt, ~(ptrdiff_t)bc_d(bc[pc])));
+    n.len = 0;
+    n.s[0] = 0;
+    if (def_name(pt, pc, bc_a(bc[pc]), child, &n) && n.len) fn(ud, child, n.s, n.len);
+  }
 }

@@ -1,8 +1,8 @@
-/* rec_fname.h -- a Lua frame's function name, as LuaJIT's tracebacks
-** derive it from the instruction that called it (lj_debug_funcname):
-** "function 'alpha_outer'", "method 'gamma_leaf'", "field 'new'". Written
-** once per stack node (rec_ext.c) as the name item of decoder/EXTENSION.md,
-** so that names do not depend on where a profile is converted.
+/* rec_fname.h -- function names from the bytecode that defines them,
+** and the names of locals and upvalues (debug info). The names of
+** functions are written once per prototype (rec_ext.c) as the definition
+** name item of decoder/EXTENSION.md, so that a profile names its
+** functions the same wherever it is converted.
 */
 #ifndef REC_FNAME_H
 #define REC_FNAME_H
@@ -13,24 +13,12 @@
 
 #include "rec_lj.h"
 
-/* What the name is (the item's 'what', EXTENSION.md). */
-#define REC_FN_GLOBAL 1
-#define REC_FN_LOCAL 2
-#define REC_FN_METHOD 3
-#define REC_FN_FIELD 4
-#define REC_FN_UPVALUE 5
-#define REC_FN_META 6
-
-/* Names function fn, called by instruction ins of the Lua function
-** caller whose frame's registers start at base (a call, or an instruction
-** that runs a metamethod). Returns REC_FN_* with name and len set, or 0
-** when the bytecode names nothing, or names a global, local or upvalue
-** that does not hold fn (a tail call since, or reassigned). A field or
-** method is not checked: after an unproven tail call it names what the
-** caller called, as LuaJIT's tracebacks do. Reads only live objects: call
-** it before the real allocator runs. */
-REC_API int rec_fname(global_State *g, const GCfunc *caller, const TValue *base,
-                      const BCIns *ins, const GCfunc *fn, const char **name, size_t *len);
+/* Calls fn(ud, child, name, len) for each function prototype pt defines
+** and names (rec_fname.c): "make_tables", "M.new", "Obj:m", "on_x". The
+** name is NUL-terminated, at most 255 bytes, valid during the call. Reads
+** the bytecode only: call it for any live prototype. */
+typedef void (*RecDefNameFn)(void *ud, const GCproto *child, const char *name, size_t len);
+REC_API void rec_def_names(const GCproto *pt, RecDefNameFn fn, void *ud);
 
 /* The local variable in register slot at instruction pc of pt (its debug
 ** info, as debug.getlocal reads it): 1 with *name set (NUL-terminated,

@@ -97,7 +97,10 @@ void rec_stream_begin(RecStream *s, global_State *g)
     rec_buf_byte(b, REC_IT_RATE);
     rec_buf_uleb(b, s->sample_rate);
   }
-  if (s->ext) rec_ext_begin(s);
+  if (s->ext) {
+    rec_ext_begin(s);
+    rec_ext_protos(s, g);
+  }
 }
 
 /* Cold paths stay out of line: the event writer must stay small. */
@@ -117,6 +120,7 @@ static REC_COLD void announce_proto(RecStream *s, const GCproto *pt)
   rec_buf_byte(&s->out, EV_SYMTAB | REC_SRC_LFUNC);
   put_proto(&s->out, pt);
   rec_map_put(&s->protos, (uint64_t)(uintptr_t)pt, id);
+  if (s->ext) rec_ext_proto(s, pt);
 }
 
 REC_COLD void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n)
@@ -142,7 +146,7 @@ REC_COLD void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n
 ** it by its Lua name ("package.loaders[2]") or after its object
 ** ("libfoo.so+0x1234") rather than leave the reader to pick the nearest
 ** lower symbol of some other function. */
-REC_COLD void rec_stream_announce_cfunc(RecStream *s, uint64_t addr)
+REC_COLD void rec_stream_announce_cfunc(RecStream *s, global_State *g, uint64_t addr)
 {
   RecBuf *b = &s->out;
   char name[256];
@@ -154,6 +158,10 @@ REC_COLD void rec_stream_announce_cfunc(RecStream *s, uint64_t addr)
   if (rec_csym_covers(addr)) return;
   {
     const char *lname = rec_cname_get(addr);
+    if (!lname && g) {  /* a C module required since the last scan */
+      rec_cname_rescan(g);
+      lname = rec_cname_get(addr);
+    }
     if (!lname && s->ext) lname = rec_cname_get_ff(addr);
     if (lname) snprintf(name, sizeof(name), "%s", lname);
     else if (!rec_csym_describe(addr, name, sizeof(name))) return;

@@ -54,7 +54,7 @@ REC_API int rec_stream_end(RecStream *s);
 ** the stream may not know yet. */
 REC_API void rec_stream_announce_proto(RecStream *s, const GCproto *pt);
 REC_API void rec_stream_announce_trace(RecStream *s, global_State *g, int32_t n);
-REC_API void rec_stream_announce_cfunc(RecStream *s, uint64_t addr);
+REC_API void rec_stream_announce_cfunc(RecStream *s, global_State *g, uint64_t addr);
 
 /* Announces the event's location if the stream does not know it yet.
 ** Call it before the real allocator runs: the announcement reads the
@@ -71,7 +71,7 @@ rec_stream_announce(RecStream *s, global_State *g, const RecLoc *loc)
       rec_stream_announce_proto(s, loc->pt);
     break;
   case REC_SRC_TRACE: rec_stream_announce_trace(s, g, loc->traceno); break;
-  case REC_SRC_CFUNC: rec_stream_announce_cfunc(s, loc->addr); break;
+  case REC_SRC_CFUNC: rec_stream_announce_cfunc(s, g, loc->addr); break;
   default: break;
   }
 }

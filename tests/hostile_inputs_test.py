@@ -160,7 +160,7 @@ def main():
 
     # SVG and .heapprofile are trees: every frame of the chain is there once.
     svg = read(outs["svg"])
-    fn = b"<title>function &lt;deep.lua line 1&gt;"
+    fn = b"<title>function &lt;deep.lua:1&gt;"
     ck(svg.count(fn) == depth, "svg: %d function frames, want %d" % (svg.count(fn), depth))
     hp = read(outs["heapprofile"])
     ck(hp.count(b'"callFrame"') > depth, "heapprofile: %d nodes" % hp.count(b'"callFrame"'))

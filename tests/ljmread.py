@@ -20,13 +20,15 @@ read_sym and read_symtab: the symbol table) under four views of a stream:
              stream exactly as the writer writes it (the bench generator's
              check); ValueError on anything else.
 
-Extension items 0x24 (a stack node's function name, flag STACKS) and
-0x25..0x2F (reserved annotations) are `hdr len:U body`: decode() skips them
-anywhere; totals() skips them where the C decoder does (0x24 with STACKS,
-0x25..0x2F in any extended stream; elsewhere "bad event header"); parse()
-checks the names (a defined Lua node, right after it, once, `what` 1..6,
-fields within `len`, at most 4096 bytes) and keeps them in Stream.names;
-downgrade() drops them; the strict reader accepts no extension item.
+Extension items 0x24 (a stack node's call-site name, flag STACKS), 0x25 (a
+prototype's definition name) and 0x26..0x2F (reserved annotations) are
+`hdr len:U body`: decode() skips them anywhere; totals() skips them where
+the C decoder does (0x24 with STACKS, 0x25..0x2F in any extended stream;
+elsewhere "bad event header"); parse() checks the call-site names (a
+defined Lua node, right after it, once, `what` 1..6, fields within `len`,
+at most 4096 bytes) and keeps them in Stream.names, and keeps definition
+names (of an announced prototype) in Stream.defnames; downgrade() drops
+them; the strict reader accepts no extension item.
 
 Command line:
   ljmread.py FILE          totals of FILE (gzip or plain) as one JSON object:
@@ -283,6 +285,7 @@ class Symbols:
 
     def __init__(self):
         self.lfunc, self.trace, self.caddrs, self.cnames = {}, {}, [], {}
+        self.lfirst = {}  # prototype -> its first line
 
     def read(self, r, kind):
         """Reads an entry of type kind (SYM_*) from r and keeps it."""
@@ -291,6 +294,7 @@ class Symbols:
         what, f = read_sym(r, kind)
         if what == "lfunc":
             self.lfunc[f[0]] = f[1].decode("latin-1")
+            self.lfirst[f[0]] = f[2]
         elif what == "cfunc":
             if f[0] not in self.cnames:
                 bisect.insort(self.caddrs, f[0])
@@ -454,6 +458,7 @@ class Stream:
         self.problems = []
         self.nodes = {}        # id -> (parent, label)
         self.names = {}        # node id -> (what, name): 0x24 items (NAME_KINDS)
+        self.defnames = {}     # (chunk, first line) -> name: 0x25 items
         self.events = []       # Event
         self.selections = []   # (offset, node)
         self.marks = []        # (offset, usec, events so far)
@@ -505,7 +510,22 @@ def parse(data):
     follows = None      # the node defined by the item before (0x25.. aside)
 
     def name_item(off, h, body):
-        """A 0x24 function name or a reserved item 0x25..0x2F."""
+        """A 0x24 call-site name, a 0x25 definition name or a reserved item
+        0x26..0x2F."""
+        if h == 0x25 and st.flags and len(body) <= NAME_ITEM_MAX:
+            try:
+                rb = Reader(body)
+                proto = rb.uleb()
+            except Truncated:
+                bad("byte %d: definition name: prototype runs past its %d bytes"
+                    % (off, len(body)))
+                return
+            if proto not in syms.lfunc:
+                bad("byte %d: definition name of prototype %#x, never announced" % (off, proto))
+                return
+            st.defnames[(syms.lfunc[proto], syms.lfirst[proto])] = \
+                bytes(body[rb.i:]).decode("latin-1")
+            return
         if h != 0x24:
             if not st.flags:
                 bad("byte %d: item %#x in a standard stream" % (off, h))

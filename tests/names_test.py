@@ -196,10 +196,10 @@ def main():
     ss = sites(convert(src, "nosrc.json", away))
     lua = [s for s in ss if s["kind"] == "lua"]
     check(lua and all(s["func_from"] in ("unknown", "main") for s in lua), "no source: func_from")
-    check(any(s["func"] == "function <cache_leak.lua line 13>" for s in lua),
-          "no source: Cache:put as function <cache_leak.lua line 13>: %r" % sorted({s["func"] for s in lua}))
+    check(any(s["func"] == "function <cache_leak.lua:13>" for s in lua),
+          "no source: Cache:put as function <cache_leak.lua:13>: %r" % sorted({s["func"] for s in lua}))
     check_folded_nosrc = read(convert(src, "nosrc.folded", away))
-    check("cache_leak.lua;function <cache_leak.lua line 13>;cache_leak.lua:14 " in check_folded_nosrc,
+    check("cache_leak.lua;function <cache_leak.lua:13>;cache_leak.lua:14 " in check_folded_nosrc,
           "no source: folded path of Cache:put")
 
     # 3. --source-dir, also for a chunk recorded with an absolute path

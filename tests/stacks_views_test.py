@@ -41,7 +41,7 @@ F = "(chains.lua)"
 # Folded stack (root first) -> allocations: exactly N, or (lo, hi) where a
 # built-in or the first resume allocates a little more than the loop's tables.
 FOLDED = {
-    (*MAIN, "deposit " + F, "chains.lua:11"): N,  # method 'deposit': the stream names it
+    (*MAIN, "Account:deposit " + F, "chains.lua:11"): N,  # defined as Account:deposit
     (*MAIN, "outer " + F, "helper " + F, "chains.lua:16"): N,
     (*MAIN, *["deep " + F] * 6, "chains.lua:25"): N,
     # string.rep's tables are charged to its calling line: that line is the
@@ -50,10 +50,10 @@ FOLDED = {
     (*MAIN, "[tail call]", "lua_leaf " + F, "chains.lua:34"): N,
     (*MAIN, "lua_leaf " + F, "chains.lua:34"): N,  # via a global: unmarked
     (*MAIN, "coroutine.resume", "[coroutine]", "producer " + F, "chains.lua:51"): (N, N + 1),
-    (*MAIN, "coroutine.wrap", "[coroutine]", "function <chains.lua line 55>",
+    (*MAIN, "coroutine.wrap", "[coroutine]", "function <chains.lua:55>",
      "chains.lua:56"): N,
-    (*MAIN, "coroutine.resume", "[coroutine]", "function <chains.lua line 62>",
-     "coroutine.wrap", "[coroutine]", "function <chains.lua line 59>", "chains.lua:60"): N,
+    (*MAIN, "coroutine.resume", "[coroutine]", "function <chains.lua:62>",
+     "coroutine.wrap", "[coroutine]", "function <chains.lua:59>", "chains.lua:60"): N,
     (*MAIN, "pcall/xpcall", "in_pcall " + F, "chains.lua:68"): (N, N + 1),
     (*MAIN, "__index " + F, "chains.lua:73"): N,
     (*MAIN, "va " + F, "chains.lua:77"): N,
@@ -148,17 +148,17 @@ def pprof_name(frame):
     m = re.match(r"^(.*) \((\w+)\.lua\)$", frame)
     if m:
         return "%s.%s" % (m.group(2), m.group(1))
-    m = re.match(r"^function <(\w+)\.lua line (\d+)>$", frame)
+    m = re.match(r"^function <(\w+)\.lua:(\d+)>$", frame)
     if m:
-        return "%s.function (%s.lua line %s)" % (m.group(1), m.group(1), m.group(2))
+        return "%s.function (%s.lua:%s)" % (m.group(1), m.group(1), m.group(2))
     return frame
 
 
 def heaptrack_name(frame):
     """heaptrack_print -F writes 'function (module)' for frames with a file."""
-    m = re.match(r"^function <(\w+\.lua) line (\d+)>$", frame)
+    m = re.match(r"^function <(\w+\.lua):(\d+)>$", frame)
     if m:
-        return "function (%s line %s) (%s)" % (m.group(1), m.group(2), m.group(1))
+        return "function (%s:%s) (%s)" % (m.group(1), m.group(2), m.group(1))
     return frame
 
 
@@ -176,7 +176,7 @@ def check_chains(work):
         check(in_range(traces.get(fn, 0), want),
               "pprof -traces: %s -> %d, want %s" % (" <- ".join(fn), traces.get(fn, 0), want))
     lines = pprof_traces(prof, work, lines=True)
-    want = ("chains.deposit chains.lua:11", "chains.main chunk chains.lua:43", "pmain [C]")
+    want = ("chains.Account:deposit chains.lua:11", "chains.main chunk chains.lua:43", "pmain [C]")
     check(lines.get(want, 0) == N, "pprof -traces -lines: the method at its line under its "
           "caller's line: %s -> %d" % (" <- ".join(want), lines.get(want, 0)))
     want = ("chains.deep chains.lua:25",) + ("chains.deep chains.lua:26",) * 5 + \
@@ -199,7 +199,7 @@ def check_jit(work):
     # which started in work() at line 4: work() stays under the trace, as
     # its frame would with the JIT off, then its callers.
     on_trace = {k: v for k, v in got.items() if k[:4] == base + ("work (jit_chains.lua)",)
-                and len(k) == 5 and re.match(r"^TRACE \[\d+\]$", k[4])}
+                and len(k) == 5 and re.match(r"^TRACE \[\d+\] jit_chains\.lua:4$", k[4])}
     best = max(on_trace.values(), default=0)
     check(best > 50000, "folded: the loop's trace above work() and caller(): %r" % on_trace)
     traces = pprof_traces(prof, work)
@@ -239,8 +239,8 @@ def check_jit_diff(work, prof_on):
           % (row.group(0) if row else p.stdout[-600:]))
 
 
-# Frames the stream names (0x24): the caller's instruction names them.
-STREAM_NAMED = ["deposit " + F, "outer " + F, "helper " + F, "deep " + F, "va " + F,
+# Frames the stream names (0x25): the bytecode that defines them.
+STREAM_NAMED = ["Account:deposit " + F, "outer " + F, "helper " + F, "deep " + F, "va " + F,
                 "__index " + F]
 
 

@@ -172,12 +172,19 @@ static void on_sample_rate(void *ud, uint64_t rate)
   mix(ud, rate);
 }
 
+static void on_proto_name(void *ud, uint64_t addr, const char *name, size_t len)
+{
+  call(ud, 14);
+  mix(ud, addr);
+  for (size_t i = 0; i < len; i++) mix(ud, (unsigned char)name[i]);
+}
+
 /* A consumer of every call, batched or one by one. */
 static void callbacks(int batched, LjmCallbacks *cb)
 {
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
                         stopped, on_progress, on_flags, on_stack_node, on_rss, on_time,
-                        on_node_name, on_long_string, on_sample_rate };
+                        on_node_name, on_long_string, on_sample_rate, on_proto_name };
   if (!batched) cb->on_events = NULL;
 }
 

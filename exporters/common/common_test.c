@@ -224,8 +224,8 @@ static void test_frames(void)
   free(b.p);
   if (m) {
     const LjmSite *t = ljm_model_site(m, 0);
-    check_folded(m, t, "loop.lua;main chunk;loop.lua:7;TRACE [2]");
-    check_label(m, t, "TRACE [2] (started at loop.lua:7)");
+    check_folded(m, t, "loop.lua;main chunk;loop.lua:7;TRACE [2] loop.lua:7");
+    check_label(m, t, "TRACE [2] loop.lua:7 (in main chunk)");
     ljm_model_free(m);
   }
 }

@@ -384,12 +384,17 @@ def fix_last(frame):
     return frame
 
 
+def base(path):
+    """The last component of a file's path: frame names carry it (frames.h)."""
+    return path.rpartition("/")[2]
+
+
 def _plain_frames(site):
     k = site["kind"]
     if k == "lua":
         if site["func_from"] == "builtin":
             return ["[builtin]", site["func"]]
-        return [site["file"] or "?", site["func"], "%s:%d" % (site["file"], site["line"])]
+        return [site["file"] or "?", site["func"], "%s:%d" % (base(site["file"]), site["line"])]
     if k == "c":
         return ["[C]", site["func"]]
     return ["INTERNAL"]
@@ -398,12 +403,13 @@ def _plain_frames(site):
 def site_frames(site, sites):
     """Raw frame path of a JSON site object (frames.h hierarchy): Lua
     file;function;file:line, [builtin];function, [C];function, INTERNAL, and
-    a trace as TRACE [n] below the path of the site it starts at."""
+    a trace (its func: TRACE [n] and where it starts) below the path of the
+    site it starts at."""
     if site["kind"] != "trace":
         return _plain_frames(site)
     start = None if site["trace_start"] is None else sites[site["trace_start"]]
     root = _plain_frames(start) if start and start["kind"] in ("lua", "c") else ["[JIT]"]
-    return root + ["TRACE [%d]" % site["traceno"]]
+    return root + [site["func"]]
 
 
 _MARKERS = {"resume": "[coroutine]", "tail": "[tail call]", "cut": "[...]"}
@@ -414,11 +420,9 @@ def _stack_frame(node, sites):
         return _MARKERS[node["kind"]]
     s = sites[node["site"]]
     if s["kind"] == "lua":
-        if s["func_from"] in ("source", "main", "stream"):
-            return "%s (%s)" % (s["func"], s["file"])
+        if s["func_from"] in ("source", "main", "defined"):
+            return "%s (%s)" % (s["func"], base(s["file"]))
         return s["func"]
-    if s["kind"] == "trace":
-        return "TRACE [%d]" % s["traceno"]
     return s["func"]
 
 
@@ -452,7 +456,7 @@ def node_frames(doc, i):
     if n["kind"] == "frame":
         s = sites[n["site"]]
         if s["kind"] == "lua" and s["func_from"] != "builtin":
-            out.append("%s:%d" % (s["file"], s["line"]))
+            out.append("%s:%d" % (base(s["file"]), s["line"]))
     return out
 
 
@@ -520,7 +524,7 @@ def _plain_label(site):
     if site["kind"] == "lua":
         if site["func_from"] == "builtin":
             return site["func"] + " [builtin]"
-        return "%s (%s:%d)" % (site["func"], site["file"], site["line"])
+        return "%s (%s:%d)" % (site["func"], base(site["file"]), site["line"])
     if site["kind"] == "c":
         return site["func"] + " [C]"
     return "INTERNAL"
@@ -530,12 +534,10 @@ def site_label(site, sites):
     """One-line label of a JSON site object (ljm_site_label)."""
     if site["kind"] != "trace":
         return _plain_label(site)
-    label = "TRACE [%d]" % site["traceno"]
+    label = site["func"]
     start = None if site["trace_start"] is None else sites[site["trace_start"]]
     if start and start["kind"] == "lua" and start["func_from"] != "builtin":
-        label += " (started at %s:%d)" % (start["file"], start["line"])
-    elif start and start["kind"] in ("lua", "c"):
-        label += " (started in %s)" % _plain_label(start)
+        label += " (in %s)" % start["func"]
     return label
 
 

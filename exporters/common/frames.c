@@ -16,6 +16,14 @@ static const char *file_of(const LjmSite *s)
              ? s->file : NULL;
 }
 
+/* The last component of a site's file: frame names carry it, the frame's
+** file (LjmFrames.file) the whole path. */
+static const char *base_of(const char *file)
+{
+  const char *b = strrchr(file, '/');
+  return b ? b + 1 : file;
+}
+
 /* The line a Lua function starts on: 1 for a main chunk (LuaJIT says 0). */
 static int64_t func_line(const LjmSite *s)
 {
@@ -117,7 +125,7 @@ static void frames_plain(LjmFrames *f, const LjmSite *s)
     frames_at(f, file, func_line(s));
     frames_adds(f, s->kind, s->func);
     frames_at(f, file, s->line);
-    frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
+    frames_addf(f, s->kind, "%s:%lld", base_of(s->file), (long long)s->line);
     return;
   case LJM_SITE_C:
     frames_adds(f, s->kind, "[C]");
@@ -142,7 +150,7 @@ static void frames_site(const LjmModel *m, const LjmSite *s, LjmFrames *f)
     frames_plain(f, st);
   else
     frames_adds(f, LJM_SITE_TRACE, "[JIT]");
-  frames_addf(f, LJM_SITE_TRACE, "TRACE [%llu]", (unsigned long long)s->traceno);
+  frames_adds(f, LJM_SITE_TRACE, s->func);
 }
 
 /* One frame of a real stack. */
@@ -162,13 +170,13 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
     frames_at(f, file_of(s), func_line(s));
     /* Names of their own get the file; the others hold it already. */
     if (s->func_from == LJM_FUNC_SOURCE || s->func_from == LJM_FUNC_MAIN ||
-        s->func_from == LJM_FUNC_STREAM)
-      frames_addf(f, s->kind, "%s (%s)", s->func, s->file);
+        s->func_from == LJM_FUNC_DEFINED)
+      frames_addf(f, s->kind, "%s (%s)", s->func, base_of(s->file));
     else
       frames_adds(f, s->kind, s->func);
     return;
   case LJM_SITE_TRACE:
-    frames_addf(f, s->kind, "TRACE [%llu]", (unsigned long long)s->traceno);
+    frames_adds(f, s->kind, s->func);
     return;
   default:
     frames_adds(f, s->kind, s->func);
@@ -191,7 +199,7 @@ static void line_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f)
   const LjmSite *s = ljm_model_site(m, n->site);
   if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
     frames_at(f, file_of(s), s->line);
-    frames_addf(f, s->kind, "%s:%lld", s->file, (long long)s->line);
+    frames_addf(f, s->kind, "%s:%lld", base_of(s->file), (long long)s->line);
   }
 }
 
@@ -259,7 +267,7 @@ static void label_plain(LjmBuf *b, const LjmSite *s)
   case LJM_SITE_LUA:
     ljm_buf_puts(b, s->func);
     if (s->func_from == LJM_FUNC_BUILTIN) ljm_buf_puts(b, " [builtin]");
-    else ljm_buf_printf(b, " (%s:%lld)", s->file, (long long)s->line);
+    else ljm_buf_printf(b, " (%s:%lld)", base_of(s->file), (long long)s->line);
     return;
   case LJM_SITE_C:
     ljm_buf_puts(b, s->func);
@@ -277,16 +285,11 @@ void ljm_site_label(LjmBuf *b, const LjmModel *m, const LjmSite *s)
     label_plain(b, s);
     return;
   }
-  ljm_buf_printf(b, "TRACE [%llu]", (unsigned long long)s->traceno);
+  ljm_buf_puts(b, s->func);  /* "TRACE [3] cache.lua:7": where it starts */
   if (s->trace_start == LJM_NO_SITE || s->trace_start >= ljm_model_nsites(m)) return;
   const LjmSite *st = ljm_model_site(m, s->trace_start);
-  if (st->kind == LJM_SITE_LUA && st->func_from != LJM_FUNC_BUILTIN) {
-    ljm_buf_printf(b, " (started at %s:%lld)", st->file, (long long)st->line);
-  } else if (st->kind == LJM_SITE_LUA || st->kind == LJM_SITE_C) {
-    ljm_buf_puts(b, " (started in ");
-    label_plain(b, st);
-    ljm_buf_putc(b, ')');
-  }
+  if (st->kind == LJM_SITE_LUA && st->func_from != LJM_FUNC_BUILTIN)
+    ljm_buf_printf(b, " (in %s)", st->func);
 }
 
 void ljm_frame_clean(LjmBuf *b, const char *s, size_t len, unsigned flags)

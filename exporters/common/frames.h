@@ -6,10 +6,11 @@
 **
 **   Lua       <file> ; <function> ; <file>:<line>   cache.lua;Cache:put;cache.lua:26
 **             (<function> is LjmSite.func: "Cache:put", "main chunk",
-**             "function <cache.lua line 5>")
+**             "function <cache.lua:5>")
 **   built-in  [builtin] ; <function>                [builtin];move
-**   trace     <path of its start site> ; TRACE [n]  cache.lua;main chunk;cache.lua:7;TRACE [3]
+**   trace     <path of its start site> ; <trace>    cache.lua;main chunk;cache.lua:7;TRACE [3] cache.lua:7
 **             [JIT] ; TRACE [n]                     (start unknown)
+**             (<trace> is LjmSite.func: "TRACE [n] <file>:<line>" where it starts)
 **   C         [C] ; <function>                      [C];lj_cf_package_require
 **   internal  INTERNAL
 **
@@ -20,17 +21,18 @@
 **   main chunk (app.lua);fill (app.lua);Cache:put (lib.lua);lib.lua:9
 **
 **   Lua       <function> (<file>)                   Cache:put (lib.lua)
-**             (a name without its own, "function <lib.lua line 8>", as is)
-**   built-in, C function: <function>; trace: TRACE [n]; a coroutine
+**             (a name without its own, "function <lib.lua:8>", as is)
+**   built-in, C function: <function>; trace: TRACE [n] lib.lua:9; a coroutine
 **   boundary: [coroutine]; a tail call: [tail call]; frames left out: [...]
 **
 ** An event charged to another site than its stack's innermost frame ends in
 ** that site (ljm_node_is_charge): INTERNAL, a C function, or a Lua line alone
 ** (a built-in's calling line: ...;main chunk (app.lua);string.rep;app.lua:7).
 **
-** A function frame never looks like a line frame ("file:line"): a search
-** for "cache.lua:26" finds line 26, not a function defined there. Names
-** carry no run-specific address. In a standard stream a trace sits below the
+** Frame names carry a file's last component ("lib.lua"), LjmFrames.file
+** its path. A function is a frame of its own whatever it was called
+** through: names tell functions apart (LjmSite.func). Names carry no
+** run-specific address. In a standard stream a trace sits below the
 ** line it starts at, so a line's total includes what traces starting there
 ** allocated.
 */
@@ -85,7 +87,7 @@ static inline const char *ljm_frame_s(const LjmFrames *f, size_t i)
 
 /* Appends a one-line label of site s for tables (raw bytes, not cleaned):
 **   Cache:put (cache.lua:26)    move [builtin]    lj_cf_package_require [C]
-**   TRACE [3] (started at cache.lua:7)    INTERNAL */
+**   TRACE [3] cache.lua:7 (in Cache:fill)    INTERNAL */
 void ljm_site_label(LjmBuf *b, const LjmModel *m, const LjmSite *s);
 
 /* Appends one cleaned frame name (ljm_text_clean with flags; "?" if empty). */

@@ -226,8 +226,11 @@ def check_nasty(name, ht, tmp):
          "--flamegraph-cost-type", "allocations", "-F", out])
     with open(out, encoding="utf-8") as fh:
         lines = set(fh.read().splitlines())
-    for want in ("function (na(me) \ufffd\ufffd.lua line 3) (na(me) \ufffd\ufffd.lua);TRACE [1]; 1",
-                 "main [C]; 1", "__libc_start_main [C]; 1",
+    trace = re.compile("^function \\(na\\(me\\) \ufffd\ufffd\\.lua:3\\) \\(na\\(me\\) \ufffd\ufffd"
+                       "\\.lua\\);TRACE \\[1\\] na\\(me\\) \ufffd\ufffd\\.lua:\\d+; 1$")
+    check(any(trace.match(l) for l in lines),
+          "%s: no flame graph line of TRACE [1] named after its start above its function" % name)
+    for want in ("main [C]; 1", "__libc_start_main [C]; 1",
                  "operator new(unsigned long) [C]; 1", "tmpl(int)::f  x; 1"):
         check(want in lines, "%s: no flame graph line %r" % (name, want))
 

@@ -72,7 +72,7 @@ static const char *func_from_name(LjmFuncFrom k)
   case LJM_FUNC_BUILTIN: return "\"builtin\"";
   case LJM_FUNC_ANONYMOUS: return "\"anonymous\"";
   case LJM_FUNC_UNKNOWN: return "\"unknown\"";
-  case LJM_FUNC_STREAM: return "\"stream\"";
+  case LJM_FUNC_DEFINED: return "\"defined\"";
   default: return "null";
   }
 }

@@ -97,8 +97,8 @@ def check_nasty(pb):
     r = pprof("-traces", pb)
     # A trace is shown as called from the function it starts in, named
     # module.function (module: the file without ".lua").
-    check(re.search(r"TRACE \[1\]\n\s+na\(me\) \ufffd\ufffd\.function "
-                    r"\(na\(me\) \ufffd\ufffd\.lua line 3\)\n", r.stdout),
+    check(re.search(r"TRACE \[1\] [^\n]*\.lua:4\n\s+na\(me\) \ufffd\ufffd\.function "
+                    r"\(na\(me\) \ufffd\ufffd\.lua:3\)\n", r.stdout),
           "nasty: TRACE [1] not above its start site")
     r = pprof("-raw", pb)
     check("tmpl(int)::f  x" in r.stdout, "nasty: C name not cleaned as expected")

@@ -95,9 +95,9 @@ static void through_model(void)
         CHECK(s2->func_from == LJM_FUNC_ANONYMOUS);
       } else {
         CHECK(s1->func_from == LJM_FUNC_UNKNOWN && s2->func_from == LJM_FUNC_UNKNOWN);
-        CHECK(strcmp(s1->func, "function <fn_src.lua line 2>") == 0);
+        CHECK(strcmp(s1->func, "function <fn_src.lua:2>") == 0);
       }
-      CHECK(strcmp(s2->func, "function <fn_src.lua line 5>") == 0);
+      CHECK(strcmp(s2->func, "function <fn_src.lua:5>") == 0);
       /* The text report's names do not change. */
       CHECK(strcmp(s1->name, "@fn_src.lua:3") == 0);
     }

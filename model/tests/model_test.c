@@ -86,7 +86,7 @@ static void test_names(void)
   CHECK(st == LJM_OK);
   const LjmSite *s;
   CHECK((s = site_named(m, "@a.lua:5")) && s->kind == LJM_SITE_LUA && s->line == 5 &&
-        s->func_line == 1 && !strcmp(s->file, "a.lua") && !strcmp(s->func, "function <a.lua line 1>") &&
+        s->func_line == 1 && !strcmp(s->file, "a.lua") && !strcmp(s->func, "function <a.lua:1>") &&
         s->func_from == LJM_FUNC_UNKNOWN && !strcmp(s->chunk, "@a.lua"));
   CHECK((s = site_named(m, "c_first:0x400000")) && s->kind == LJM_SITE_C &&
         s->symbol_addr == 0x400000 && !strcmp(s->func, "c_first"));

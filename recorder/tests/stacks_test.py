@@ -152,27 +152,20 @@ for chain in ((c + "25", c + "26", c + "26", c + "26", "TRUNC"),
     res.check(ch.get(chain, 0) == 200, "depth 4: %s x200 (%d)" % (" <- ".join(chain), ch.get(chain, 0)))
 res.check(all(len(k) <= 5 for k in ch), "depth 4: at most 4 frames and the cut")
 
-# -- Function names (0x24): as LuaJIT's own debug.getinfo names them ----------
-WHAT = {"global": 1, "local": 2, "method": 3, "field": 4, "upvalue": 5, "metamethod": 6}
+# -- Definition names (0x25): each function as the code that defines it ---
 p = run([tool, "--stacks", "-o", "names.ljm", "names.lua"],
         env=testlib.vm_env(dict(os.environ, LUA_INIT="jit.off()")))
 res.check(p.returncode == 0, "names.lua: exit %d %r" % (p.returncode, p.stderr))
 st = ljmread.parse(open(os.path.join(work, "names.ljm"), "rb").read())
 valid(st, "names")
-said = [line.split() for line in p.stdout.splitlines() if line.startswith("NAME ")]
-res.check(len(said) == 7, "names.lua: debug.getinfo said %r" % said)
-for _, line, namewhat, name in said:
-    nodes = [i for i, (parent, label) in st.nodes.items() if label == "@names.lua:" + line]
-    got = {st.names.get(i) for i in nodes}
-    if line == "47":
-        # LuaJIT names a function reached by a tail call after the one its
-        # caller called (global 'tail_via_global'); the recorder checks the
-        # global still holds the frame's function and drops the name.
-        want = {None}
-    else:
-        want = {(WHAT[namewhat], name)}
-    res.check(nodes and got == want, "names.lua:%s: stream names %r, LuaJIT says %s %s"
-              % (line, got, namewhat, name))
+# Whatever a function was called through (a global, a method call, an
+# upvalue, a metamethod, a tail call), its name is where it is defined.
+WANT_DEF = {6: "note", 11: "global_fn", 16: "local_fn", 22: "M.field_fn",
+            29: "Obj:method_fn", 34: "upvalue_fn", 38: "calls_upvalue", 40: "__index",
+            46: "tail_target"}  # tail_via_global only tail-calls: never a frame
+got = {line: name for (chunk, line), name in st.defnames.items() if chunk == "@names.lua"}
+res.check(got == WANT_DEF, "names.lua: definition names %r, want %r" % (got, WANT_DEF))
+res.check(not st.names, "names.lua: no call-site names (0x24): %r" % st.names)
 
 # -- JIT on: traces above their callers ------------------------------------
 data, st = record("jit_chains.lua", "jit.ljm", "--stacks")
