@@ -108,13 +108,47 @@ static int is_keyword(const Tok *t)
 static int name_tok(const Tok *t) { return t->type == T_NAME && !is_keyword(t); }
 
 /* Copies tokens a..b (inclusive) without spaces into out; 0 if too long. */
+/* Is s (len bytes) a Name, not a reserved word? */
+static int plain_name(const char *s, size_t len)
+{
+  static const char *const reserved[] = {
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"};
+  if (!len || !ident_start((unsigned char)s[0])) return 0;
+  for (size_t i = 1; i < len; i++)
+    if (!ident_char((unsigned char)s[i])) return 0;
+  for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+    if (strlen(reserved[i]) == len && !memcmp(reserved[i], s, len)) return 0;
+  return 1;
+}
+
+static int put(char *out, size_t *n, const char *s, size_t len)
+{
+  if (*n + len > LJM_FUNCNAME_MAX) return 0;
+  memcpy(out + *n, s, len);
+  *n += len;
+  return 1;
+}
+
+/* Tokens a..b joined, an index by a string written the way the recorder
+** writes it (rec_fname.c): t["x"] as t.x, t['do'] as t["do"]. */
 static size_t join(const Tok *t, size_t a, size_t b, char *out)
 {
   size_t n = 0;
   for (size_t i = a; i <= b; i++) {
-    if (n + t[i].len > LJM_FUNCNAME_MAX) return 0;
-    memcpy(out + n, t[i].s, t[i].len);
-    n += t[i].len;
+    if (is(&t[i], "[") && i + 2 <= b && t[i + 1].type == T_STR && is(&t[i + 2], "]") &&
+        t[i + 1].len >= 2 && (t[i + 1].s[0] == '"' || t[i + 1].s[0] == '\'')) {
+      const char *k = t[i + 1].s + 1;
+      size_t kl = t[i + 1].len - 2;
+      if (memchr(k, '\\', kl)) return 0;  /* escapes: not spelled alike */
+      if (plain_name(k, kl) ? !put(out, &n, ".", 1) || !put(out, &n, k, kl)
+                            : !put(out, &n, "[\"", 2) || !put(out, &n, k, kl) ||
+                                  !put(out, &n, "\"]", 2))
+        return 0;
+      i += 2;
+      continue;
+    }
+    if (!put(out, &n, t[i].s, t[i].len)) return 0;
   }
   out[n] = '\0';
   return n;

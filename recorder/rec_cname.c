@@ -156,8 +156,8 @@ static cTValue *hash_str(const GCtab *t, const char *key, size_t len)
   return NULL;
 }
 
-/* Names every C function under a string key of module table t
-** ("cjson.decode"); *budget counts the slots left to read. */
+/* Names every C function under a string key of table t after the key mod
+** names it by ("cjson.decode"); *budget counts the slots left to read. */
 static void rescan_module(const GCtab *t, const GCstr *mod, uint32_t *budget)
 {
   const Node *node = noderef(t->node);
@@ -190,11 +190,18 @@ void rec_cname_rescan(global_State *g)
   const Node *node;
   cTValue *tv = hash_str(reg, "_LOADED", 7);
   uint32_t i, budget = SCAN_SLOTS_MAX;
-  if (!tv || !tvistab(tv)) return;
-  loaded = tabV(tv);
-  node = noderef(loaded->node);
-  for (i = 0; i <= loaded->hmask && budget; i++, budget--)
-    if (tvisstr(&node[i].key) && tvistab(&node[i].val))
+  if (tv && tvistab(tv)) {
+    loaded = tabV(tv);
+    node = noderef(loaded->node);
+    for (i = 0; i <= loaded->hmask && budget; i++, budget--)
+      if (tvisstr(&node[i].key) && tvistab(&node[i].val))
+        rescan_module(tabV(&node[i].val), strV(&node[i].key), &budget);
+  }
+  /* Metatables a C module keeps in the registry under its own key
+  ** (lpeg's "lpeg-pattern": __mul, __pow, ...): "lpeg-pattern.__mul". */
+  node = noderef(reg->node);
+  for (i = 0; i <= reg->hmask && budget; i++, budget--)
+    if (tvisstr(&node[i].key) && tvistab(&node[i].val) && &node[i].val != tv)
       rescan_module(tabV(&node[i].val), strV(&node[i].key), &budget);
 }
 

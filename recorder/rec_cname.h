@@ -21,8 +21,10 @@
 ** (one level: "string.rep", "package.loaders[2]", "require"). Keeps the
 ** first name seen for an address; call only outside the allocator. */
 REC_API void rec_cname_scan(lua_State *L);
-/* The same names for modules loaded since (`require` of a C module):
-** reads registry._LOADED and its tables' hash parts directly, allocating
+/* The same names for modules loaded since (`require` of a C module), and
+** for the tables a C module keeps in the registry ("lpeg-pattern.__mul"):
+** reads registry._LOADED, its tables' and the registry's tables' hash
+** parts directly, allocating
 ** nothing in the VM, so it may run inside the allocator (before the real
 ** allocator call, when no table is half-moved). Keeps names already known. */
 struct global_State;

@@ -134,6 +134,39 @@ static void name_add(Name *n, const char *s, size_t len)
   n->s[n->len] = 0;
 }
 
+static int ident_byte(unsigned char c, int first)
+{
+  return c == '_' || c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (!first && c >= '0' && c <= '9');
+}
+
+/* Is s (len bytes) a Name, not a reserved word? */
+static int plain_name(const char *s, size_t len)
+{
+  static const char *const reserved[] = {
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"};
+  size_t i;
+  for (i = 0; i < len; i++)
+    if (!ident_byte((unsigned char)s[i], i == 0)) return 0;
+  for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+    if (strlen(reserved[i]) == len && !memcmp(reserved[i], s, len)) return 0;
+  return len > 0;
+}
+
+/* Appends field k of a named table: ".k", or ["k"] when k is no Name. */
+static void name_field(Name *out, const GCstr *k)
+{
+  if (plain_name(strdata(k), k->len)) {
+    name_add(out, ".", 1);
+    name_add(out, strdata(k), k->len);
+  } else {
+    name_add(out, "[\"", 2);
+    name_add(out, strdata(k), k->len);
+    name_add(out, "\"]", 2);
+  }
+}
+
 #define FN_PATH_MAX 4  /* a.b.c.d: fields followed at most */
 
 /* Names what register slot holds right before instruction pc of pt, from
@@ -183,8 +216,7 @@ static int reg_name(const GCproto *pt, BCPos pc, BCReg slot, Name *out, int dept
       case BC_TGETS: {
         GCstr *k = kstr(pt, bc_c(ins));
         if (depth >= FN_PATH_MAX || !reg_name(pt, pc, bc_b(ins), out, depth + 1)) return 0;
-        name_add(out, ".", 1);
-        name_add(out, strdata(k), k->len);
+        name_field(out, k);
         return 1;
       }
       default:
@@ -230,10 +262,15 @@ static int def_name(const GCproto *pt, BCPos pc, BCReg a, const GCproto *child, 
   }
   if (op == BC_TSETS && bc_a(next) == a) {  /* T.NAME =, function T:NAME, {NAME =} */
     GCstr *k = kstr(pt, bc_c(next));
-    int method = is_method(child);
-    if (reg_name(pt, pc, bc_b(next), out, 1)) name_add(out, method ? ":" : ".", 1);
-    else out->len = 0;  /* a table being built or computed: the key alone */
-    name_add(out, strdata(k), k->len);
+    if (!reg_name(pt, pc, bc_b(next), out, 1)) {
+      out->len = 0;  /* a table being built or computed: the key alone */
+      name_add(out, strdata(k), k->len);
+    } else if (is_method(child) && plain_name(strdata(k), k->len)) {
+      name_add(out, ":", 1);
+      name_add(out, strdata(k), k->len);
+    } else {
+      name_field(out, k);
+    }
     return 1;
   }
   return 0;

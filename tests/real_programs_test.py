@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""real_programs_test.py -- programs nobody here wrote, recorded under the
+system's `luajit`, read right (Debian's lua-check, lua-penlight, lua-cjson,
+lua-lpeg; scripts/setup-tests.d/lua-programs.sh installs them).
+
+  * One frame per function, named where it is defined: luacheck linting
+    penlight's sources with call stacks. Every function whose definition
+    line says its name (`local function f(`, `function M.f(`) shows that
+    name, checked against the source file itself; no two functions share a
+    name; the names are the same converted from another directory, and the
+    same in a standard recording named from the sources.
+  * Traces named after where they start: luacheck with the JIT on; every
+    trace row of `go tool pprof -top` reads `TRACE [n] file:line`, and that
+    line is the start its JSON site gives.
+  * C modules required after the recording started are named: lua-cjson's
+    and lua-lpeg's functions in exact, stacked and sampled recordings
+    (`cjson.decode`, `lpeg.match`), never `cjson.so+0x...`.
+
+usage: real_programs_test.py LJM LUACHECK_RUN CJSON_LOOP LPEG_WORDS
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from clitest import Checks
+
+check = Checks("real_programs_test")
+LJM = os.path.abspath(sys.argv[1])
+LUACHECK, CJSON, LPEG = (os.path.abspath(p) for p in sys.argv[2:5])
+PL = "/usr/share/lua/5.1/pl"  # penlight's sources: luacheck's input
+
+# A definition line that names its function, as Lua spells it.
+DEF = re.compile(r"^\s*(?:local\s+)?function\s+([A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?)\s*\(")
+
+
+def run(cmd, cwd, **kw):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def record(work, script, out, *opts, args=()):
+    shutil.copy(script, work)
+    p = run([LJM, "record", *opts, "-o", out, os.path.basename(script), *args], work)
+    check(p.returncode == 0, "record %s %s: exit %d %s" % (" ".join(opts), script,
+                                                          p.returncode, p.stderr[-500:]))
+    return os.path.join(work, out)
+
+
+def sites(prof, cwd):
+    p = run([LJM, "convert", "-q", "-f", "json", "-o", "-", prof], cwd)
+    check(p.returncode == 0, "json of %s: %s" % (prof, p.stderr))
+    return json.loads(p.stdout)["sites"] if p.returncode == 0 else []
+
+
+def functions(doc_sites):
+    """(file, definition line) -> the name of each Lua function (not a main
+    chunk or built-in)."""
+    out = {}
+    for s in doc_sites:
+        if s["kind"] == "lua" and s["func_from"] not in ("main", "builtin"):
+            out.setdefault((s["file"], s["func_line"]), set()).add(s["func"])
+    return out
+
+
+def source_line(path, n):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for i, line in enumerate(f, 1):
+                if i == n:
+                    return line
+    except OSError:
+        return None
+    return None
+
+
+def check_frames(work):
+    prof = record(work, LUACHECK, "lc_stacks.ljm", "-joff", "--stacks")
+    fns = functions(sites(prof, work))
+    check(len(fns) > 150, "luacheck: %d functions, want hundreds" % len(fns))
+    # Each function one name; no name shared by two functions.
+    many = {k: v for k, v in fns.items() if len(v) != 1}
+    check(not many, "luacheck: functions with more than one name: %r" % list(many.items())[:5])
+    by_name = {}
+    for (file, line), names in fns.items():
+        for n in names:
+            by_name.setdefault((os.path.basename(file), n), []).append((file, line))
+    shared = {k: v for k, v in by_name.items() if len(v) > 1}
+    check(not shared, "luacheck: names shared by two functions: %r" % list(shared.items())[:5])
+    # The name is the one the definition line gives, read from the file.
+    checked, wrong = 0, []
+    for (file, line), names in sorted(fns.items()):
+        text = source_line(file, line) if file.startswith("/") else None
+        m = DEF.match(text or "")
+        if not m:
+            continue
+        checked += 1
+        name = next(iter(names))
+        if name != m.group(1) and not name.startswith(m.group(1) + " <"):
+            wrong.append((file, line, name, m.group(1)))
+    check(checked > 100 and not wrong, "luacheck: %d names checked against their definition "
+          "lines, wrong: %r" % (checked, wrong[:5]))
+    # The two callbacks of resolve_locals.lua that the caller's variable
+    # ('callback') used to merge are two frames under their own names.
+    rl = {n for (f, _), names in fns.items() if f.endswith("stages/resolve_locals.lua")
+          for n in names}
+    check({"main_assignment_propagation_callback", "closure_creation_propagation_callback"} <= rl
+          and "callback" not in rl, "resolve_locals.lua: both callbacks by name: %r" % sorted(rl))
+    # Folded frames carry file names, not paths.
+    p = run([LJM, "convert", "-q", "-f", "folded", "-o", "-", prof], work)
+    frames = {f for line in p.stdout.splitlines() for f in line.rpartition(" ")[0].split(";")}
+    check(any(f == "stage.run (resolve_locals.lua)" for f in frames) and
+          not any("/usr/share/lua" in f for f in frames),
+          "folded: frames name files, not paths: %r" % sorted(frames)[:5])
+    # Converted elsewhere (no source at hand for relative names): the same.
+    away = tempfile.mkdtemp(dir=work)
+    check(functions(sites(prof, away)) == fns, "luacheck: names converted from another "
+          "directory differ")
+    # A standard recording of the same run names the same functions alike.
+    std = functions(sites(record(work, LUACHECK, "lc_std.ljm", "-joff"), work))
+    both = set(std) & set(fns)
+    diff = [(k, std[k], fns[k]) for k in both if std[k] != fns[k] and
+            not any(n.startswith("function <") for n in std[k])]
+    check(len(both) > 100 and not diff, "standard vs stacked: %d functions in both, named "
+          "otherwise: %r" % (len(both), diff[:5]))
+
+
+def check_traces(work):
+    prof = record(work, LUACHECK, "lc_jit.ljm")
+    doc = sites(prof, work)
+    traces = [s for s in doc if s["kind"] == "trace"]
+    check(len(traces) > 20, "luacheck with the JIT on: %d trace sites" % len(traces))
+    bad = []
+    for t in traces:
+        st = doc[t["trace_start"]] if t["trace_start"] is not None else None
+        if st and st["kind"] == "lua" and st["func_from"] != "builtin":
+            want = "TRACE [%d] %s:%d" % (t["traceno"], os.path.basename(st["file"]), st["line"])
+            if t["func"] != want:
+                bad.append((t["func"], want))
+    check(not bad, "traces named after their start: %r" % bad[:5])
+    pb = prof + ".pb.gz"
+    p = run([LJM, "convert", "-q", "-o", pb, prof], work)
+    p = run(["go", "tool", "pprof", "-top", "-nodecount=30", pb], work)
+    rows = [l for l in p.stdout.splitlines() if "TRACE [" in l]
+    check(p.returncode == 0 and rows and all(re.search(r"TRACE \[\d+\] \S+\.lua:\d+$", r)
+                                             for r in rows),
+          "pprof -top: trace rows say where they start: %r" % rows[:5])
+
+
+def check_cnames(work):
+    for script, want in ((CJSON, "cjson.decode"), (LPEG, "lpeg.match")):
+        base = os.path.basename(script)
+        for opts in ((), ("--stacks",), ("--sample", "4096")):
+            prof = record(work, script, base + "".join(opts) + ".ljm", *opts)
+            p = run([LJM, "report", "-q", prof], work)
+            rows = [l for l in p.stdout.split("REALLOCATIONS")[0].splitlines() if " events\t" in l]
+            most = max(rows, key=lambda r: int(re.search(r"\t\+(\d+)B", r).group(1)), default="")
+            unnamed = [r for r in rows if ".so+0x" in r]
+            check(most.startswith(want + ":") and not unnamed,
+                  "%s %s: most bytes %r, unnamed %r" % (base, " ".join(opts), most, unnamed[:3]))
+
+
+def main():
+    if not os.path.isdir(PL) or not shutil.which("luajit"):
+        print("real_programs_test: Debian's lua-penlight and luajit are missing "
+              "(scripts/setup.sh --tests installs them)")
+        return 1
+    work = tempfile.mkdtemp(prefix="real-", dir=os.environ.get("TEST_TMPDIR"))
+    check_frames(work)
+    check_traces(work)
+    check_cnames(work)
+    return check.done(minimum=10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
