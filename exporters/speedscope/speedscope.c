@@ -58,7 +58,7 @@
 #include "model/ljm_hmap.h"
 
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
-#define SS_SLICE_EVENTS 4096u   /* events of the stream per slice */
+#define SS_SLICE_EVENTS 16384u  /* events of the stream per slice */
 #define SS_MARK_SPAN_US 10000u  /* events come < 10 ms after their mark */
 #define SS_NONE UINT64_MAX
 
@@ -403,61 +403,42 @@ static void write_sampled(const SsState *st, const SsFrameTab *t, SsFig fig,
   putc('}', f);
 }
 
-/* num/den (num < den) in thousandths, rounded down: the 1 ns digits. */
-static unsigned milli(uint64_t num, uint64_t den)
-{
-  return den ? (unsigned)(((unsigned __int128)num * 1000) / den) : 0;
-}
-
-/* A time in microseconds: whole part plus num/den of one, to 1 ns. */
-static void put_time(FILE *f, uint64_t whole, uint64_t num, uint64_t den)
-{
-  unsigned frac = milli(num, den);
-  put_u64(f, whole);
-  if (frac) {
-    char buf[8];
-    snprintf(buf, sizeof buf, ".%03u", frac);
-    size_t n = strlen(buf);
-    while (buf[n - 1] == '0') buf[--n] = '\0';
-    fputs(buf, f);
-  }
-}
-
 typedef struct SsOpen {     /* the frames open in the evented profile */
   const uint32_t *path;
   uint32_t n;
-  uint64_t end, end_num, end_den;  /* where the last run ends */
+  uint64_t end;             /* where the last run ends (usec) */
   int first;
 } SsOpen;
 
-static void put_event(FILE *f, SsOpen *o, char type, uint32_t frame, uint64_t w,
-                      uint64_t num, uint64_t den)
+static void put_event(FILE *f, SsOpen *o, char type, uint32_t frame, uint64_t at)
 {
-  fputs(o->first ? "\n{\"type\":\"" : ",\n{\"type\":\"", f);
+  fputs(o->first ? "{\"type\":\"" : ",{\"type\":\"", f);
   o->first = 0;
   putc(type, f);
   fputs("\",\"frame\":", f);
   put_u64(f, frame);
   fputs(",\"at\":", f);
-  put_time(f, w, num, den);
+  put_u64(f, at);
   putc('}', f);
 }
 
 /* Closes the open frames down to depth keep at a time. */
-static void close_to(FILE *f, SsOpen *o, uint32_t keep, uint64_t w, uint64_t num, uint64_t den)
+static void close_to(FILE *f, SsOpen *o, uint32_t keep, uint64_t at)
 {
   while (o->n > keep) {
     o->n--;
-    put_event(f, o, 'C', o->path[o->n], w, num, den);
+    put_event(f, o, 'C', o->path[o->n], at);
   }
 }
 
 /* The evented profile of a timed stream: each allocation event's stack on
-** the real time axis (see the top of the file). */
+** the real time axis (see the top of the file), in whole microseconds: a
+** run shorter than one is not drawn (speedscope could not show it either;
+** the sampled profiles count it). */
 static void write_timeline(const SsState *st, const SsFrameTab *t, uint64_t duration)
 {
   FILE *f = st->base.out;
-  SsOpen o = { NULL, 0, 0, 0, 1, 1 };
+  SsOpen o = { NULL, 0, 0, 1 };
   uint64_t last_end = 0;
   fputs("{\"type\":\"evented\",\"name\":\"time: allocation events on the real time axis "
         "(events between two time marks spread evenly)\",\"unit\":\"microseconds\","
@@ -474,29 +455,23 @@ static void write_timeline(const SsState *st, const SsFrameTab *t, uint64_t dura
     for (; i < j; i++) {
       const SsRun *r = &st->runs[i];
       /* Starts at mark + span * k / nev, ends at mark + span * (k + n) / nev. */
-      unsigned __int128 a = (unsigned __int128)span * k, b;
+      uint64_t a = mark + (uint64_t)((unsigned __int128)span * k / nev);
       k += r->alloc_count;
-      b = (unsigned __int128)span * k;
-      uint64_t aw = mark + (uint64_t)(a / nev), an = (uint64_t)(a % nev);
-      uint64_t bw = mark + (uint64_t)(b / nev), bn = (uint64_t)(b % nev);
-      if (r->node >= t->nnodes || (aw == bw && milli(an, nev) == milli(bn, nev)))
-        continue;  /* no visible width */
+      uint64_t b = mark + (uint64_t)((unsigned __int128)span * k / nev);
+      if (r->node >= t->nnodes || a == b) continue;  /* no visible width */
       const uint32_t *path = t->pool + t->node_off[r->node];
       uint32_t len = t->node_len[r->node], c = 0;
-      int gap = o.n && (aw != o.end || milli(an, nev) != milli(o.end_num, o.end_den));
-      if (gap) close_to(f, &o, 0, o.end, o.end_num, o.end_den);
+      if (o.n && a != o.end) close_to(f, &o, 0, o.end);  /* a gap */
       while (c < o.n && c < len && o.path[c] == path[c]) c++;
-      close_to(f, &o, c, aw, an, nev);
-      for (; c < len; c++) put_event(f, &o, 'O', path[c], aw, an, nev);
+      close_to(f, &o, c, a);
+      for (; c < len; c++) put_event(f, &o, 'O', path[c], a);
       o.path = path;
       o.n = len;
-      o.end = bw;
-      o.end_num = bn;
-      o.end_den = nev;
-      last_end = bw + (bn ? 1 : 0);
+      o.end = b;
+      last_end = b;
     }
   }
-  close_to(f, &o, 0, o.end, o.end_num, o.end_den);
+  close_to(f, &o, 0, o.end);
   fputs("],\"endValue\":", f);
   put_u64(f, duration > last_end ? duration : last_end);
   putc('}', f);

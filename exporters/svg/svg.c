@@ -36,6 +36,19 @@
 #define SVG_TOP 72     /* title, subtitle, legend */
 #define SVG_BOTTOM 34  /* details line */
 #define SVG_FONT_W 7.0 /* average glyph width at 12px, for labels */
+/* Frames narrower than this (in SVG_WIDTH units) are not written: their
+** value stays in their caller's frame, as flamegraph.pl's --minwidth
+** default (0.1 pixels) leaves them out. A big profile keeps the frames a
+** screen can show, and a browser draws it in seconds. */
+#define SVG_MIN_WIDTH 0.1
+
+/* What the drawn graph leaves out: frames narrower than SVG_MIN_WIDTH. */
+typedef struct SvgCut {
+  uint64_t minv;       /* a frame's value must reach this to be drawn */
+  size_t hidden;       /* frames left out */
+  uint64_t hidden_v;   /* the value of the outermost of them */
+  uint32_t maxdepth;   /* the deepest frame drawn */
+} SvgCut;
 
 typedef struct SvgState {
   LjmExportBase base;
@@ -174,7 +187,7 @@ static void el_rect(SvgCtx *c, const char *id, double x, double y, double w,
 }
 
 static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
-                       int height)
+                       const SvgCut *cut, int height)
 {
   char num[LJM_THOUSANDS_MAX];
   const char *unit = ljm_value_unit(st->base.value);
@@ -221,6 +234,12 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   ljm_buf_printf(&c->tmp, ": %s %s in total",
                  ljm_fmt_thousands(num, t->nodes[0].total), unit);
   if (st->note[0]) ljm_buf_printf(&c->tmp, " (%s)", st->note);
+  if (cut->hidden) {
+    ljm_buf_printf(&c->tmp, "; %s frames narrower than %.1f px (",
+                   ljm_fmt_thousands(num, cut->hidden), SVG_MIN_WIDTH);
+    ljm_buf_printf(&c->tmp, "%s %s) drawn in their callers",
+                   ljm_fmt_thousands(num, cut->hidden_v), unit);
+  }
   el_text(c, "subtitle", SVG_WIDTH / 2.0, 44, NULL, ljm_buf_str(&c->tmp));
   el_text(c, "unzoom", SVG_XPAD, 24, "hide", "Reset Zoom");
   el_text(c, "search", SVG_WIDTH - SVG_XPAD, 24, NULL, "Search");
@@ -285,10 +304,23 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  int height = SVG_TOP + (int)(t.maxdepth + 1) * SVG_FRAME_H + SVG_BOTTOM;
   double scale = t.nodes[0].total
                      ? (double)(SVG_WIDTH - 2 * SVG_XPAD) / t.nodes[0].total
                      : 0;
+  SvgCut cut = {0};
+  /* The smallest value drawn at least SVG_MIN_WIDTH wide (1 at least). */
+  cut.minv = scale > 0 ? (uint64_t)(SVG_MIN_WIDTH / scale) : 0;
+  while (scale > 0 && (double)cut.minv * scale < SVG_MIN_WIDTH) cut.minv++;
+  for (size_t i = 0; i < t.n; i++) {
+    const SvgNode *nd = &t.nodes[i];
+    if (i == 0 || nd->total >= cut.minv) {
+      if (nd->depth > cut.maxdepth) cut.maxdepth = nd->depth;
+      continue;
+    }
+    cut.hidden++;
+    if (t.nodes[nd->parent].total >= cut.minv) cut.hidden_v += nd->total;
+  }
+  int height = SVG_TOP + (int)(cut.maxdepth + 1) * SVG_FRAME_H + SVG_BOTTOM;
   SvgSink sink = { st->base.out, 0 };
   xmlGenericErrorFunc old_handler = xmlGenericError;
   void *old_ctx = xmlGenericErrorContext;
@@ -303,10 +335,11 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
   if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
-  write_head(c, st, &t, height);
+  write_head(c, st, &t, &cut, height);
   W(xmlTextWriterStartElement(c->w, X("g")));
   W(xmlTextWriterWriteAttribute(c->w, X("id"), X("frames")));
   for (size_t i = 0; i < t.n; i++) {
+    if (i && t.nodes[i].total < cut.minv) continue;  /* a caller is never narrower */
     write_frame(c, &t, i, scale, height, ljm_value_unit(st->base.value));
     W(xmlTextWriterWriteString(c->w, X("\n")));
   }

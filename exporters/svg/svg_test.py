@@ -17,6 +17,7 @@ import export_testlib as T  # noqa: E402
 SVG = "{http://www.w3.org/2000/svg}"
 LJM = "{urn:ljmkit:flamegraph}"
 XPAD, WIDTH = 10, 1200
+MIN_WIDTH = 0.1  # frames narrower than this are drawn in their callers (svg.c)
 TITLE = re.compile(r"^(.*) \(([0-9,]+) (bytes|allocations|objects), ([0-9]+\.[0-9]{2})%\)$", re.S)
 
 
@@ -68,9 +69,11 @@ def check_tree(tag, frames, total):
                     "%s: %r sticks out of its parent" % (tag, f["name"]))
         f["kids"] = 0
         if stack:
+            p = stack[-1]
             stack[-1]["kids"] += f["v"]
-            T.check(f["x"] == stack[-1]["x"] + stack[-1]["kids"] - f["v"],
-                    "%s: %r not packed after its siblings" % (tag, f["name"]))
+            # Siblings too narrow to draw may sit between: in order, no overlap.
+            T.check(f["x"] >= p.get("next", p["x"]), "%s: %r overlaps its siblings" % (tag, f["name"]))
+            p["next"] = f["x"] + f["v"]
         stack.append(f)
         f["path"] = [s["name"] for s in stack[1:]]
     for f in frames:
@@ -84,6 +87,41 @@ def check_tree(tag, frames, total):
     return selfs
 
 
+def min_value(total):
+    """The smallest value svg.c draws: MIN_WIDTH pixels at least."""
+    scale = (WIDTH - 2 * XPAD) / total if total else 0
+    if not scale:
+        return 0
+    v = int(MIN_WIDTH / scale)
+    while v * scale < MIN_WIDTH:
+        v += 1
+    return v
+
+
+def cut_folded(folded, total):
+    """The folded paths as the graph draws them: a frame worth less than
+    min_value merged into its caller. Returns (paths, frames left out, value
+    of the outermost of them)."""
+    minv = min_value(total)
+    totals = {}
+    for path, v in folded.items():
+        fr = path.split(";")
+        for k in range(1, len(fr) + 1):
+            totals[tuple(fr[:k])] = totals.get(tuple(fr[:k]), 0) + v
+    hidden = sum(1 for v in totals.values() if v < minv)
+    hidden_v = sum(v for k, v in totals.items() if v < minv and (len(k) == 1 or totals[k[:-1]] >= minv))
+    out = {}
+    for path, v in folded.items():
+        fr = path.split(";")
+        k = len(fr)
+        while k and totals[tuple(fr[:k])] < minv:
+            k -= 1
+        if k:
+            key = ";".join(fr[:k])
+            out[key] = out.get(key, 0) + v
+    return out, hidden, hidden_v
+
+
 def folded_of(prof, d, kind):
     data = T.convert_ok(prof, os.path.join(d, "x.folded"), None, ["--value", kind])
     out = {}
@@ -95,14 +133,21 @@ def folded_of(prof, d, kind):
     return out
 
 
-def check_subtitle(tag, root, kind, reader):
-    """The subtitle's total and, for a sampled stream (reader: its figures),
-    the reader's estimate and the sentence after it."""
+def check_subtitle(tag, root, kind, reader, cut):
+    """The subtitle's total, the frames too narrow to draw (cut: their count
+    and value) and, for a sampled stream (reader: its figures), the reader's
+    estimate and the sentence after it."""
     sub = root.find(".//%stext[@id='subtitle']" % SVG)
     text = "".join(sub.itertext()) if sub is not None else ""
     m = re.search(r": ([0-9,]+) [a-z]+ in total(.*)$", text)
     if not T.check(m is not None, "%s: subtitle %r" % (tag, text)):
         return
+    want = ""
+    if cut[0]:
+        want = "; %s frames narrower than 0.1 px (%s %s) drawn in their callers" % (
+            "{:,}".format(cut[0]), "{:,}".format(cut[1]), root.get(LJM + "unit"))
+    T.check(m.group(2).endswith(want), "%s: subtitle %r, want it to end %r" % (tag, text, want))
+    m = re.search(r": ([0-9,]+) [a-z]+ in total(.*)$", text[:len(text) - len(want)])
     if reader is None:
         T.check(m.group(2) == "", "%s: subtitle %r after the total" % (tag, text))
         return
@@ -128,9 +173,11 @@ def check_svg(tag, path, prof, d, kind, total, reader=None):
     T.check(root.find(SVG + "script") is not None and root.find(SVG + "style") is not None,
             "%s: script or style missing" % tag)
     T.check(kind in "".join(root.find(SVG + "text").itertext()), "%s: title lacks %s" % (tag, kind))
-    check_subtitle(tag, root, kind, reader)
+    want, hidden, hidden_v = cut_folded(folded_of(prof, d, kind), total)
+    check_subtitle(tag, root, kind, reader, (hidden, hidden_v))
     selfs = check_tree(tag, frames_of(tag, root), total)
-    T.check(selfs == folded_of(prof, d, kind), "%s: frame paths differ from the folded export" % tag)
+    T.check(selfs == want, "%s: frame paths differ from the folded export (frames narrower "
+            "than %s px in their callers)" % (tag, MIN_WIDTH))
 
 
 def main():
