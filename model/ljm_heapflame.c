@@ -9,6 +9,8 @@
 ** keys of one table) that have the same type name are one frame, their
 ** subtrees merged by frame name: 5000 sessions make one "[1..5000]", not
 ** 5000 slivers. Below FLAME_DEPTH frames, all is one frame, "(deeper)".
+** What the JIT compiler holds is one frame at the root, "JIT compiler":
+** its traces in one frame below it, its buffers each in one.
 ** The model is fed through the callbacks the decoder calls, each frame name
 ** being a "C function" at an address of its own.
 */
@@ -107,11 +109,41 @@ static uint32_t *dominator_order(const LjmHeapGraph *g)
   return order;
 }
 
+/* What the JIT compiler holds, one frame at the root: its traces (each
+** with its machine code and snapshots) in one frame below it, its buffers
+** by name. A JIT-heavy program holds thousands of traces: one frame each
+** would be thousands of slivers at the root. */
+#define JIT_FRAME "JIT compiler"
+#define JIT_TRACES "traces"
+
+/* Is v, held by the root, the JIT's: a trace, or one of its buffers? */
+static int jit_held(const LjmHeapGraph *g, uint32_t v)
+{
+  static const char *const bufs[] = {"trace array", "IR buffer", "snapshot buffers"};
+  if (g->obj[v].type == LJH_TRACE) return 1;
+  if (g->obj[v].type != LJH_INTERNAL) return 0;
+  const char *l = ljm_heapgraph_label(g, v);
+  for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+    if (!strcmp(l, bufs[i])) return 1;
+  return 0;
+}
+
 /* Places object v (its dominator's frame known) in the graph. */
 static void place(Flame *fl, const LjmHeapGraph *g, uint32_t v, uint32_t *memo)
 {
   char label[LABEL_MAX];
   uint32_t d = g->obj[v].idom, parent = d == 0 || d == LJM_HEAP_NONE ? LJM_HMAP_NONE : fl->of[d];
+  if (d == 0 && jit_held(g, v)) {
+    uint32_t jn = name_id(&fl->names, JIT_FRAME);
+    uint32_t jf = jn == LJM_HMAP_NONE ? LJM_HMAP_NONE : frame_of(fl, LJM_HMAP_NONE, jn);
+    uint32_t tn = name_id(&fl->names, g->obj[v].type == LJH_TRACE ? JIT_TRACES
+                                                                   : ljm_heapgraph_label(g, v));
+    uint32_t f = jf == LJM_HMAP_NONE || tn == LJM_HMAP_NONE ? LJM_HMAP_NONE
+                                                            : frame_of(fl, jf, tn);
+    if (f == LJM_HMAP_NONE) fl->oom = 1;
+    else fl->of[v] = f;
+    return;
+  }
   const LjmHeapRef *r = g->obj[v].parent != LJM_HEAP_NONE ? &g->ref[g->obj[v].parent] : NULL;
   int elem = r && d != 0 && d != LJM_HEAP_NONE && r->from == d && r->kind == LJH_EDGE_INDEX;
   if (d == LJM_HEAP_NONE)
@@ -120,6 +152,17 @@ static void place(Flame *fl, const LjmHeapGraph *g, uint32_t v, uint32_t *memo)
     snprintf(label, sizeof(label), "[]%s", ljm_heapgraph_type_name(g, v, memo));
   else
     ljm_heapgraph_path_below(g, v, d, LABEL_STEPS, label, sizeof(label));
+  if (d == 0 && !strncmp(label, "TRACE [", 7)) {
+    /* Reached first through a trace's constants: under the JIT's frame, by
+    ** what it is rather than by trace numbers, which change from run to run. */
+    uint32_t jn = name_id(&fl->names, JIT_FRAME);
+    parent = jn == LJM_HMAP_NONE ? LJM_HMAP_NONE : frame_of(fl, LJM_HMAP_NONE, jn);
+    if (parent == LJM_HMAP_NONE) {
+      fl->oom = 1;
+      return;
+    }
+    snprintf(label, sizeof(label), "held by traces: %s", ljm_heapgraph_type_name(g, v, memo));
+  }
   if (parent != LJM_HMAP_NONE && fl->f[parent].depth >= FLAME_DEPTH) {
     elem = 0;  /* everything deeper in one frame below the last */
     snprintf(label, sizeof(label), "(deeper)");
@@ -186,6 +229,7 @@ LjmStatus ljm_model_load_heap(LjmModel *m, const LjmHeapGraph *g, const char *pa
   name_folded(&fl);
   free(memo);
   ljm_model_begin(m, path);
+  m->info.snapshot = 1;
   const LjmCallbacks *cb = ljm_model_callbacks();
   if (!fl.oom) {
     cb->on_versions(m, 3, 3);

@@ -190,6 +190,9 @@ typedef struct LjmStreamInfo {
   uint64_t names_cut;     /* names longer than LJM_STRING_MAX, kept cut */
   uint64_t name_cut_at;   /* the first one: its offset and full length */
   uint64_t name_cut_len;
+  int snapshot;           /* a heap snapshot (ljm_model_load_heap): every object
+                             an allocation live at the end, under the path
+                             that retains it; figures are what it held then */
   uint64_t sample_rate;   /* a sampled stream (EXTENSION.md, "Sampling"): one
                              byte in this many was sampled, and every figure
                              of the model is an estimate; 0: exact */

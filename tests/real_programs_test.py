@@ -12,6 +12,12 @@ lua-lpeg; scripts/setup-tests.d/lua-programs.sh installs them).
   * Traces named after where they start: luacheck with the JIT on; every
     trace row of `go tool pprof -top` reads `TRACE [n] file:line`, and that
     line is the start its JSON site gives.
+  * Big views stay usable: the luacheck recording's SVG at most 5 MB, its
+    narrow frames drawn in their callers (the subtitle says so).
+  * A heap snapshot of luacheck with the JIT on: what the JIT holds under
+    one root frame ("JIT compiler": its traces in one frame), no trace
+    number at the root; every header says it is a snapshot and what the
+    value is.
   * C modules required after the recording started are named: lua-cjson's
     and lua-lpeg's functions in exact, stacked and sampled recordings
     (`cjson.decode`, `lpeg.match`), never `cjson.so+0x...`.
@@ -127,6 +133,44 @@ def check_frames(work):
           "otherwise: %r" % (len(both), diff[:5]))
 
 
+def check_big_svg(work):
+    prof = os.path.join(work, "lc_stacks.ljm")
+    svg = prof + ".svg"
+    p = run([LJM, "convert", "-q", "-o", svg, prof], work)
+    data = open(svg, "rb").read() if p.returncode == 0 else b""
+    m = re.search(rb'id="subtitle"[^>]*>[^<]*; ([0-9,]+) frames narrower than 0\.1 px', data)
+    check(0 < len(data) <= 5 << 20 and m, "luacheck SVG: %d bytes, subtitle %r"
+          % (len(data), m.group(0)[-80:] if m else None))
+
+
+def check_snapshot(work):
+    shutil.copy(LUACHECK, work)
+    snap = os.path.join(work, "lc.ljh")
+    p = run([LJM, "record", "-o", "/dev/null", "--snapshot-at-exit", snap,
+             os.path.basename(LUACHECK)], work)
+    check(p.returncode == 0, "snapshot of luacheck: %s" % p.stderr[-300:])
+    p = run([LJM, "convert", "-q", "-f", "folded", "-o", "-", snap], work)
+    roots = {}
+    for line in p.stdout.splitlines():
+        stack, _, v = line.rpartition(" ")
+        roots.setdefault(stack.split(";")[0], 0)
+        roots[stack.split(";")[0]] += int(v)
+        if stack.startswith("JIT compiler;"):
+            roots.setdefault(stack.split(";")[1], 0)
+    check("JIT compiler" in roots and "traces" in roots and
+          not any(r.startswith("TRACE [") for r in roots),
+          "snapshot folded: the JIT's objects under one root frame, no trace at the root: %r"
+          % sorted(roots, key=lambda r: -roots.get(r, 0))[:8])
+    p = run([LJM, "convert", "-q", "-f", "svg", "-o", "-", snap], work)
+    check("LuaJIT heap snapshot flame graph: bytes retained at the snapshot" in p.stdout,
+          "snapshot SVG title: %r" % re.findall(r'id="title"[^<]*', p.stdout)[:1])
+    pb = snap + ".pb.gz"
+    run([LJM, "convert", "-q", "-o", pb, snap], work)
+    p = run(["go", "tool", "pprof", "-top", "-nodecount=3", pb], work)
+    check("LuaJIT heap snapshot" in p.stdout and "bytes in use at the snapshot" in p.stdout and
+          "Type: inuse_space" in p.stdout, "snapshot pprof header: %r" % p.stdout[:400])
+
+
 def check_traces(work):
     prof = record(work, LUACHECK, "lc_jit.ljm")
     doc = sites(prof, work)
@@ -169,6 +213,8 @@ def main():
         return 1
     work = tempfile.mkdtemp(prefix="real-", dir=os.environ.get("TEST_TMPDIR"))
     check_frames(work)
+    check_big_svg(work)
+    check_snapshot(work)
     check_traces(work)
     check_cnames(work)
     return check.done(minimum=10)

@@ -71,3 +71,10 @@ char *ljm_fmt_fixed2(char *buf, double v)
   buf[n + 3] = '\0';
   return buf;
 }
+
+const char *ljm_value_snapshot_title(const LjmModel *m, LjmValueKind k)
+{
+  if (!ljm_model_stream(m)->snapshot) return NULL;
+  return ljm_value_is_bytes(ljm_value_resolve(k)) ? "bytes retained at the snapshot"
+                                                   : "objects at the snapshot";
+}

@@ -15,6 +15,10 @@ uint64_t ljm_value_get(const LjmFigures *f, LjmValueKind k);
 int ljm_value_is_bytes(LjmValueKind k);
 /* Unit word for totals: "bytes", "allocations" or "objects". */
 const char *ljm_value_unit(LjmValueKind k);
+/* What a view of a heap snapshot shows, for titles ("bytes retained at
+** the snapshot", "objects at the snapshot"); NULL when m is a profile
+** (titles name the kind then). */
+const char *ljm_value_snapshot_title(const LjmModel *m, LjmValueKind k);
 
 #define LJM_THOUSANDS_MAX 28  /* buffer size for any uint64_t with commas */
 

@@ -179,7 +179,9 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   md_code(&b, st->base.o.in_path ? st->base.o.in_path : "-",
           strlen(st->base.o.in_path ? st->base.o.in_path : "-"));
   ljm_buf_printf(&b, "\n\nSites by %s, largest first.\n\n",
-                 ljm_value_kind_name(st->base.value));
+                 ljm_value_snapshot_title(m, st->base.value)
+                     ? ljm_value_snapshot_title(m, st->base.value)
+                     : ljm_value_kind_name(st->base.value));
   {
     char note[128];
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&b, "Figures are %s.\n\n", note);

@@ -457,6 +457,15 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
   const char *src = st->base.o.in_path ? st->base.o.in_path : si->path ? si->path : "?";
   char line[512];
   size_t n = 0;
+  if (si->snapshot) {  /* every object in use at the snapshot, under what retains it */
+    snprintf(line, sizeof line, "LuaJIT heap snapshot %s", src);
+    c[n++] = key(b, line);
+    snprintf(line, sizeof line, "%" PRIu64 " objects, %" PRIu64 " bytes in use at the "
+             "snapshot, each under the path that retains it (inuse_space)",
+             t->fig.inuse_count, t->fig.inuse_bytes);
+    c[n++] = str(b, line);
+    return n;
+  }
   snprintf(line, sizeof line, "LuaJIT memprof profile %s", src);
   c[n++] = key(b, line);
   snprintf(line, sizeof line, "stream: ljs v%d, ljm v%d%s, %" PRIu64 " events",
@@ -514,7 +523,9 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
 
   int64_t cm[COMMENTS_MAX];
   size_t ncm = comments(&b, m, st, cm);
-  int64_t dst = str(&b, default_type(st->base.o.value));
+  /* A snapshot's objects are all in use: its default view is theirs. */
+  int64_t dst = str(&b, ljm_model_stream(m)->snapshot && st->base.o.value == LJM_VALUE_DEFAULT
+                            ? "inuse_space" : default_type(st->base.o.value));
   if (b.oom) {
     snprintf(err, errlen, "out of memory");
     goto done;

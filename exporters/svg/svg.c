@@ -140,6 +140,8 @@ typedef struct SvgCtx {
   xmlTextWriterPtr w;
   int bad;            /* a writer call failed */
   LjmBuf tmp;
+  int snapshot;       /* the model is a heap snapshot */
+  const char *title;  /* what the value is (ljm_value_title) */
 } SvgCtx;
 
 #define W(call) do { if ((call) < 0) c->bad = 1; } while (0)
@@ -226,8 +228,8 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
 
   el_rect(c, "background", 0, 0, SVG_WIDTH, height, "rgb(248,248,240)");
   ljm_buf_reset(&c->tmp);
-  ljm_buf_printf(&c->tmp, "LuaJIT memory flame graph: %s",
-                 ljm_value_kind_name(st->base.value));
+  ljm_buf_printf(&c->tmp, "LuaJIT %s flame graph: %s", c->snapshot ? "heap snapshot" : "memory",
+                 c->title);
   el_text(c, "title", SVG_WIDTH / 2.0, 24, NULL, ljm_buf_str(&c->tmp));
   ljm_buf_reset(&c->tmp);
   ljm_text_clean(&c->tmp, in, strlen(in), 0, LJM_CLEAN_NO_CAP);
@@ -335,6 +337,9 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
   if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
+  c->snapshot = ljm_model_stream(m)->snapshot;
+  c->title = ljm_value_snapshot_title(m, st->base.value);
+  if (!c->title) c->title = ljm_value_kind_name(st->base.value);
   write_head(c, st, &t, &cut, height);
   W(xmlTextWriterStartElement(c->w, X("g")));
   W(xmlTextWriterWriteAttribute(c->w, X("id"), X("frames")));

@@ -19,7 +19,8 @@ static const char *const cases[][2] = {
   { "function a.b.c(x)", "a.b.c" },
   { "\tput = function (self)", "put" },
   { "  [\"get\"] = function(self)", "get" },
-  { "M.handlers[\"get\"] = function(req)", "M.handlers[\"get\"]" },
+  { "M.handlers[\"get\"] = function(req)", "M.handlers.get" },  /* as the recorder spells it */
+  { "M.handlers['do'] = function(req)", "M.handlers[\"do\"]" },
   { "setmetatable(t, {__index = function(t, k)", "__index" },
   { "function M.new(o) -- function x()", "M.new" },
   { "local s = [[ function f() ]] local g = function()", "g" },
