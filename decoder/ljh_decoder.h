@@ -14,7 +14,9 @@
 **   figure   := name:string bytes:uleb      the process at that moment: "rss"
 **                                            (resident set), "malloc_in_use" and
 **                                            "malloc_held" (glibc's malloc: in
-**                                            use, and held from the system);
+**                                            use, and held from the system),
+**                                            "recorder" (the part of malloc's in
+**                                            use the recorder itself holds);
 **                                            absent when unknown, others ignored
 **   root     := 0x01 addr(0) size(0) label("") nedges:uleb edge*
 **   internal := 0x0C addr:uleb size:uleb label:string nedges(0)

@@ -77,6 +77,7 @@ static void on_field(void *ud, const char *name, size_t len, uint64_t bytes)
   if (len == 3 && !memcmp(name, "rss", 3)) g->rss = bytes;
   else if (len == 13 && !memcmp(name, "malloc_in_use", 13)) g->malloc_in_use = bytes;
   else if (len == 11 && !memcmp(name, "malloc_held", 11)) g->malloc_held = bytes;
+  else if (len == 8 && !memcmp(name, "recorder", 8)) g->recorder = bytes;
 }
 
 static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, const char *label,
@@ -552,6 +553,12 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   memset(&ld, 0, sizeof(ld));
   ld.g = g;
   LjmStatus st = ljh_decode(in, &cb, &ld, diag);
+  /* The recorder's own buffers are in RSS and malloc's in use: the
+  ** process figures are the program's without them. */
+  if (g->recorder > g->malloc_in_use) g->recorder = g->malloc_in_use;
+  g->malloc_in_use -= g->recorder;
+  g->malloc_held = g->malloc_held > g->recorder ? g->malloc_held - g->recorder : 0;
+  g->rss = g->rss > g->recorder ? g->rss - g->recorder : 0;
   int ok = !ld.oom && (!g->nobj || (resolve(&ld) && find_registry(g) && canonical_order(g) &&
                                       paths(g) && dominators(g)));
   if (!ok) {  /* a graph half resolved or analysed is no graph: drop it */

@@ -965,6 +965,30 @@ static uint64_t bytes(const LjmRecorder *r)
 #define REC_GC64 ", not GC64"
 #endif
 
+static uint64_t map_bytes(const RecMap *m)
+{
+  return m->e ? (uint64_t)(m->mask + 1) * sizeof(*m->e) : 0;
+}
+
+REC_API uint64_t rec_core_own_bytes(void)
+{
+  uint64_t n = 0;
+  int held = R_held();
+  const LjmRecorder *r;
+  if (!held) R_lock(NULL);
+  for (r = R.list; r; r = r->next) {
+    const RecBuf *b = &r->st.out;
+    const RecExt *x = r->st.ext;
+    if (b->buf) n += (uint64_t)(b->end - b->buf) * (b->spare ? 2 : 1);
+    n += map_bytes(&r->st.protos) + map_bytes(&r->st.traces) + map_bytes(&r->st.cfuncs);
+    if (x)
+      n += (x->tab ? (uint64_t)(x->mask + 1) * sizeof(*x->tab) : 0) +
+           (uint64_t)x->nid_cap * sizeof(*x->nid) + map_bytes(&x->dnames);
+  }
+  if (!held) R_unlock();
+  return n + rec_csym_bytes();
+}
+
 const RecFlavour LJM_FLAVOUR_SYM = {
   LJM_FLAVOUR_NAME,
   LJM_FLAVOUR_LABEL " (" LUAJIT_VERSION REC_GC64 ")",

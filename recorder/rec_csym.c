@@ -24,6 +24,7 @@ typedef struct CObj {
   CSym *syms;
   size_t nsyms;
   char *names;       /* NUL-separated names */
+  size_t bytes;      /* malloc'd for syms and names */
 } CObj;
 
 typedef struct CRange {
@@ -118,6 +119,7 @@ static int elf_read_syms(CObj *o, const char *file)
       o->nsyms++;
       blob += l + 1;
     }
+    o->bytes = (k ? k : 1) * sizeof(CSym) + (blob ? blob : 1);
   }
   munmap((void *)m, (size_t)stt.st_size);
   return 0;
@@ -286,6 +288,14 @@ int rec_csym_describe(uint64_t addr, char *buf, size_t len)
     }
   }
   return 0;
+}
+
+size_t rec_csym_bytes(void)
+{
+  size_t i, n = C.cap * sizeof(CObj) + C.nranges * sizeof(CRange);
+  for (i = 0; i < C.nobjs; i++)
+    n += C.objs[i].bytes + (C.objs[i].path ? strlen(C.objs[i].path) + 1 : 0);
+  return n;
 }
 
 void rec_csym_reset(void)

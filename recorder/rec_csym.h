@@ -31,6 +31,8 @@ int rec_csym_covers(uint64_t addr);
 /* "<object basename>+0x<offset>" for an address inside a loaded object;
 ** returns 0 if none holds it. */
 int rec_csym_describe(uint64_t addr, char *buf, size_t len);
+/* Bytes of malloc'd memory the cache holds (the recorder's own). */
+size_t rec_csym_bytes(void);
 /* Frees the cache (tests). */
 void rec_csym_reset(void);
 

@@ -13,5 +13,9 @@
 ** rec_outfile.h); 0, or an errno value with err filled in.
 ** Reads the heap only: no allocation through the VM, no GC step. */
 REC_API int rec_snap_write(lua_State *L, const char *path, LjmRecError *err);
+/* Bytes of malloc'd memory the recordings hold (rec_core.c): their
+** buffers, tables and stack tries, which a snapshot shows apart from the
+** program's own C memory. */
+REC_API uint64_t rec_core_own_bytes(void);
 
 #endif

@@ -17,7 +17,7 @@ lua-lpeg; scripts/setup-tests.d/lua-programs.sh installs them).
   * A heap snapshot of luacheck with the JIT on: what the JIT holds under
     one root frame ("JIT compiler": its traces in one frame), no trace
     number at the root; every header says it is a snapshot and what the
-    value is.
+    value is; the recorder's own buffers apart from the program's C memory.
   * C modules required after the recording started are named: lua-cjson's
     and lua-lpeg's functions in exact, stacked and sampled recordings
     (`cjson.decode`, `lpeg.match`), never `cjson.so+0x...`.
@@ -164,6 +164,13 @@ def check_snapshot(work):
     p = run([LJM, "convert", "-q", "-f", "svg", "-o", "-", snap], work)
     check("LuaJIT heap snapshot flame graph: bytes retained at the snapshot" in p.stdout,
           "snapshot SVG title: %r" % re.findall(r'id="title"[^<]*', p.stdout)[:1])
+    # The recorder's own buffers apart, not in the program's C memory.
+    p = run([LJM, "heap", snap], work)
+    own = re.search(r"^recorder: (\d+) bytes of its own", p.stdout, re.M)
+    mal = re.search(r"glibc malloc (\d+) in use", p.stdout)
+    check(own and int(own.group(1)) >= 8 << 20 and mal and int(mal.group(1)) < 4 << 20,
+          "ljm heap: the recorder's buffers apart from the program's malloc: %r"
+          % p.stdout[:600])
     pb = snap + ".pb.gz"
     run([LJM, "convert", "-q", "-o", pb, snap], work)
     p = run(["go", "tool", "pprof", "-top", "-nodecount=3", pb], work)

@@ -98,6 +98,9 @@ static void process_text(Out *o, const LjmHeapGraph *g)
   else
     fprintf(o->f, "glibc malloc unknown (another allocator?)");
   fprintf(o->f, "; Lua heap (VM count) %" PRIu64 "\n", g->gctotal);
+  if (g->recorder)
+    fprintf(o->f, "recorder: %" PRIu64 " bytes of its own buffers and tables, left out of "
+            "the figures above: they are not the program's\n", g->recorder);
   if (g->rss && g->rss > g->gctotal)
     fprintf(o->f, "gap: RSS - Lua heap = %" PRIu64 " bytes of code, C libraries, C allocations "
             "(malloc in use) and freed memory allocators keep (malloc held - in use = %" PRIu64
@@ -123,7 +126,7 @@ static void process_json(Out *o, const LjmHeapGraph *g)
             g->malloc_held);
   else
     fprintf(o->f, ", \"malloc_in_use\": null, \"malloc_held\": null");
-  fprintf(o->f, "}");
+  fprintf(o->f, ", \"recorder\": %" PRIu64 "}", g->recorder);
 }
 
 static void summary_text(Out *o, const LjmHeapGraph *g, const Figures *f, const uint32_t *top,
