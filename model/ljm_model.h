@@ -97,6 +97,11 @@ typedef struct LjmSite {
   LjmFigures fig;
 } LjmSite;
 
+/* The library name of a function LuaJIT implements in bytecode, from the
+** chunk name its prototype carries ("len" -> "string.len", "move" ->
+** "table.move"), or NULL for another name. */
+const char *ljm_builtin_name(const char *chunk, size_t len);
+
 /* Number of sites; site ids are 0 .. n-1 in order of first use. */
 size_t ljm_model_nsites(const LjmModel *m);
 /* Site by id (id < ljm_model_nsites). */

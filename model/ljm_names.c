@@ -8,6 +8,20 @@
 #include "model/ljm_funcname.h"
 #include "model/ljm_model_int.h"
 
+const char *ljm_builtin_name(const char *chunk, size_t len)
+{
+  /* The functions LuaJIT 2.1's libraries define in bytecode (LJLIB_LUA in
+  ** lib_string.c, lib_math.c, lib_table.c): their prototypes are named by
+  ** the last part of the name alone and defined on line -1. */
+  static const char *const names[][2] = {
+    {"len", "string.len"},        {"deg", "math.deg"},         {"rad", "math.rad"},
+    {"foreachi", "table.foreachi"}, {"foreach", "table.foreach"}, {"getn", "table.getn"},
+    {"remove", "table.remove"},   {"move", "table.move"}};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strlen(names[i][0]) == len && !memcmp(names[i][0], chunk, len)) return names[i][1];
+  return NULL;
+}
+
 /* LuaJIT formats "%d" by converting the double to int64 (x86: out of range
 ** gives INT64_MIN); the stream's numbers went through a double first. */
 static int64_t lua_int(double n)
@@ -300,7 +314,8 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
     s->file = file_of(shown->s, r->proto->aliased);
     s->line = (int64_t)lua_int((double)L->line);
     if (r->proto->firstline >= (1ull << 63)) {  /* built-ins say -1: no line */
-      s->func = s->file;
+      const char *lib = ljm_builtin_name(s->file, strlen(s->file));
+      s->func = lib ? lib : s->file;
       s->file = "[builtin]";
       s->func_from = LJM_FUNC_BUILTIN;
     } else {

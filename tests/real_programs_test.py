@@ -17,7 +17,8 @@ lua-lpeg; scripts/setup-tests.d/lua-programs.sh installs them).
   * A heap snapshot of luacheck with the JIT on: what the JIT holds under
     one root frame ("JIT compiler": its traces in one frame), no trace
     number at the root; every header says it is a snapshot and what the
-    value is; the recorder's own buffers apart from the program's C memory.
+    value is; the recorder's own buffers apart from the program's C memory;
+    DevTools' code objects of bytecode built-ins named "string.len".
   * C modules required after the recording started are named: lua-cjson's
     and lua-lpeg's functions in exact, stacked and sampled recordings
     (`cjson.decode`, `lpeg.match`), never `cjson.so+0x...`.
@@ -164,6 +165,12 @@ def check_snapshot(work):
     p = run([LJM, "convert", "-q", "-f", "svg", "-o", "-", snap], work)
     check("LuaJIT heap snapshot flame graph: bytes retained at the snapshot" in p.stdout,
           "snapshot SVG title: %r" % re.findall(r'id="title"[^<]*', p.stdout)[:1])
+    # DevTools' code objects: built-ins in bytecode as their library names them.
+    p = run([LJM, "convert", "-q", "-f", "heapsnapshot", "-o", "-", snap], work)
+    strings = json.loads(p.stdout)["strings"] if p.returncode == 0 else []
+    raw = [x for x in strings if re.match(r"^\w+:-1$", x)]
+    check(not raw and {"string.len", "table.remove", "table.move"} <= set(strings),
+          "heapsnapshot: built-ins by their library names (raw %r)" % raw[:5])
     # The recorder's own buffers apart, not in the program's C memory.
     p = run([LJM, "heap", snap], work)
     own = re.search(r"^recorder: (\d+) bytes of its own", p.stdout, re.M)

@@ -11,6 +11,7 @@
 
 #include "exporters/common/json_str.h"
 #include "model/ljm_heapgraph.h"
+#include "model/ljm_model.h"
 
 #define NODE_FIELDS 7
 
@@ -128,15 +129,24 @@ static void node_kind(const LjmHeapGraph *g, uint32_t i, Strings *t, uint32_t *m
       if (o->type == LJH_CFUNC) snprintf(buf, sizeof(buf), "C function %s", l);
       else if (n > 2 && !strcmp(l + n - 2, ":0"))  /* "@app.lua:0": the main chunk */
         snprintf(buf, sizeof(buf), "main chunk (%.*s)", (int)(n - 2 - (*l == '@')), l + (*l == '@'));
+      else if (n > 3 && !strcmp(l + n - 3, ":-1") && ljm_builtin_name(l, n - 3))
+        snprintf(buf, sizeof(buf), "%s", ljm_builtin_name(l, n - 3));  /* "len:-1" */
       else snprintf(buf, sizeof(buf), "%s", l + (*l == '@'));
     }
     *name = intern_copy(t, buf);
     return;
   case LJH_PROTO:
-  case LJH_TRACE:
+  case LJH_TRACE: {
     *type = NT_CODE;
-    *name = intern(t, ljm_heapgraph_label(g, i));
+    const char *l = ljm_heapgraph_label(g, i), *lib;
+    size_t n = strlen(l);
+    /* A built-in in bytecode, "len:-1": as its library names it. */
+    if (n > 3 && !strcmp(l + n - 3, ":-1") && (lib = ljm_builtin_name(l, n - 3)))
+      *name = intern(t, lib);
+    else
+      *name = intern(t, l);
     return;
+  }
   case LJH_TAB:
   case LJH_UDATA:
     *type = NT_OBJECT;
