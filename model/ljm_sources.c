@@ -5,7 +5,8 @@
 ** source directory, first as the whole path, then without its leading
 ** directories one at a time ("/srv/app/lib/cache.lua" under DIR tries
 ** DIR/srv/app/lib/cache.lua, DIR/app/lib/cache.lua, DIR/lib/cache.lua,
-** DIR/cache.lua). A chunk without '@' or '=' is its own source text
+** DIR/cache.lua), and a relative path last beside the profile itself. A
+** chunk without '@' or '=' is its own source text
 ** (loadstring). Files larger than SRC_MAX_BYTES are not read.
 */
 #include <stdio.h>
@@ -88,6 +89,15 @@ static char *find_file(const LjmModel *m, const char *path, size_t *len)
       while (*rel == '/') rel++;
       if (*rel) text = try_path(m->src_dirs[i], rel, len);
     }
+  }
+  /* A relative path beside the profile: it is usually written where the
+  ** program ran, so a conversion elsewhere names functions alike. */
+  const char *prof = m->info.path, *slash = prof ? strrchr(prof, '/') : NULL;
+  if (!text && path[0] != '/' && slash && slash - prof < 4096) {
+    char dir[4096];
+    memcpy(dir, prof, (size_t)(slash - prof));
+    dir[slash - prof] = '\0';
+    text = try_path(slash == prof ? "" : dir, path, len);
   }
   return text;
 }

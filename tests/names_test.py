@@ -189,10 +189,17 @@ def main():
     check_pprof("cwd", "run1.pb.gz", "run2.pb.gz", rec)
     check_heaptrack("cwd", os.path.join(rec, "run1.heaptrack.zst"), os.path.join(rec, "run2.heaptrack.zst"))
 
-    # 2. Elsewhere, without the source: file and line, never file:0.
+    # 2. Elsewhere, the profile beside its source: named alike.
     away = os.path.join(tmp, "away")
     os.makedirs(away)
-    src = os.path.join(rec, "run1.ljm")
+    check({(s["func"], s["line"]) for s in sites(convert(os.path.join(rec, "run1.ljm"),
+                                                          "beside.json", away))} ==
+          {(s["func"], s["line"]) for s in sites(os.path.join(rec, "run1.json"))},
+          "converted elsewhere, the source beside the profile: the same names")
+
+    # 3. Elsewhere, without the source: file and line, never file:0.
+    src = os.path.join(away, "run1.ljm")
+    shutil.copy(os.path.join(rec, "run1.ljm"), src)
     ss = sites(convert(src, "nosrc.json", away))
     lua = [s for s in ss if s["kind"] == "lua"]
     check(lua and all(s["func_from"] in ("unknown", "main") for s in lua), "no source: func_from")
@@ -202,7 +209,7 @@ def main():
     check("cache_leak.lua;function <cache_leak.lua:13>;cache_leak.lua:14 " in check_folded_nosrc,
           "no source: folded path of Cache:put")
 
-    # 3. --source-dir, also for a chunk recorded with an absolute path
+    # 4. --source-dir, also for a chunk recorded with an absolute path
     #    from another tree (its leading directories are dropped one by one).
     check_json_named("--source-dir", convert(src, "srcdir.json", away, ["--source-dir", rec]))
     absrun = os.path.join(tmp, "abs")

@@ -252,7 +252,11 @@ def check_stream_names(work):
     prof = os.path.join(work, "chains.ljm")
     away = tempfile.mkdtemp(prefix="away-", dir=work)
     here = folded(prof, work)
-    cmd = [LJM, "convert", "-f", "folded", "--value", "alloc_count", "-o", "-", prof]
+    # The profile moved away from its sources: neither the current
+    # directory nor the profile's own has them.
+    moved = os.path.join(away, "chains.ljm")
+    shutil.copy(prof, moved)
+    cmd = [LJM, "convert", "-f", "folded", "--value", "alloc_count", "-o", "-", moved]
     p = run(cmd, away)
     there = collections.Counter()
     for line in p.stdout.splitlines():
@@ -270,6 +274,10 @@ def check_stream_names(work):
     check(q.returncode == 0 and q.stderr == "", "-q: no note: %r" % q.stderr)
     h = run(cmd, work)
     check(h.returncode == 0 and h.stderr == "", "sources found: no note: %r" % h.stderr)
+    # Converted from elsewhere, the profile beside its sources: found there.
+    b = run(cmd[:-1] + [prof], away)
+    check(b.returncode == 0 and b.stderr == "", "sources beside the profile: no note: %r"
+          % b.stderr)
 
 
 def check_idle(work):
