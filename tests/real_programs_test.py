@@ -178,6 +178,9 @@ def check_snapshot(work):
     check(own and int(own.group(1)) >= 8 << 20 and mal and int(mal.group(1)) < 4 << 20,
           "ljm heap: the recorder's buffers apart from the program's malloc: %r"
           % p.stdout[:600])
+    p = run([LJM, "convert", "-q", "-f", "json", "-o", "-", snap], work)
+    check(p.returncode == 0 and json.loads(p.stdout)["stream"]["snapshot"] is True,
+          "snapshot JSON: stream.snapshot")
     pb = snap + ".pb.gz"
     run([LJM, "convert", "-q", "-o", pb, snap], work)
     p = run(["go", "tool", "pprof", "-top", "-nodecount=3", pb], work)

@@ -126,8 +126,9 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
   if (si->duration == LJM_NO_TIME_US) fputs("null", f);
   else fprintf(f, "%" PRIu64, si->duration);
   /* sampled: every figure of the file is an estimate (EXTENSION.md) */
-  if (si->sample_rate) fprintf(f, ",\"sample_rate\":%" PRIu64 "}", si->sample_rate);
-  else fputs(",\"sample_rate\":null}", f);
+  if (si->sample_rate) fprintf(f, ",\"sample_rate\":%" PRIu64, si->sample_rate);
+  else fputs(",\"sample_rate\":null", f);
+  fprintf(f, ",\"snapshot\":%s}", si->snapshot ? "true" : "false");
 }
 
 /* A time in usec, or null. */

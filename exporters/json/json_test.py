@@ -17,7 +17,8 @@ import ljmread  # noqa: E402  (an independent reader of the stream)
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]
 STREAM = {"path": str, "gzip": bool, "zstd": bool, "ljs_version": int, "ljm_version": int,
-          "bytes": int, "truncated": bool, "trailing": int, "sample_rate": (int, type(None))}
+          "bytes": int, "truncated": bool, "trailing": int, "sample_rate": (int, type(None)),
+          "snapshot": bool}
 TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
               frees=int, peak_event=int, unattributed_frees=int)
 SYMBOLS = {"protos": int, "cfuncs": int, "traces": int, "symtab_events": int}
@@ -113,6 +114,7 @@ def check_doc(tag, doc, prof):
             "%s: top-level keys %s" % (tag, sorted(doc)))
     has_keys(tag + " stream", doc["stream"], STREAM)
     T.check(doc["stream"]["path"] == prof, "%s: stream.path %r" % (tag, doc["stream"]["path"]))
+    T.check(doc["stream"]["snapshot"] is False, "%s: a profile read as a snapshot" % tag)
     ta = doc["stream"].get("truncated_at", "missing")
     T.check(ta is None if not doc["stream"]["truncated"] else isinstance(ta, int),
             "%s: truncated_at %r" % (tag, ta))
