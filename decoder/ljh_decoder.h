@@ -16,7 +16,9 @@
 **                                            "malloc_held" (glibc's malloc: in
 **                                            use, and held from the system),
 **                                            "recorder" (the part of malloc's in
-**                                            use the recorder itself holds);
+**                                            use the recorder itself holds) and
+**                                            "recorder_rss" (the part of that in
+**                                            RAM);
 **                                            absent when unknown, others ignored
 **   root     := 0x01 addr(0) size(0) label("") nedges:uleb edge*
 **   internal := 0x0C addr:uleb size:uleb label:string nedges(0)

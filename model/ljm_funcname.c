@@ -154,6 +154,20 @@ static size_t join(const Tok *t, size_t a, size_t b, char *out)
   return n;
 }
 
+/* A function whose first parameter is 'self' (t[paren + 1]) is a method,
+** as the recorder names it from the bytecode, which cannot tell
+** `function M.f(self)` from `function M:f()`: "M.f" becomes "M:f". */
+static size_t as_method(const Tok *t, size_t n, size_t paren, char *out, size_t len)
+{
+  if (!len || paren + 1 >= n || !is(&t[paren + 1], "self") || memchr(out, ':', len)) return len;
+  char *dot = NULL;
+  for (size_t i = 0; i < len; i++)
+    if (out[i] == '.') dot = out + i;
+    else if (out[i] == ']') dot = NULL;
+  if (dot) *dot = ':';
+  return len;
+}
+
 size_t ljm_funcname_parse(const char *line, size_t len, char out[LJM_FUNCNAME_MAX + 1])
 {
   Tok t[MAXTOK];
@@ -167,7 +181,7 @@ size_t ljm_funcname_parse(const char *line, size_t len, char out[LJM_FUNCNAME_MA
     size_t i = k + 1;
     while (i + 2 < n && is(&t[i + 1], ".") && name_tok(&t[i + 2])) i += 2;
     if (i + 2 < n && is(&t[i + 1], ":") && name_tok(&t[i + 2])) i += 2;
-    if (i + 1 < n && is(&t[i + 1], "(")) return join(t, k + 1, i, out);
+    if (i + 1 < n && is(&t[i + 1], "(")) return as_method(t, n, i + 1, out, join(t, k + 1, i, out));
     return 0;
   }
   if (!is(&t[k + 1], "(") || k < 2 || !is(&t[k - 1], "=")) return 0;
@@ -205,5 +219,5 @@ size_t ljm_funcname_parse(const char *line, size_t len, char out[LJM_FUNCNAME_MA
     }
     return 0;
   }
-  return join(t, first, k - 2, out);
+  return as_method(t, n, k + 1, out, join(t, first, k - 2, out));
 }

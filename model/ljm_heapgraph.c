@@ -78,6 +78,7 @@ static void on_field(void *ud, const char *name, size_t len, uint64_t bytes)
   else if (len == 13 && !memcmp(name, "malloc_in_use", 13)) g->malloc_in_use = bytes;
   else if (len == 11 && !memcmp(name, "malloc_held", 11)) g->malloc_held = bytes;
   else if (len == 8 && !memcmp(name, "recorder", 8)) g->recorder = bytes;
+  else if (len == 12 && !memcmp(name, "recorder_rss", 12)) g->recorder_rss = bytes;
 }
 
 static void on_object(void *ud, LjhType type, uint64_t addr, uint64_t size, const char *label,
@@ -558,7 +559,7 @@ LjmStatus ljm_heapgraph_load(LjmHeapGraph *g, LjmInput *in, LjmDiag *diag)
   if (g->recorder > g->malloc_in_use) g->recorder = g->malloc_in_use;
   g->malloc_in_use -= g->recorder;
   g->malloc_held = g->malloc_held > g->recorder ? g->malloc_held - g->recorder : 0;
-  g->rss = g->rss > g->recorder ? g->rss - g->recorder : 0;
+  g->rss = g->rss > g->recorder_rss ? g->rss - g->recorder_rss : 0;
   int ok = !ld.oom && (!g->nobj || (resolve(&ld) && find_registry(g) && canonical_order(g) &&
                                       paths(g) && dominators(g)));
   if (!ok) {  /* a graph half resolved or analysed is no graph: drop it */

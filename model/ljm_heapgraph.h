@@ -53,8 +53,9 @@ typedef struct LjmHeapGraph {
   uint64_t gctotal;
   /* The process at that moment (version 2 snapshots; 0: not recorded). */
   uint64_t rss, malloc_in_use, malloc_held;
-  uint64_t recorder;   /* what the recorder itself held: left out of rss,
+  uint64_t recorder;   /* what the recorder itself held: left out of
                           malloc_in_use and malloc_held, the program's */
+  uint64_t recorder_rss;  /* the part of it in RAM: left out of rss */
   uint32_t registry;   /* the registry table's index (0: none) */
   LjmHeapObj *obj;     /* obj[0] is the root */
   uint32_t nobj;

@@ -179,7 +179,7 @@ static const char *base_of(const char *file)
 
 /* The text a function shows, told apart from other functions: the first
 ** function (chunk, definition line) to show a text in a file of that name
-** keeps it; another one shows "text <file:line>". */
+** keeps it; another one shows "text <path:line>" ("main chunk <path>"). */
 static const char *unique_text(LjmModel *m, const LjmSite *s, const Proto *p, uint32_t text)
 {
   uint32_t base = ljm_model_intern(m, base_of(s->file), strlen(base_of(s->file)));
@@ -204,7 +204,8 @@ static const char *unique_text(LjmModel *m, const LjmSite *s, const Proto *p, ui
   sb_str(&b, str_of(m, text));
   sb_str(&b, " <");
   sb_str(&b, s->file);
-  snprintf(num, sizeof(num), ":%llu>", (unsigned long long)p->firstline);
+  if (p->firstline) snprintf(num, sizeof(num), ":%llu>", (unsigned long long)p->firstline);
+  else snprintf(num, sizeof(num), ">");  /* a main chunk: its file says it */
   sb_str(&b, num);
   const char *r = str_of(m, intern_sb(m, &b));
   sb_done(&b);
@@ -218,8 +219,8 @@ static void name_function(LjmModel *m, const Proto *p, LjmSite *s)
 {
   char name[LJM_FUNCNAME_MAX + 1];
   size_t len = 0, n;
-  if (p->firstline == 0) {
-    s->func = "main chunk";
+  if (p->firstline == 0) {  /* two files of one name: "main chunk <b/init.lua>" */
+    s->func = unique_text(m, s, p, ljm_model_intern(m, "main chunk", 10));
     s->func_from = LJM_FUNC_MAIN;
     return;
   }

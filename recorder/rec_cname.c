@@ -163,11 +163,12 @@ static void rescan_module(const GCtab *t, const GCstr *mod, uint32_t *budget)
   const Node *node = noderef(t->node);
   uint32_t i;
   char name[256];
-  for (i = 0; i <= t->hmask && *budget; i++, (*budget)--) {
+  for (i = 0; i <= t->hmask && *budget; i++) {
     const GCfunc *fn;
     const GCstr *k;
     uint64_t addr;
     char *copy;
+    (*budget)--;
     if (!tvisstr(&node[i].key) || !tvisfunc(&node[i].val)) continue;
     fn = funcV(&node[i].val);
     if (isluafunc(fn) || fn->c.ffid != FF_C || !fn->c.f) continue;
@@ -193,16 +194,20 @@ void rec_cname_rescan(global_State *g)
   if (tv && tvistab(tv)) {
     loaded = tabV(tv);
     node = noderef(loaded->node);
-    for (i = 0; i <= loaded->hmask && budget; i++, budget--)
+    for (i = 0; i <= loaded->hmask && budget; i++) {
+      budget--;
       if (tvisstr(&node[i].key) && tvistab(&node[i].val))
         rescan_module(tabV(&node[i].val), strV(&node[i].key), &budget);
+    }
   }
   /* Metatables a C module keeps in the registry under its own key
   ** (lpeg's "lpeg-pattern": __mul, __pow, ...): "lpeg-pattern.__mul". */
   node = noderef(reg->node);
-  for (i = 0; i <= reg->hmask && budget; i++, budget--)
+  for (i = 0; i <= reg->hmask && budget; i++) {
+    budget--;
     if (tvisstr(&node[i].key) && tvistab(&node[i].val) && &node[i].val != tv)
       rescan_module(tabV(&node[i].val), strV(&node[i].key), &budget);
+  }
 }
 
 void rec_cname_add_ff(uint64_t addr, const char *name)
@@ -220,4 +225,17 @@ const char *rec_cname_get_ff(uint64_t addr)
 {
   RecMapEntry *e = rec_map_get(&ffnames, addr);
   return e ? (const char *)(uintptr_t)e->val : NULL;
+}
+
+static size_t names_bytes(const RecMap *m)
+{
+  size_t i, n = m->e ? (m->mask + 1) * sizeof(*m->e) : 0;
+  for (i = 0; m->e && i <= m->mask; i++)
+    if (m->e[i].key) n += strlen((const char *)(uintptr_t)m->e[i].val) + 1;
+  return n;
+}
+
+size_t rec_cname_bytes(void)
+{
+  return names_bytes(&names) + names_bytes(&ffnames);
 }

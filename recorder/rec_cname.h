@@ -29,6 +29,8 @@ REC_API void rec_cname_scan(lua_State *L);
 ** allocator call, when no table is half-moved). Keeps names already known. */
 struct global_State;
 REC_API void rec_cname_rescan(struct global_State *g);
+/* Bytes of malloc'd memory the names take (the recorder's own). */
+REC_API size_t rec_cname_bytes(void);
 /* The name remembered for addr, or NULL. */
 REC_API const char *rec_cname_get(uint64_t addr);
 /* The name of a built-in written in assembler whose C handler is at

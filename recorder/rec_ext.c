@@ -9,6 +9,10 @@
 
 /* -- Definition names (0x25) --------------------------------------------- */
 
+/* Names waiting at most: a program that loads code over and over defines
+** functions it never calls; past this, their names are dropped. */
+#define DEFNAMES_MAX (1u << 20)
+
 /* A name waiting for its prototype's announcement. */
 typedef struct DefName {
   uint64_t id;               /* the prototype's identity when named */
@@ -60,6 +64,7 @@ static void on_defname(void *ud, const GCproto *child, const char *name, size_t 
     put_defname(s, child, name, len);
     return;
   }
+  if (x->dnames.n >= DEFNAMES_MAX && !rec_map_get(&x->dnames, key)) return;
   if (!(d = malloc(sizeof(*d) + len))) return;
   d->id = id;
   d->len = len;
@@ -90,7 +95,8 @@ void rec_ext_protos(RecStream *s, global_State *g)
 {
   GCobj *o;
   for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc))
-    if (o->gch.gct == (uint8_t)~LJ_TPROTO) rec_def_names(&o->pt, on_defname, s);
+    if (o->gch.gct == (uint8_t)~LJ_TPROTO && !isdead(g, o))  /* a dead one's strings may be gone */
+      rec_def_names(&o->pt, on_defname, s);
 }
 
 int rec_ext_init(RecStream *s, uint32_t depth)

@@ -20,6 +20,7 @@
 #include "lj_tab.h"
 #include "lj_state.h"
 #include "lj_str.h"
+#include "lj_gc.h"
 #if LJ_HASFFI
 #include "lj_ctype.h"
 #endif

@@ -631,7 +631,7 @@ static void flush_object(Snap *s, uint8_t type, uint64_t addr, uint64_t size, co
 ** host's C memory; LuaJIT's own allocator maps its memory directly). */
 static void process_figures(FILE *f)
 {
-  struct { const char *name; uint64_t v; } fig[4];
+  struct { const char *name; uint64_t v; } fig[5];
   int n = 0, fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   uint64_t rss = rec_time_rss(fd);
   if (fd >= 0) close(fd);
@@ -642,8 +642,11 @@ static void process_figures(FILE *f)
   if (mi.arena + mi.hblkhd) {
     fig[n++] = (__typeof__(fig[0])){ "malloc_in_use", (uint64_t)mi.uordblks + mi.hblkhd };
     fig[n++] = (__typeof__(fig[0])){ "malloc_held", (uint64_t)mi.arena + mi.hblkhd };
-    /* Part of malloc's in use: the recorder's own, never the program's. */
-    fig[n++] = (__typeof__(fig[0])){ "recorder", rec_core_own_bytes() };
+    /* Part of malloc's in use and of RSS: the recorder's own, never the
+    ** program's. */
+    uint64_t resident = 0, own = rec_core_own_bytes(&resident);
+    fig[n++] = (__typeof__(fig[0])){ "recorder", own };
+    fig[n++] = (__typeof__(fig[0])){ "recorder_rss", resident };
   }
 #endif
   f_uleb(f, (uint64_t)n);

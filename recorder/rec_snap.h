@@ -13,9 +13,10 @@
 ** rec_outfile.h); 0, or an errno value with err filled in.
 ** Reads the heap only: no allocation through the VM, no GC step. */
 REC_API int rec_snap_write(lua_State *L, const char *path, LjmRecError *err);
-/* Bytes of malloc'd memory the recordings hold (rec_core.c): their
-** buffers, tables and stack tries, which a snapshot shows apart from the
-** program's own C memory. */
-REC_API uint64_t rec_core_own_bytes(void);
+/* Bytes of malloc'd memory the recorder holds (rec_core.c): the
+** recordings' buffers, tables and stack tries, its symbol and name caches,
+** which a snapshot shows apart from the program's own C memory; *resident
+** gets the part of it in RAM (buffer pages never written are not). */
+REC_API uint64_t rec_core_own_bytes(uint64_t *resident);
 
 #endif

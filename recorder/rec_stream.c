@@ -71,6 +71,7 @@ void rec_stream_begin(RecStream *s, global_State *g)
   b->p += sizeof(ljs);
   /* Every prototype and trace alive now (newest first, as the reference). */
   for (o = gcref(g->gc.root); o; o = gcref(o->gch.nextgc)) {
+    if (isdead(g, o)) continue;  /* swept soon; its strings may be freed already */
     if (o->gch.gct == (uint8_t)~LJ_TPROTO) {
       rec_buf_need(b, 1);
       rec_buf_byte(b, SYM_LFUNC);

@@ -104,8 +104,12 @@ chk(figures.get("rss", 0) > gctotal and (not malloc_known or
 # The recorder's own buffers (ljm record's) are left out of the program's
 # figures: RSS, malloc in use and held less what the file says it held.
 own = min(figures.get("recorder", 0), figures.get("malloc_in_use", 0))
-prog = {k: (figures[k] - own if k in figures else None)
+# (RSS less the part of it in RAM: buffer pages never written are not.)
+prog = {k: (figures[k] - (figures.get("recorder_rss", 0) if k == "rss" else own)
+            if k in figures else None)
         for k in ("rss", "malloc_in_use", "malloc_held")}
+chk(not own or 0 < figures.get("recorder_rss", 0) <= own + (1 << 20),
+    "the part of the recorder's memory in RAM: %s" % figures)
 chk(not malloc_known or own >= 8 << 20, "the file records the recorder's own buffers (ljm record's 2 x 8 MB): %s"
     % figures)
 chk(p == dict(prog, recorder=own),

@@ -21,6 +21,11 @@ static const char *const cases[][2] = {
   { "  [\"get\"] = function(self)", "get" },
   { "M.handlers[\"get\"] = function(req)", "M.handlers.get" },  /* as the recorder spells it */
   { "M.handlers['do'] = function(req)", "M.handlers[\"do\"]" },
+  /* 'self' first: a method, as the bytecode names it */
+  { "function M.f(self, x)", "M:f" },
+  { "M.g = function(self)", "M:g" },
+  { "M[\"do\"] = function(self)", "M[\"do\"]" },
+  { "local h = function(self)", "h" },
   { "setmetatable(t, {__index = function(t, k)", "__index" },
   { "function M.new(o) -- function x()", "M.new" },
   { "local s = [[ function f() ]] local g = function()", "g" },
