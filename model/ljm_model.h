@@ -81,7 +81,8 @@ typedef struct LjmSite {
                             its source), "main chunk", "move" (built-in),
                             "function <test.lua:5>" (anonymous, or no source);
                             another function showing the same text in a file
-                            of the same name: "helper <lib/a.lua:12>"; C: the symbol ("lj_cf_package_require")
+                            of the same name: "helper <util.lua:12>", "main
+                            chunk <stages/init.lua>"; C: the symbol ("lj_cf_package_require")
                             or "unknown C function"; "TRACE [3]"; "INTERNAL" */
   LjmFuncFrom func_from; /* Lua: where 'func' comes from */
   const char *file;      /* Lua: chunk name without its '@'/'=' prefix, the

@@ -177,9 +177,23 @@ static const char *base_of(const char *file)
   return b ? b + 1 : file;
 }
 
+/* The shortest end of path mine, at a '/', that the path of chunk other
+** does not end with ("stages/init.lua" beside "builtin_standards/init.lua");
+** the file's name alone when both are one file. */
+static const char *short_place(const char *mine, const char *other)
+{
+  if (other[0] == '@' || other[0] == '=') other++;
+  const char *a = mine + strlen(mine), *b = other + strlen(other);
+  if (!strcmp(mine, other)) return base_of(mine);
+  while (a > mine && b > other && a[-1] == b[-1]) a--, b--;
+  while (a > mine && a[-1] != '/') a--;
+  return a;
+}
+
 /* The text a function shows, told apart from other functions: the first
 ** function (chunk, definition line) to show a text in a file of that name
-** keeps it; another one shows "text <path:line>" ("main chunk <path>"). */
+** keeps it; another one shows "text <place:line>" ("main chunk <place>"),
+** its place the end of its path that tells the two files apart. */
 static const char *unique_text(LjmModel *m, const LjmSite *s, const Proto *p, uint32_t text)
 {
   uint32_t base = ljm_model_intern(m, base_of(s->file), strlen(base_of(s->file)));
@@ -203,7 +217,7 @@ static const char *unique_text(LjmModel *m, const LjmSite *s, const Proto *p, ui
   sb_init(&b);
   sb_str(&b, str_of(m, text));
   sb_str(&b, " <");
-  sb_str(&b, s->file);
+  sb_str(&b, short_place(s->file, str_of(m, m->fnids[i].chunk)));
   if (p->firstline) snprintf(num, sizeof(num), ":%llu>", (unsigned long long)p->firstline);
   else snprintf(num, sizeof(num), ">");  /* a main chunk: its file says it */
   sb_str(&b, num);

@@ -14,7 +14,7 @@
 static const char *const cases[][2] = {
   { "function Cache:put(key, value)", "Cache:put" },
   { "local function serialize(v)", "serialize" },
-  { "M.put = function(self, x)", "M.put" },
+  { "M.put = function(self, x)", "M:put" },  /* self first: a method */
   { "local f = function(x)", "f" },
   { "function a.b.c(x)", "a.b.c" },
   { "\tput = function (self)", "put" },
