@@ -2,6 +2,7 @@
 under a scratch prefix, and wrk: what nginx_test.py, bench/nginx_bench.py and
 bench/nginx_instructions.py share."""
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -40,8 +41,14 @@ def make_prefix(top, name, example, so):
     shutil.copy(so, prefix + "cpath/ljm/recorder.so")
     shutil.chown(prefix + "ljm", user="www-data")
     ports = free_port(), free_port()
+    # Workers run as www-data (as Debian's nginx.conf), which must reach the
+    # prefix: where "/" itself is closed to others (a chroot made by
+    # mktemp -d is 0700), they run as the test's user instead.
+    closed = not os.stat("/").st_mode & 0o001
     for conf in ("always.conf", "on-demand.conf"):
         text = open(prefix + conf).read()
+        if closed:
+            text = text.replace("user www-data;", "user %s;" % pwd.getpwuid(os.getuid()).pw_name)
         text = text.replace("127.0.0.1:8080", "127.0.0.1:%d" % ports[0])
         text = text.replace("127.0.0.1:8081", "127.0.0.1:%d" % ports[1])
         text = text.replace('lua_package_path "${prefix}lua/?.lua;;";',

@@ -90,6 +90,9 @@ SHOTS = "/tmp/heaptrack-shots"
 # heaptrack_gui 1.4.0's tabs, in their order
 TABS = ("Summary", "Bottom-Up", "Caller / Callee", "Top-Down", "Flame Graph", "Consumed",
         "Allocations", "Temporary Allocations", "Sizes")
+# The tabs every build shows; the chart tabs after them come with KChart
+# (Debian 12's heaptrack-gui has them, Debian 13's does not).
+TABS_ALWAYS = 5
 FLAME, BOTTOM_UP = "Flame Graph", "Bottom-Up"
 TAB_STABLE = 0.8        # s without a change after a click = the tab is drawn
 DEEP = 3                # rows of bars a flame graph of real call stacks has
@@ -335,7 +338,8 @@ def summary_problems(j, want_rows):
 def tab_bar(shot, frame):
     """The tabs of a screenshot whose tab frame's top edge is row frame:
     {"tabs": [(x0, x1)] of the first len(TABS), "top": their top row,
-    "scan": the row read, "frame": frame}, or None when fewer tabs are found. The row just
+    "scan": the row read, "frame": frame}, or None when fewer than the
+    TABS_ALWAYS tabs are found. The row just
     above the frame crosses every tab under its label: a tab is the span
     between two separators, pixels darker than the row's median (the
     tabs' fill) by more than 24."""
@@ -353,7 +357,7 @@ def tab_bar(shot, frame):
             else:
                 seps.append([x, x + 1])
     tabs = [(a[1], b[0]) for a, b in zip(seps, seps[1:]) if b[0] - a[1] >= 10]
-    if len(tabs) < len(TABS):
+    if len(tabs) < TABS_ALWAYS:
         return None
     top, x = y, seps[0][0]
     while top > 0 and green[(top - 1) * w + x] < fill - 24:
@@ -757,7 +761,7 @@ class Slot:
             frame = job["verdict"].get("frame")
             job["bar"] = tab_bar(job["last"], frame) if frame else None
             if job["bar"] is None:
-                job["tab_error"] = "no tab bar of %d tabs found above the Summary" % len(TABS)
+                job["tab_error"] = "no tab bar of %d tabs or more found above the Summary" % TABS_ALWAYS
                 return self._done(age)
         tab, bar = todo[0], job["bar"]
         x0, x1 = bar["tabs"][TABS.index(tab)]
