@@ -70,7 +70,7 @@ packages=(
 if [ $tests -eq 1 ]; then
   packages+=(
     zip                      # Bazel packs each test's output files with it
-    cmake make               # build Tarantool's LuaJIT fork (../shared/third_party), tested too
+    cmake make git           # build Tarantool's LuaJIT fork (its CMake reads its version with git)
     libxml2-utils            # xmllint checks the SVG
     zstd                     # decompresses .heaptrack.zst in tests
     nodejs                   # runs the SVG's script (fake DOM) and Playwright
