@@ -25,6 +25,7 @@ lua-lpeg; scripts/setup-tests.d/lua-programs.sh installs them).
 
 usage: real_programs_test.py LJM LUACHECK_RUN CJSON_LOOP LPEG_WORDS
 """
+import gzip
 import json
 import os
 import re
@@ -198,6 +199,12 @@ def check_snapshot(work):
     p = run([LJM, "convert", "-q", "-f", "json", "-o", "-", snap], work)
     check(p.returncode == 0 and json.loads(p.stdout)["stream"]["snapshot"] is True,
           "snapshot JSON: stream.snapshot")
+    ht = snap + ".heaptrack.gz"
+    run([LJM, "convert", "-q", "-o", ht, snap], work)
+    with gzip.open(ht, "rt", errors="replace") as fh:
+        x = [l for l in fh if l.startswith("X ")]
+    check(x and "LuaJIT heap snapshot" in x[0] and "in use at the snapshot" in x[0],
+          "snapshot heaptrack: its debuggee line says what it is: %r" % x[:1])
     pb = snap + ".pb.gz"
     run([LJM, "convert", "-q", "-o", pb, snap], work)
     p = run(["go", "tool", "pprof", "-top", "-nodecount=3", pb], work)

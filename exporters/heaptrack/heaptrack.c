@@ -326,7 +326,10 @@ static void header(Ht *h, const LjmModel *m)
   ljm_buf_puts(&x, "X ");
   ljm_text_clean(&x, h->in_path, strlen(h->in_path), NAME_CLEAN, 1024);
   char note[128];
-  if (h->timed)
+  if (ljm_model_stream(m)->snapshot)
+    ljm_buf_puts(&x, " (LuaJIT heap snapshot via ljm convert: every object in use at the "
+                 "snapshot, under the path that retains it; no time axis");
+  else if (h->timed)
     ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time");
   else
     ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; no time recorded, so the runtime "
