@@ -73,19 +73,24 @@ static void remember_ff(lua_State *L, int idx, const char *name)
   add_ffname((uint64_t)(uintptr_t)fn->c.f, name);
 }
 
+/* Remembers name for the C function at addr, unless it has one. */
+static void remember_addr(uint64_t addr, const char *name)
+{
+  char *copy;
+  if (rec_map_get(&names, addr)) return;
+  copy = strdup(name);
+  if (copy && rec_map_put(&names, addr, (uint64_t)(uintptr_t)copy)) free(copy);
+}
+
 static void remember(lua_State *L, int idx, const char *name)
 {
   /* The same address the recorder reads from the function object. */
   lua_CFunction f = lua_tocfunction(L, idx);
-  char *copy;
   if (!f) {
     remember_ff(L, idx, name);
     return;
   }
-  if (rec_map_get(&names, (uint64_t)(uintptr_t)f)) return;
-  copy = strdup(name);
-  if (copy && rec_map_put(&names, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)copy))
-    free(copy);
+  remember_addr((uint64_t)(uintptr_t)f, name);
 }
 
 /* Every C function field of the table at the top, named prefix.key. */
@@ -167,21 +172,19 @@ static void rescan_module(const GCtab *t, const GCstr *mod, uint32_t *budget)
     const GCfunc *fn;
     const GCstr *k;
     uint64_t addr;
-    char *copy;
     (*budget)--;
     if (!tvisstr(&node[i].key) || !tvisfunc(&node[i].val)) continue;
     fn = funcV(&node[i].val);
     if (isluafunc(fn) || fn->c.ffid != FF_C || !fn->c.f) continue;
     addr = (uint64_t)(uintptr_t)fn->c.f;
-    if (rec_map_get(&names, addr)) continue;
+    if (rec_map_get(&names, addr)) continue;  /* named: no name to format */
     k = strV(&node[i].key);
     if (mod->len == 2 && !memcmp(strdata(mod), "_G", 2))
       snprintf(name, sizeof(name), "%.*s", (int)k->len, strdata(k));
     else
       snprintf(name, sizeof(name), "%.*s.%.*s", (int)mod->len, strdata(mod), (int)k->len,
                strdata(k));
-    copy = strdup(name);
-    if (copy && rec_map_put(&names, addr, (uint64_t)(uintptr_t)copy)) free(copy);
+    remember_addr(addr, name);
   }
 }
 

@@ -286,15 +286,12 @@ static uint32_t intern(RecStream *s, global_State *g, uint32_t parent, uint8_t k
   return e->id;
 }
 
-/* The node of frame f (its caller the frame below, or NULL). */
+/* The node of frame f, below a tail-call mark when it was tail-called. */
 static uint32_t intern_frame(RecStream *s, global_State *g, uint32_t parent,
-                             const RecFrame *f, const RecFrame *caller, int tail_ok)
+                             const RecFrame *f, int tail_ok)
 {
-  uint32_t id;
   if (f->tail && tail_ok) parent = intern(s, g, parent, REC_FR_TAIL, 0, 0, 0);
-  (void)caller;
-  id = intern(s, g, parent, f->kind, f->a, f->ident, f->line);
-  return id;
+  return intern(s, g, parent, f->kind, f->a, f->ident, f->line);
 }
 
 uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
@@ -308,8 +305,7 @@ uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
     x->nvalid = 0;
     parent = intern(s, g, 0, REC_FR_TRUNC, 0, 0, 0);
     for (j = n - x->depth; j < n; j++)
-      parent = intern_frame(s, g, parent, &w->prev[j], j ? &w->prev[j - 1] : NULL,
-                            j > n - x->depth);
+      parent = intern_frame(s, g, parent, &w->prev[j], j > n - x->depth);
     return parent;
   }
   if (x->nid_cap < w->cap) {
@@ -324,7 +320,7 @@ uint32_t rec_ext_stack(RecStream *s, global_State *g, const RecWalk *w)
   j = w->same < x->nvalid ? w->same : x->nvalid;
   parent = j ? x->nid[j - 1] : 0;
   for (; j < n; j++) {
-    parent = intern_frame(s, g, parent, &w->prev[j], j ? &w->prev[j - 1] : NULL, 1);
+    parent = intern_frame(s, g, parent, &w->prev[j], 1);
     x->nid[j] = parent;
   }
   x->nvalid = n;
