@@ -211,6 +211,65 @@ def wait_http(url, proc, timeout=60):
     return False
 
 
+# -- pprof's web UI ------------------------------------------------------------
+
+# The boxes of pprof's flame graph (/ui/flamegraph), in either of the UIs
+# Debian ships: Go 1.19's d3 flame graph (an SVG whose boxes have a <title>
+# "NAME (P%, VALUE)") or the stack view of later versions (Go 1.24: <div
+# class="boxbg"> in #stack-chart, whose title, set when the mouse enters,
+# is "VALUE (P%) │ self S │ FULL NAME"). Each box as {name, value, text};
+# null until at least n boxes are drawn and the page's text holds one of
+# the names (labels come after the boxes).
+PPROF_FLAME = r"""([n, names]) => {
+  const ready = (boxes) => boxes.length >= n &&
+    (!names.length || names.some((x) => document.body.innerText.includes(x))) ? boxes : null;
+  const svg = [...document.querySelectorAll("svg g title")].map((e) => e.textContent);
+  if (svg.length) {
+    return ready(svg.map((t) => {
+      const m = /^(.*) \(([^,()]*), ([^,()]*)\)$/s.exec(t);
+      return m ? {name: m[1], value: m[3], text: t} : {name: t, value: "", text: t};
+    }));
+  }
+  const divs = [...document.querySelectorAll("#stack-chart .boxbg")];
+  return ready(divs.map((d) => {
+    d.dispatchEvent(new MouseEvent("mouseenter"));
+    const t = d.title;
+    d.dispatchEvent(new MouseEvent("mouseleave"));
+    const parts = t.split(" \u2502 ");
+    const full = parts[parts.length - 1].replace(/\n\(inlined\)$/, "");
+    return {name: full, value: parts.length > 1 ? parts[0].replace(/ \([^()]*\)$/, "") : "", text: t};
+  }));
+}"""
+
+# pprof's memory units (its measurement package): factors of 1024.
+PPROF_UNITS = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}
+
+
+def pprof_flame(br, n=1, names=(), timeout=15000):
+    """The boxes of the flame graph open in br (PPROF_FLAME)."""
+    return br.wait_for(PPROF_FLAME, [n, list(names)], timeout=timeout)
+
+
+def pprof_bytes(text):
+    """A figure pprof shows ("33197B", "1.18MB") as (bytes, unit size), or
+    None: a scaled figure is rounded to two decimals of its unit."""
+    m = re.match(r"^\s*([0-9.]+)\s*([kMGTP]?B)\s*$", text or "")
+    if not m:
+        return None
+    return float(m.group(1)) * PPROF_UNITS[m.group(2)], PPROF_UNITS[m.group(2)]
+
+
+def pprof_same_bytes(shown, want):
+    """Whether a figure pprof shows is want bytes (as exact as its rounding)."""
+    got = pprof_bytes(shown) if isinstance(shown, str) else None
+    if isinstance(want, str):
+        w = pprof_bytes(want)
+        if not got or not w:
+            return False
+        return abs(got[0] - w[0]) <= 0.005 * max(got[1], w[1]) + 1e-9
+    return bool(got) and abs(got[0] - want) <= 0.005 * got[1] + 1e-9
+
+
 # -- speedscope's web app ------------------------------------------------------
 
 # A tab of speedscope's view switcher, by its label: its box, to click like a

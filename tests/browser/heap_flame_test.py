@@ -45,12 +45,6 @@ SVG_FRAMES = r"""() => {
     v: g.getAttributeNS("urn:ljmkit:flamegraph", "v"), depth: g.getAttributeNS("urn:ljmkit:flamegraph", "depth")}));
 }"""
 
-PPROF_FLAME = r"""(n) => {
-  const t = [...document.querySelectorAll("svg g title")].map((e) => e.textContent);
-  return t.length >= n ? t : null;
-}"""
-
-
 def record(ljm, app_dir, work):
     snap, r = T.record_heap_app(ljm, app_dir, work)
     if r.returncode != 0 or not os.path.exists(snap):
@@ -93,11 +87,12 @@ def check_pprof(br, ljm, snap, work, names):
         T.check(B.wait_http(base + "/ui/top", proc, timeout=90), "go tool pprof -http serves")
         br.call("page", width=1400, height=900)
         br.call("goto", url=base + "/ui/flamegraph")
-        titles = br.wait_for(PPROF_FLAME, 5, timeout=20000)
-        root = [t for t in titles if t.startswith("root (")]
-        T.check(m and root and m.group(1) in root[0],
-                "pprof flame graph: root %r, -top total %r" % (root[:1], m.group(1) if m else None))
-        shown = {t[:t.rindex(" (")] if " (" in t else t for t in titles}
+        boxes = B.pprof_flame(br, 5, ["sessions"], timeout=20000)
+        root = [b for b in boxes if b["name"] == "root"]
+        T.check(m and root and B.pprof_same_bytes(root[0]["value"], m.group(1)),
+                "pprof flame graph: root %r, -top total %r"
+                % (root[0]["text"] if root else None, m.group(1) if m else None))
+        shown = {b["name"] for b in boxes}
         for n in names:
             T.check(n in shown, "pprof flame graph: a box for %s (%s)" % (n, B.short(sorted(shown), 300)))
         br.wait_for(r"""(n) => document.body.innerText.includes(n)""", "sessions", timeout=15000)

@@ -23,14 +23,6 @@ T = B.T
 PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
 TOP_ROW = re.compile(r"^\s*(\S+)\s+(\S+%)\s+(\S+%)\s+(\S+)\s+(\S+%)\s+(.+?)\s*$")
 
-# Titles of the flame graph's boxes ("NAME (P%, VALUE)") and its text, once
-# the labels are drawn (d3 writes them after the boxes).
-FLAME = r"""(names) => {
-  const t = [...document.querySelectorAll("svg g title")].map((e) => e.textContent);
-  const text = document.body.innerText;
-  return t.length && names.some((n) => text.includes(n)) ? {titles: t, text} : null;
-}"""
-
 GRAPH = r"""() => {
   const svg = document.querySelector("#graph svg, svg");
   if (!svg) return null;
@@ -124,20 +116,19 @@ def check_profile(br, args, prof, d, env, shoot):
         # Flame graph: a box (with its <title>) for every -top name.
         open_page(br, srv.base + "/ui/flamegraph", tag)
         try:
-            fl = br.wait_for(FLAME, names, timeout=15000)
+            fl = B.pprof_flame(br, 1, names)
         except RuntimeError as e:
             fl = None
             T.check(False, "%s: the flame graph did not render: %s" % (tag, e))
         if fl:
-            shown = {t[:t.rindex(" (")] if " (" in t else t for t in fl["titles"]}
+            shown = {b["name"] for b in fl}
             for n in names:
                 T.check(n in shown, "%s: flame graph has no box for %s (boxes: %s)"
                         % (tag, B.short(n), B.short(sorted(shown), 300)))
-            T.check(any(n in fl["text"] for n in names),
-                    "%s: no -top name is written in the flame graph" % tag)
-            root = [t for t in fl["titles"] if t.startswith("root (")]
-            T.check(total is None or (root and total in root[0]),
-                    "%s: flame graph root %r, -top total %r" % (tag, root[:1], total))
+            root = [b for b in fl if b["name"] == "root"]
+            T.check(total is None or (root and B.pprof_same_bytes(root[0]["value"], total)),
+                    "%s: flame graph root %r, -top total %r"
+                    % (tag, root[0]["text"] if root else None, total))
             if shoot:
                 br.screenshot("pprof_flamegraph.png")
         errs = br.errors()
@@ -200,12 +191,13 @@ def check_sampled(br, srv, tag, want, names):
             br.screenshot("pprof_sampled_details.png")
         open_page(br, srv.base + "/ui/flamegraph?si=%s&unit=B" % si, tag)
         try:
-            fl = br.wait_for(FLAME, names, timeout=15000)
+            fl = B.pprof_flame(br, 1, names)
         except RuntimeError:
             fl = None
-        root = [t for t in fl["titles"] if t.startswith("root (")] if fl else []
-        T.check(root and root[0].endswith(" %dB)" % want[fig]),
-                "%s: flame graph root %r, the reader's estimate %dB" % (what, root[:1], want[fig]))
+        root = [b for b in fl if b["name"] == "root"] if fl else []
+        T.check(root and B.pprof_same_bytes(root[0]["value"], want[fig]),
+                "%s: flame graph root %r, the reader's estimate %dB"
+                % (what, root[0]["text"] if root else None, want[fig]))
         if si == "inuse_space":
             br.screenshot("pprof_sampled_flamegraph.png")
         errs = br.errors()
