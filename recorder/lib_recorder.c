@@ -8,8 +8,10 @@
 ** exit: nobody else would see the error.
 ** start(path, {stacks = true, depth = N}) writes the extended stream
 ** (decoder/EXTENSION.md); {sample = BYTES, seed = N} a sampled one (BYTES
-** a number or a string with a k or M suffix: "512k"); unknown keys and
-** wrong types are misuse (nil, message, EINVAL).
+** a number or a string with a k or M suffix: "512k"); {write_timeout = S}
+** bounds how long a stalled reader of a pipe or FIFO may hold the host
+** (ljm_recorder.h; 0: for ever); unknown keys, wrong types and strings with
+** a NUL byte are misuse (nil, message, EINVAL).
 */
 #include "lib_recorder.h"
 
@@ -40,7 +42,8 @@ static int modrec_gc(lua_State *L)
   LjmRecorder *r = m->r;
   LjmRecError err;
   m->r = NULL;
-  if (r && ljm_recorder_stop(r, &err)) {
+  /* ECHILD: a forked child's copy of the parent's recording, dropped. */
+  if (r && ljm_recorder_stop(r, &err) && err.code != ECHILD) {
     fprintf(stderr, REPORT_PREFIX "%s\n", err.msg);
     fflush(stderr);
   }
@@ -73,6 +76,24 @@ static int push_fail(lua_State *L, const char *msg, int code)
   return 3;
 }
 
+/* The string at idx, or NULL when it holds a NUL byte: C would read only
+** the part before it ("512k\0junk" is not "512k"). */
+static const char *c_string(lua_State *L, int idx)
+{
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  return s && strlen(s) == len ? s : NULL;
+}
+
+/* A path argument: the string, or NULL after pushing nil, message, EINVAL. */
+static const char *path_arg(lua_State *L, int idx)
+{
+  const char *path = luaL_checkstring(L, idx);
+  if (c_string(L, idx)) return path;
+  push_fail(L, "path contains a NUL byte", EINVAL);
+  return NULL;
+}
+
 /* A byte count at idx: a whole number, or a string of digits with an
 ** optional suffix k/K (KiB), m/M (MiB), g/G (GiB). 0 or -1. */
 static int ljm_rec_parse_bytes(lua_State *L, int idx, uint64_t *out)
@@ -84,6 +105,7 @@ static int ljm_rec_parse_bytes(lua_State *L, int idx, uint64_t *out)
     return 0;
   }
   if (lua_type(L, idx) != LUA_TSTRING) return -1;
+  if (!c_string(L, idx)) return -1;
   return ljm_recorder_parse_bytes(lua_tostring(L, idx), out) ? -1 : 0;
 }
 
@@ -99,7 +121,8 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
   *given = 1;
   lua_pushnil(L);
   while (lua_next(L, 2)) {
-    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    /* a key with a NUL byte names no option */
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? c_string(L, -2) : NULL;
     if (k && !strcmp(k, "stacks")) {
       if (!lua_isboolean(L, -1)) {
         lua_pop(L, 2);
@@ -127,6 +150,13 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
         return "option 'seed' must be an integer 1..2^53";
       }
       opt->seed = (uint64_t)d;
+    } else if (k && !strcmp(k, "write_timeout")) {
+      lua_Number t = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!(t == 0 || (t >= 0.001 && t <= 86400))) {
+        lua_pop(L, 2);
+        return "option 'write_timeout' must be seconds, 0.001..86400, or 0 (wait for ever)";
+      }
+      opt->write_timeout_ms = t == 0 ? LJM_REC_WAIT_FOREVER : (unsigned)(t * 1000 + 0.5);
     } else if (k && !strcmp(k, "flush")) {
       lua_Number t = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
       if (!(t >= 0.001 && t <= 86400)) {
@@ -149,7 +179,7 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
 
 static int rec_start(lua_State *L)
 {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = path_arg(L, 1);
   LjmRecError err;
   LjmRecOptions opt;
   char buf[128];
@@ -157,6 +187,7 @@ static int rec_start(lua_State *L)
   const char *bad = read_options(L, &opt, &given, buf, sizeof(buf));
   ModRec *m;
   LjmRecorder *r;
+  if (!path) return 3;
   if (bad) return push_fail(L, bad, EINVAL);
   m = modrec(L);
   if (m->r && !ljm_recorder_is_running(m->r)) {
@@ -202,8 +233,9 @@ static int rec_is_running(lua_State *L)
 /* Writes a heap snapshot: true, or nil, message, errno. */
 static int rec_snapshot(lua_State *L)
 {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = path_arg(L, 1);
   LjmRecError err;
+  if (!path) return 3;
   if (ljm_recorder_snapshot(L, path, &err)) return push_fail(L, err.msg, err.code);
   lua_pushboolean(L, 1);
   return 1;

@@ -31,7 +31,9 @@
 ** every event); only one VM per process can be recorded at a time: a
 ** start on another lua_State fails with EBUSY ("another Lua state in this
 ** process is recording"), from any thread. Call a handle's functions from
-** the thread that runs its VM. lua_close() and
+** the thread that runs its VM. In a forked child (any fork: glibc's, a
+** raw system call) the parent's recordings are dropped: their handles
+** report ECHILD at stop and any lua_State may start anew. lua_close() and
 ** exit() end every running recording with a complete stream; the handle
 ** must still be passed to ljm_recorder_stop() to free it.
 */
@@ -84,15 +86,25 @@ typedef struct LjmRecOptions {
   uint64_t seed;          /* sampled: seeds the random gaps, so the same
                              run samples the same allocations; 0: a seed
                              from the clock */
+  unsigned write_timeout_ms;  /* a pipe, FIFO, socket or terminal whose
+                             reader takes no byte for this long stops the
+                             recording (ETIMEDOUT), so a stalled reader
+                             never stalls the host; opening a FIFO waits
+                             as long for its reader. 0:
+                             LJM_REC_WRITE_TIMEOUT_MS; at most a day, or
+                             LJM_REC_WAIT_FOREVER. Regular files: none */
 } LjmRecOptions;
 
 #define LJM_REC_STACK_DEPTH 256
+#define LJM_REC_WRITE_TIMEOUT_MS 10000u
+#define LJM_REC_WAIT_FOREVER 0xffffffffu
 
 /* Starts recording L's VM into a file (created with mode 0644). The file
 ** is truncated only once the start has succeeded. A path ending in ".gz"
 ** or ".zst" is compressed on the writer thread (a sampled recording's on
 ** the VM's thread), each buffer ending in a
-** flush point (rec_zout.h). NULL on failure. */
+** flush point (rec_zout.h). A file being recorded to, or the source of
+** a Lua function running on L, is refused (EBUSY). NULL on failure. */
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
                                      LjmRecError *err);
 /* Starts recording into an open file descriptor (not closed at stop). */
@@ -142,7 +154,9 @@ int ljm_recorder_check(lua_State *L, LjmRecError *err);
 ** step); works with or without recordings running. 0, or an errno value
 ** with err filled in; path is replaced only by a complete snapshot. A
 ** symbolic link is followed (its target is written); a path that is not a
-** regular file (device, FIFO, directory, socket) is refused. */
+** regular file (device, FIFO, directory, socket) is refused, and so is
+** (EBUSY) the file of a running recording or the source of a Lua function
+** running on L. */
 int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
 
 /* The build that matches L's VM, e.g. "Debian 12 luajit2 2.1-20230119-1

@@ -8,12 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_fork.h"
 #include "rec_sig.h"
 #include "rec_time.h"
 
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
 {
   memset(b, 0, sizeof(*b));
+  rec_fork_arm();
+  b->gen = rec_fork_gen();
   if (size < 4 * REC_EVENT_MAX) size = 4 * REC_EVENT_MAX;
   b->buf = malloc(size);
   if (!b->buf) return ENOMEM;
@@ -148,9 +151,30 @@ static void wait_idle(RecBuf *b)
   b->written = b->wdone;
 }
 
+/* Made in another process than this one (a parent), whose threads are not here. */
+static inline int buf_forked(const RecBuf *b)
+{
+  return rec_fork_gen() != b->gen;
+}
+
+void rec_buf_forked(RecBuf *b, int drop)
+{
+  b->async = 0;
+  b->job = NULL;
+  if (!b->err) b->err = ECHILD;
+  b->p = b->buf;
+  if (drop) {
+    free(b->buf);
+    free(b->spare);
+    b->buf = b->p = b->end = b->spare = NULL;
+  }
+}
+
 int rec_buf_failed(RecBuf *b)
 {
-  int e = b->err;
+  int e;
+  if (__builtin_expect(buf_forked(b), 0)) rec_buf_forked(b, 0);
+  e = b->err;
   if (!e && b->async) {
     pthread_mutex_lock(&b->mu);
     e = b->werr;
@@ -161,6 +185,7 @@ int rec_buf_failed(RecBuf *b)
 
 void rec_buf_free(RecBuf *b)
 {
+  if (b->async && buf_forked(b)) rec_buf_forked(b, 0);
   if (b->async) {
     pthread_mutex_lock(&b->mu);
     wait_idle(b);
@@ -179,7 +204,12 @@ void rec_buf_free(RecBuf *b)
 
 int rec_buf_flush(RecBuf *b)
 {
-  size_t n = (size_t)(b->p - b->buf);
+  size_t n;
+  if (__builtin_expect(buf_forked(b), 0)) {
+    rec_buf_forked(b, 0);
+    return b->err;
+  }
+  n = (size_t)(b->p - b->buf);
   if (b->async) {
     uint8_t *full = b->buf;
     size_t size = (size_t)(b->end - b->buf);
@@ -205,7 +235,7 @@ int rec_buf_flush(RecBuf *b)
 
 int rec_buf_sync(RecBuf *b)
 {
-  rec_buf_flush(b);
+  rec_buf_flush(b);  /* a forked child's: async is 0 from here on */
   if (b->async) {
     pthread_mutex_lock(&b->mu);
     wait_idle(b);

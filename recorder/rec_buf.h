@@ -10,6 +10,8 @@
 ** one goes to a writer thread while the VM fills the other, so the copy
 ** into the kernel overlaps with the program instead of adding to it. The
 ** sink is then called from that thread, one buffer at a time, in order.
+** A forked child has no such thread: every hand-over checks for a fork
+** first (rec_fork.h) and the child's buffer fails with ECHILD instead.
 **
 ** A flush interval (rec_buf_interval) bounds how long events may wait in a
 ** buffer that does not fill: the writer thread wakes up every interval and
@@ -52,6 +54,7 @@ typedef struct RecBuf {
   uint32_t interval_ms;  /* flush interval, 0: none */
   atomic_int due;    /* the interval has passed: flush at the next event */
   uint64_t last_ns;  /* synchronous: the last hand-over (rec_buf_clock) */
+  uint32_t gen;      /* the fork generation it was made in (rec_fork.h) */
 } RecBuf;
 
 /* Largest event without strings: header, loc (2 ULEBs), 4 ULEBs. */
@@ -76,6 +79,13 @@ void rec_buf_clock(RecBuf *b);
 /* Stops the writer thread (after the pending write) and releases the
 ** buffers; does not flush. */
 void rec_buf_free(RecBuf *b);
+/* In a forked child (rec_fork.h): forgets the writer thread, which stayed
+** in the parent, without touching its mutex (it may have been held at the
+** fork), and makes the buffer a sink hole failed with ECHILD. drop: also
+** frees the child's copies of the buffers (only where nothing writes into
+** them any more). rec_buf_flush, _sync, _failed and _free call it
+** themselves when they find the process forked. */
+void rec_buf_forked(RecBuf *b, int drop);
 /* Hands the buffered bytes to the sink; returns the sticky error (as far
 ** as known: an asynchronous write may still fail later). */
 int rec_buf_flush(RecBuf *b);

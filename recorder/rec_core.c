@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@
 #include "rec_check.h"
 #include "rec_cname.h"
 #include "rec_ext.h"
+#include "rec_fdout.h"
+#include "rec_fork.h"
 #include "rec_flavour.h"
 #include "rec_outfile.h"
 #include "rec_sample.h"
@@ -62,6 +65,8 @@ struct LjmRecorder {
   dev_t fd_dev;          /* what fd referred to at the start: checked */
   ino_t fd_ino;          /* before each write (fd_write) */
   int fd_known;
+  RecFdOut fo;           /* fd's writes, bounded in time (rec_fdout.h) */
+  uint32_t wtimeout_ms;  /* the write timeout (REC_FDOUT_FOREVER: none) */
   LjmRecWriteFn write;   /* callback sink */
   void *wud;             /* its argument */
   char *name;            /* path or "<fd N>" for messages */
@@ -88,6 +93,7 @@ static struct {
   int stacks_dirty;      /* nstacks or their limits changed */
   LjmRecorder *sampled;  /* the live sampled session (then the only one) */
   int sampled_ext;       /* ... and it records stacks */
+  uint32_t gen;          /* the fork generation R is of (rec_fork.h) */
 } R;
 
 /* The sampled session's gaps and blocks: static, so the wrapper's fast path
@@ -131,6 +137,15 @@ static int set_err(LjmRecError *err, int code, const char *fmt, const char *arg)
 ** TLS.) */
 static _Atomic uintptr_t R_owner;
 
+static void forked_child(uint32_t gen, int in_handler);
+
+/* The fork check of an API call (rec_fork.h). */
+static inline void fork_check(void)
+{
+  uint32_t g = rec_fork_gen();
+  if (__builtin_expect(g != R.gen, 0)) forked_child(g, 0);
+}
+
 static int R_held(void)
 {
   return atomic_load_explicit(&R_owner, memory_order_relaxed) == (uintptr_t)pthread_self();
@@ -138,6 +153,7 @@ static int R_held(void)
 
 static int R_lock(LjmRecError *err)
 {
+  fork_check();
   if (R_held())
     return set_err(err, EDEADLK, "%s", "the recorder is busy: called from a finalizer that ran "
                                        "inside a start or stop of a recording");
@@ -360,6 +376,11 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
   RecSampler *sp = &sampler;
   void *res;
   int hit, tracked, stop;
+  uint32_t g = rec_fork_gen_cheap();
+  if (__builtin_expect(g != R.gen, 0)) {  /* a fork no handler saw: not ours to record */
+    forked_child(g, 0);
+    return R.orig(R.orig_ud, ptr, osize, nsize);
+  }
   if (!r) {  /* the countdown is off; again, if exit() on another thread raced a subtraction */
     sp->gap = REC_SAMPLE_OFF;
     return rec_alloc_exact(ptr, osize, nsize);
@@ -445,6 +466,18 @@ static void unwrap(lua_State *L)
   /* Else someone wrapped our wrapper: it must stay, as a pass-through. */
 }
 
+/* "<name>: <why the stream failed>" for a message. */
+static void failure_text(const LjmRecorder *r, int e, char *buf, size_t len)
+{
+  if (e == ECHILD)
+    snprintf(buf, len, "%s: the recording stayed with the parent process (fork)", r->name);
+  else if (e == ETIMEDOUT && r->fo.timed_out)
+    snprintf(buf, len, "%s: the reader took no data for %.3g s (the write timeout): recording stopped",
+             r->name, r->wtimeout_ms / 1000.0);
+  else
+    snprintf(buf, len, "%s: %s", r->name, strerror(e));
+}
+
 /* At exit nobody can collect a failed stream's error any more: those that
 ** asked for it (ljm_recorder_report_at_exit) say it on stderr, once. */
 static void report_failed(void)
@@ -452,8 +485,10 @@ static void report_failed(void)
   LjmRecorder *r;
   for (r = R.list; r; r = r->next) {
     int e = r->st.out.err;
+    char msg[512];
     if (!r->h.exit_report || !e || e == ECHILD) continue;
-    fprintf(stderr, "%s%s: %s\n", r->h.exit_report, r->name, strerror(e));
+    failure_text(r, e, msg, sizeof(msg));
+    fprintf(stderr, "%s%s\n", r->h.exit_report, msg);
     r->h.exit_report = NULL;
   }
   fflush(stderr);
@@ -468,37 +503,70 @@ static void rec_atexit(void)
   if (!held) R_unlock();
 }
 
-/* A forked child has no writer thread and shares the parent's files:
-** its copies of the recordings are dropped without a word. */
-static void rec_atfork_child(void)
+/* In a forked child (rec_fork.h): the recordings are the parent's. The
+** child's copies are dropped without a word, and the process is left as if
+** nothing had been recording: the sessions leave R.list (their handles
+** stay valid; stop() frees them with ECHILD), the wrapper is taken off the
+** VM and the stream files closed, so any lua_State of the child may start
+** again. Runs from the pthread_atfork child handler (glibc's fork()) and,
+** for forks that run no handler (a raw SYS_fork or clone), from the first
+** allocator call or API call of the child's generation; there the child's
+** code has run before, so a descriptor is closed only while it is still
+** the stream's file (its number may have been reused). A spin lock, not
+** R_mu (perhaps held at the fork), keeps two threads of the child from
+** doing it twice. */
+static atomic_flag fork_busy = ATOMIC_FLAG_INIT;
+
+static void forked_child(uint32_t gen, int in_handler)
 {
-  LjmRecorder *r;
+  LjmRecorder *r, *next;
+  while (atomic_flag_test_and_set_explicit(&fork_busy, memory_order_acquire)) sched_yield();
+  if (R.gen == gen) {  /* another thread of the child did it */
+    atomic_flag_clear_explicit(&fork_busy, memory_order_release);
+    return;
+  }
   pthread_mutex_init(&R_mu, NULL);  /* another thread may have held it */
   atomic_store_explicit(&R_owner, 0, memory_order_relaxed);
-  for (r = R.list; r; r = r->next) {
+  for (r = R.list; r; r = next) {
+    struct stat st;
+    next = r->next;
+    if (r->live) r->ended = 1;
     r->live = 0;
-    r->ended = 1;
-    r->st.out.async = 0;  /* the thread stayed in the parent */
-    r->st.out.err = ECHILD;
-    /* The child's copies of the buffers (malloc works again in a child
-    ** handler; the writer's mutex, perhaps held at the fork, is not
-    ** touched). */
-    free(r->st.out.buf);
-    free(r->st.out.spare);
-    r->st.out.buf = r->st.out.spare = r->st.out.p = r->st.out.end = NULL;
-    rec_ext_forked(&r->st);  /* so is the ticker thread */
+    rec_buf_forked(&r->st.out, 1);      /* the writer thread stayed in the parent */
+    rec_ext_forked(&r->st, in_handler);  /* so did the ticker */
+    if (r->own_fd && r->fd >= 0 &&
+        (in_handler || (r->fd_known && !fstat(r->fd, &st) && st.st_dev == r->fd_dev &&
+                        st.st_ino == r->fd_ino)))
+      close(r->fd);
+    if (r->fo.own && !in_handler &&
+        (!r->fd_known || fstat(r->fo.wfd, &st) || st.st_dev != r->fd_dev || st.st_ino != r->fd_ino))
+      r->fo.own = 0;  /* its number taken by the child since: not ours to close */
+    rec_fdout_close(&r->fo);
+    r->fd = -1;
     r->own_fd = 0;
+    r->next = NULL;
   }
+  R.list = NULL;
   R.nlive = 0;
   R.one = NULL;
   rec_sample_fill(&sampler);
   thread_new = 0;
   R.sampled = NULL;
   R.sampled_ext = 0;
-  if (R.nstacks) {
-    R.nstacks = 0;
-    R.stacks_dirty = 1;
+  if (R.nstacks) rec_stack_stop();
+  R.nstacks = 0;
+  R.stacks_dirty = 0;
+  if (R.g) {
+    unwrap(mainthread(R.g));
+    if (!R.wrapped) R.g = NULL;  /* else a host's wrapper still calls ours */
   }
+  R.gen = gen;
+  atomic_flag_clear_explicit(&fork_busy, memory_order_release);
+}
+
+static void rec_atfork_child(void)
+{
+  forked_child(rec_fork_gen(), 1);
 }
 
 /* __gc of the registry sentinel: only lua_close() collects it. */
@@ -549,28 +617,16 @@ static int fd_write(void *ud, const void *data, size_t len)
   if (r->fd_known && (fstat(r->fd, &st) || st.st_dev != r->fd_dev || st.st_ino != r->fd_ino))
     return EBADF;
   rec_sig_block(&sg);
-  while (len) {
-    ssize_t n = write(r->fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      e = errno ? errno : EIO;
-      break;
-    }
-    if (n == 0) {
-      e = EIO;
-      break;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
+  e = rec_fdout_write(&r->fo, p, len);
   rec_sig_restore(&sg);
   return e;
 }
 
-/* Notes what r->fd refers to, for fd_write's check. */
+/* Notes what r->fd refers to, for fd_write's check, and how to write it. */
 static void note_fd(LjmRecorder *r)
 {
   struct stat st;
+  rec_fdout_init(&r->fo, r->fd, r->wtimeout_ms);
   r->fd_known = !fstat(r->fd, &st);
   if (r->fd_known) {
     r->fd_dev = st.st_dev;
@@ -598,6 +654,7 @@ static LjmRecorder *session_new(const char *name)
 {
   LjmRecorder *r = calloc(1, sizeof(*r));
   if (!r) return NULL;
+  rec_fork_arm();  /* from here on a fork of this process is told (rec_fork.h) */
   r->h.fl = &LJM_FLAVOUR_SYM;
   r->fd = -1;
   r->name = strdup(name);
@@ -616,6 +673,7 @@ static void session_free(LjmRecorder *r)
   }
   rec_stream_free(&r->st);
   rec_zout_free(&r->z);
+  rec_fdout_close(&r->fo);
   free(r->name);
   free(r);
 }
@@ -729,7 +787,14 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
 /* Options: 0, or EINVAL with the reason. */
 static int take_options(LjmRecorder *r, const LjmRecOptions *opt, LjmRecError *err)
 {
+  r->wtimeout_ms = LJM_REC_WRITE_TIMEOUT_MS;
   if (!opt) return 0;
+  if (opt->write_timeout_ms == LJM_REC_WAIT_FOREVER)
+    r->wtimeout_ms = REC_FDOUT_FOREVER;
+  else if (opt->write_timeout_ms > REC_FLUSH_MS_MAX)
+    return set_err(err, EINVAL, "write timeout must be at most %s (or LJM_REC_WAIT_FOREVER)", "1 day");
+  else if (opt->write_timeout_ms)
+    r->wtimeout_ms = opt->write_timeout_ms;
   if (opt->flush_ms > REC_FLUSH_MS_MAX)
     return set_err(err, EINVAL, "flush interval must be at most %s", "1 day");
   r->flush_ms = opt->flush_ms;
@@ -760,6 +825,63 @@ static int check_options(const LjmRecOptions *opt, LjmRecError *err)
   return take_options(&tmp, opt, err);
 }
 
+/* -- Targets that are not a new output's to take --------------------------- */
+
+/* Whether path is (after its links) the file a live recording writes,
+** or the source of a Lua function running on L's stack (the script being
+** run); EBUSY with err filled in, else 0. what: "snapshot", "recording".
+** Called with R held. */
+static int busy_target(lua_State *L, const char *path, const char *what, LjmRecError *err)
+{
+  struct stat st, ss;
+  const LjmRecorder *r;
+  lua_Debug ar;
+  int level;
+  if (stat(path, &st)) return 0;  /* created new: nothing to collide with */
+  for (r = R.list; r; r = r->next) {
+    int same = r->live && ((r->ino && r->dev == st.st_dev && r->ino == st.st_ino) ||
+                           (r->fd_known && r->fd_dev == st.st_dev && r->fd_ino == st.st_ino));
+    if (same && S_ISREG(st.st_mode)) {
+      if (err && !strcmp(what, "recording"))
+        set_err(err, EBUSY, "%s: file is already being recorded to", path);
+      else if (err) {
+        err->code = EBUSY;
+        snprintf(err->msg, sizeof(err->msg), "%s: is the file the recording %s writes: no %s into it",
+                 path, r->name, what);
+      }
+      return EBUSY;
+    }
+  }
+  if (!L || !S_ISREG(st.st_mode)) return 0;
+  /* L's frames, then the main thread's (L may be a coroutine it resumed).
+  ** Relative chunk names are taken in today's directory. */
+  for (int t = 0; t < 2; t++) {
+    lua_State *T = t ? mainthread(G(L)) : L;
+    if (t && T == L) break;
+    for (level = 0; level < 256 && lua_getstack(T, level, &ar); level++) {
+      if (!lua_getinfo(T, "S", &ar) || !ar.source || ar.source[0] != '@') continue;
+      if (!stat(ar.source + 1, &ss) && ss.st_dev == st.st_dev && ss.st_ino == st.st_ino) {
+        if (err) {
+          err->code = EBUSY;
+          snprintf(err->msg, sizeof(err->msg), "%s: is the Lua source being run (%s): no %s into it",
+                   path, ar.source + 1, what);
+        }
+        return EBUSY;
+      }
+    }
+  }
+  return 0;
+}
+
+REC_API int rec_core_busy_target(lua_State *L, const char *path, LjmRecError *err)
+{
+  int e, held = R_held();
+  if (!held && R_lock(err)) return err ? err->code : EDEADLK;
+  e = busy_target(L, path, "snapshot", err);
+  if (!held) R_unlock();
+  return e;
+}
+
 /* -- This flavour's entry points (RecFlavour) ------------------------------ */
 
 static LjmRecorder *start_path_locked(lua_State *L, const char *path,
@@ -771,6 +893,7 @@ static LjmRecorder *start_path_locked(lua_State *L, const char *path,
     set_err(err, EINVAL, "%s", "empty path");
     return NULL;
   }
+  if (busy_target(L, path, "recording", err)) return NULL;
   r = session_new(path);
   if (!r) {
     set_err(err, ENOMEM, "%s", "out of memory");
@@ -778,12 +901,16 @@ static LjmRecorder *start_path_locked(lua_State *L, const char *path,
   }
   take_options(r, opt, NULL);
   /* No O_TRUNC here: a start that fails must leave an existing file alone. */
-  r->fd = rec_fd_off_std(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  r->fd = rec_fd_off_std(rec_fdout_open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644, r->wtimeout_ms));
   if (r->fd < 0) {
     int e = errno;
     if (err) {
       err->code = e;
-      snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(e));
+      if (e == ETIMEDOUT)
+        snprintf(err->msg, sizeof(err->msg), "%s: a FIFO no reader opened within %.3g s (the write timeout)",
+                 path, r->wtimeout_ms / 1000.0);
+      else
+        snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(e));
     }
     session_free(r);
     return NULL;
@@ -836,8 +963,8 @@ static LjmRecorder *start_fd_locked(lua_State *L, int fd, const LjmRecOptions *o
     return NULL;
   }
   r->fd = fd;
-  note_fd(r);
   take_options(r, opt, NULL);
+  note_fd(r);
   if (!start_session(L, r, err)) {
     session_free(r);
     return NULL;
@@ -896,9 +1023,7 @@ static int stop_locked(LjmRecorder *r, LjmRecError *err)
   }
   if (e && err) {
     err->code = e;
-    snprintf(err->msg, sizeof(err->msg), "%s: %s", r->name,
-             e == ECHILD ? "the recording stayed with the parent process (fork)"
-                         : strerror(e));
+    failure_text(r, e, err->msg, sizeof(err->msg));
   }
   session_free(r);
   return e;
@@ -951,6 +1076,7 @@ static int stop(LjmRecorder *r, LjmRecError *err)
 ** allocates little. */
 static int is_running(const LjmRecorder *r)
 {
+  fork_check();
   if (r && r->live) rec_buf_clock((RecBuf *)&r->st.out);
   return r && r->live && !rec_buf_failed((RecBuf *)&r->st.out);
 }

@@ -177,9 +177,9 @@ void rec_ext_end(RecStream *s)
   if (s->ext) rec_ticker_stop(&s->ext->tk);
 }
 
-void rec_ext_forked(RecStream *s)
+void rec_ext_forked(RecStream *s, int close_fds)
 {
-  if (s->ext) rec_ticker_forked(&s->ext->tk);
+  if (s->ext) rec_ticker_forked(&s->ext->tk, close_fds);
 }
 
 __attribute__((noinline, cold)) void rec_ext_mark(RecStream *s)

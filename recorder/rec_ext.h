@@ -67,8 +67,8 @@ REC_API void rec_ext_proto(RecStream *s, const GCproto *pt);
 REC_API void rec_ext_protos(RecStream *s, global_State *g);
 /* Before the epilogue: stops the ticker. */
 REC_API void rec_ext_end(RecStream *s);
-/* In a fork()ed child. */
-REC_API void rec_ext_forked(RecStream *s);
+/* In a fork()ed child: forgets the ticker (rec_ticker_forked). */
+REC_API void rec_ext_forked(RecStream *s, int close_fds);
 
 /* Cold and out-of-line parts of rec_ext_pre. */
 REC_API void rec_ext_mark(RecStream *s);

@@ -3,14 +3,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rec_sig.h"
+#include "rec_time.h"
 
 #define MAX_LINKS 40  /* as the kernel's ELOOP limit */
+#define TMP_TRIES 100  /* temporary names tried beside the target */
 
 static const char *kind_of(mode_t m)
 {
@@ -108,21 +111,42 @@ int rec_outfile_open(RecOutFile *o, const char *path, const char **why)
   *why = NULL;
   e = resolve(path, o->target, sizeof(o->target), why);
   if (e) return e;
-  if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.tmp%ld", o->target, (long)getpid()) >=
-      sizeof(o->tmp))
-    return ENAMETOOLONG;
-  /* O_NOFOLLOW: a link planted at the temporary name is not written through. */
-  o->fd = rec_fd_off_std(open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (o->fd < 0) {
+  /* A name nobody holds: created exclusively (O_EXCL: a file or link
+  ** someone has there is never opened, truncated or removed); while one is
+  ** taken, the next candidate has a random suffix. Only a file made here
+  ** is ever unlinked. */
+  uint64_t x = rec_time_now_ns() ^ ((uint64_t)(uintptr_t)o << 16) ^ (uint64_t)getpid();
+  for (int i = 0;; i++) {
+    int n, fd;
+    x ^= x << 13;  /* xorshift: the host's rand() state is not ours to draw from */
+    x ^= x >> 7;
+    x ^= x << 17;
+    n = i ? snprintf(o->tmp, sizeof(o->tmp), "%s.tmp%ld.%08x", o->target, (long)getpid(),
+                     (unsigned)(x >> 32))
+          : snprintf(o->tmp, sizeof(o->tmp), "%s.tmp%ld", o->target, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof(o->tmp)) return ENAMETOOLONG;
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      o->fd = rec_fd_off_std(fd);
+      if (o->fd < 0) {
+        e = errno;
+        unlink(o->tmp);  /* made above */
+        return e;
+      }
+      break;
+    }
     e = errno;
-    unlink(o->tmp);
-    return e;
+    if (e != EEXIST || i == TMP_TRIES - 1) {
+      if (e == EEXIST) *why = "every temporary name tried beside it (<name>.tmp<pid>...) is taken";
+      o->tmp[0] = '\0';
+      return e;
+    }
   }
   o->f = fopencookie(o, "w", io);
   if (!o->f) {
     e = errno ? errno : ENOMEM;
     close(o->fd);
-    unlink(o->tmp);
+    unlink(o->tmp);  /* made above */
     return e;
   }
   setvbuf(o->f, NULL, _IOFBF, 1 << 20);

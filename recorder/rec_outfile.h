@@ -1,7 +1,10 @@
 /* rec_outfile.h -- a file replaced only once complete (heap snapshots).
 **
 ** The bytes go to a temporary file beside the path's final target and are
-** renamed over it at the end. Symbolic links are followed, as cp and a
+** renamed over it at the end. The temporary file is created exclusively
+** under a name nobody holds (<target>.tmp<pid>, else .tmp<pid>.<random>):
+** a file or link a user keeps under such a name is never touched, and only
+** what was created here is ever removed. Symbolic links are followed, as cp and a
 ** shell's redirection follow them: the link stays, its target gets the
 ** file; a dangling link's target is created. Anything but a regular file
 ** (a device, a FIFO, a directory, a socket) is refused: a rename would

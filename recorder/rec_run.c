@@ -39,7 +39,8 @@ static const char *const cli_only_libs[] = {
 static const char USAGE[] =
     "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--flush-interval S]\n"
     "                  [--sample BYTES [--sample-seed N]] [-j CMD]...\n"
-    "                  [--snapshot-at-exit FILE] [--] script.lua [args...]\n"
+    "                  [--snapshot-at-exit FILE] [--write-timeout S]\n"
+    "                  [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
     "every allocation of the run as an ljm memory profile (ljs v3 + ljm v3).\n"
@@ -68,6 +69,11 @@ static const char USAGE[] =
     "  --snapshot-at-exit FILE\n"
     "                      when the script ends (returns, fails or calls\n"
     "                      os.exit), write a heap snapshot to FILE (ljm heap)\n"
+    "  --write-timeout S   a pipe or FIFO whose reader takes nothing for S\n"
+    "                      seconds stops the recording with an error and\n"
+    "                      lets the script run on (default 10; 0: wait for\n"
+    "                      ever); -o, --snapshot-at-exit and the script must\n"
+    "                      be three different files\n"
     "  -j CMD              a LuaJIT -j command, as luajit takes it (-joff,\n"
     "                      -j off, -jflush, -jv, -jdump=FILE): -joff charges\n"
     "                      every allocation to its line instead of its trace\n"
@@ -415,6 +421,66 @@ static int pmain(lua_State *L)
   return 0;
 }
 
+/* The file path names once its links are followed (also a dangling link's
+** target, which a write would create): the directory resolved and the last
+** name, as a malloc'ed string; NULL if it cannot be told. */
+static char *canonical(const char *path)
+{
+  char cur[PATH_MAX], link[PATH_MAX], *full, *out;
+  const char *base;
+  size_t n;
+  int hops;
+  if ((size_t)snprintf(cur, sizeof(cur), "%s", path) >= sizeof(cur)) return NULL;
+  for (hops = 0; hops < 40; hops++) {  /* the kernel's ELOOP limit */
+    ssize_t k = readlink(cur, link, sizeof(link) - 1);
+    char *slash;
+    if (k < 0) break;  /* not a link (or not there) */
+    link[k] = 0;
+    slash = strrchr(cur, '/');
+    if (link[0] == '/' || !slash) {
+      snprintf(cur, sizeof(cur), "%s", link);
+    } else {
+      slash[1] = 0;
+      if (strlen(cur) + (size_t)k >= sizeof(cur)) return NULL;
+      strcat(cur, link);
+    }
+  }
+  if ((full = realpath(cur, NULL))) return full;
+  {
+    char *slash = strrchr(cur, '/');
+    const char *dir = ".";
+    if (slash) {
+      *slash = 0;
+      dir = *cur ? cur : "/";
+      base = slash + 1;
+    } else {
+      base = cur;
+    }
+    full = realpath(dir, NULL);
+  }
+  if (!full) return NULL;
+  n = strlen(full) + strlen(base) + 2;
+  if ((out = malloc(n))) snprintf(out, n, "%s/%s", full, base);
+  free(full);
+  return out;
+}
+
+/* Whether paths a and b name one file: the same device and inode when
+** both exist, else the same canonical path. */
+static int same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  char *ca, *cb;
+  int same;
+  if (!stat(a, &sa) && !stat(b, &sb)) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  ca = canonical(a);
+  cb = canonical(b);
+  same = ca && cb && !strcmp(ca, cb);
+  free(ca);
+  free(cb);
+  return same;
+}
+
 /* path (relative) under the current directory: a malloc'ed string, or
 ** NULL if the directory cannot be named. */
 static char *absolute(const char *path)
@@ -425,6 +491,22 @@ static char *absolute(const char *path)
   n = strlen(cwd) + strlen(path) + 2;
   if ((out = malloc(n))) snprintf(out, n, "%s/%s", cwd, path);
   return out;
+}
+
+/* The value of a long option arg whose name is n characters long: after
+** its '=', else the next argument (*i moves on); NULL if there is none. */
+static const char *option_value(const char *arg, size_t n, int argc, char **argv, int *i)
+{
+  if (arg[n] == '=') return arg + n + 1;
+  return ++*i < argc ? argv[*i] : NULL;
+}
+
+/* Seconds 0.001..86400 (zero too if zero_ok) into *t: 1, else 0. */
+static int seconds(const char *v, int zero_ok, double *t)
+{
+  char *end;
+  *t = strtod(v, &end);
+  return *v && !*end && ((zero_ok && *t == 0) || (*t >= 0.001 && *t <= 86400));
 }
 
 int ljm_record_main(int argc, char **argv)
@@ -503,17 +585,18 @@ int ljm_record_main(int argc, char **argv)
       a.jit[a.njit++] = v;
     } else if (!strncmp(arg, "--snapshot-at-exit=", 19)) {
       a.snapshot = arg + 19;
-    } else if (!strcmp(arg, "--flush-interval") || !strncmp(arg, "--flush-interval=", 17)) {
-      const char *v = arg[16] == '=' ? arg + 17 : NULL;
-      char *end;
+    } else if (!strcmp(arg, "--write-timeout") || !strncmp(arg, "--write-timeout=", 16)) {
+      const char *v = option_value(arg, 15, argc, argv, &i);
       double t;
-      if (!v) {
-        if (++i >= argc) return usage_error("option needs seconds:", arg);
-        v = argv[i];
-      }
-      t = strtod(v, &end);
-      if (!*v || *end || !(t >= 0.001 && t <= 86400))
-        return usage_error("flush interval must be 0.001..86400 seconds, not", v);
+      if (!v) return usage_error("option needs seconds:", arg);
+      if (!seconds(v, 1, &t))
+        return usage_error("write timeout must be 0.001..86400 seconds or 0 (wait for ever), not", v);
+      a.opt.write_timeout_ms = t == 0 ? LJM_REC_WAIT_FOREVER : (unsigned)(t * 1000 + 0.5);
+    } else if (!strcmp(arg, "--flush-interval") || !strncmp(arg, "--flush-interval=", 17)) {
+      const char *v = option_value(arg, 16, argc, argv, &i);
+      double t;
+      if (!v) return usage_error("option needs seconds:", arg);
+      if (!seconds(v, 0, &t)) return usage_error("flush interval must be 0.001..86400 seconds, not", v);
       a.opt.flush_ms = (unsigned)(t * 1000 + 0.5);
     } else if (arg[0] == '-' && arg[1]) {
       return usage_error("unknown option", arg);
@@ -544,6 +627,23 @@ int ljm_record_main(int argc, char **argv)
   if (a.snapshot && a.snapshot[0] != '/') {  /* where the run started, as -o */
     snapout = absolute(a.snapshot);
     if (snapout) a.snapshot = snapout;
+  }
+  {  /* before anything is opened for writing */
+    const char *script = strcmp(argv[a.script], "-") ? argv[a.script] : NULL;
+    const char *what = NULL, *x = NULL, *y = NULL;
+    if (script && same_file(a.output, script))
+      what = "-o FILE and the script", x = a.output, y = script;
+    else if (a.snapshot && script && same_file(a.snapshot, script))
+      what = "--snapshot-at-exit FILE and the script", x = a.snapshot, y = script;
+    else if (a.snapshot && same_file(a.snapshot, a.output))
+      what = "--snapshot-at-exit FILE and -o FILE", x = a.snapshot, y = a.output;
+    if (what) {
+      fprintf(stderr, "ljm record: %s are the same file (%s, %s): each needs its own. "
+                      "Try 'ljm record --help'.\n", what, x, y);
+      free(defout);
+      free(snapout);
+      return 2;
+    }
   }
   if (a.snapshot && !writable_target(a.snapshot)) {
     free(defout);

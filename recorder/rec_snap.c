@@ -676,6 +676,7 @@ int rec_snap_write(lua_State *L, const char *path, LjmRecError *err)
   s.g = G(L);
   if (!rec_lj_vmst_frames(s.g->vmstate))
     return snap_fail(err, EBUSY, path, "the VM is not running Lua or C code (inside the GC or a trace)");
+  if (rec_core_busy_target(L, path, err)) return err ? err->code : EBUSY;
   int oe = rec_outfile_open(&out, path, &why);
   if (oe) return snap_fail(err, oe, path, why ? why : strerror(oe));
   s.f = out.f;

@@ -18,5 +18,8 @@ REC_API int rec_snap_write(lua_State *L, const char *path, LjmRecError *err);
 ** which a snapshot shows apart from the program's own C memory; *resident
 ** gets the part of it in RAM (buffer pages never written are not). */
 REC_API uint64_t rec_core_own_bytes(uint64_t *resident);
+/* EBUSY with err filled in when path is the file a live recording writes
+** or the source of a Lua function on L's stack (rec_core.c); else 0. */
+REC_API int rec_core_busy_target(lua_State *L, const char *path, LjmRecError *err);
 
 #endif

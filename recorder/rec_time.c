@@ -120,9 +120,9 @@ void rec_ticker_stop(RecTicker *t)
   }
 }
 
-void rec_ticker_forked(RecTicker *t)
+void rec_ticker_forked(RecTicker *t, int close_fd)
 {
   t->running = 0;
-  if (t->fd >= 0) close(t->fd);
+  if (close_fd && t->fd >= 0) close(t->fd);
   t->fd = -1;
 }

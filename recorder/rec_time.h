@@ -52,7 +52,9 @@ int rec_ticker_start(RecTicker *t);
 /* Stops and joins the thread; idempotent. */
 void rec_ticker_stop(RecTicker *t);
 /* In a fork()ed child: the thread stayed in the parent; forget it
-** without touching its mutex (it may have been held at the fork). */
-void rec_ticker_forked(RecTicker *t);
+** without touching its mutex (it may have been held at the fork).
+** close_fd: also close statm's descriptor (only where the child cannot
+** have reused its number yet: the pthread_atfork handler). */
+void rec_ticker_forked(RecTicker *t, int close_fd);
 
 #endif

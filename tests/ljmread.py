@@ -381,6 +381,7 @@ def decode(data):
             h = r.byte()
             if h == 0x80:
                 info["complete"] = True
+                info["trailing"] = len(data) - r.i  # bytes after the end marker
                 break
             if is_annotation(h):
                 read_body(r)
@@ -589,6 +590,8 @@ def parse(data):
                 nosample = None
             if h == 0x80:
                 st.complete = True
+                if r.i < len(data):
+                    bad("%d bytes after the end marker" % (len(data) - r.i))
                 break
             if is_annotation(h):
                 name_item(off, h, read_body(r))

@@ -14,6 +14,10 @@ JIT on) under wrk's load, on 127.0.0.1 with its own prefix:
   server; every worker records then, and stops by the time limit alone.
 * a full disk (a 64 KiB tmpfs): each worker logs "ljm: <path>: No space
   left on device" once, while it runs, and nothing more at exit.
+* daemon on, a recording started in init_by_lua: the process that forks
+  into the background keeps it (a complete stream at its exit), and a
+  reload's init_by_lua in the daemon records again (no "another Lua
+  state" refusal).
 
 usage: nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
 import json
@@ -221,6 +225,68 @@ ok, out = ngx.quit()
 check(ok, "graceful stop (full disk)")
 after = [l for l in open(prefix + "logs/error.log") if "ljm: " in l and "[notice]" not in l]
 check(after == full, "nothing more logged at exit: %s" % after[len(full):])
+
+# -- A recording in init_by_lua, daemon on, reload ---------------------------
+# nginx runs init_by_lua before it forks into the background: the recording
+# stays with the process that exits, and the daemon's master must be free to
+# record, as a reload runs init_by_lua again in a new Lua state there.
+prefix, (port, ctl) = make_prefix(top, "daemon", example, so)
+conf = open(prefix + "on-demand.conf").read()
+conf = conf.replace("pid logs/nginx.pid;", "pid logs/nginx.pid;\ndaemon on;")
+conf = conf.replace("    init_worker_by_lua_block {", """    init_by_lua_block {
+        local starts = ngx.config.prefix() .. "logs/starts.log"
+        local n = 1
+        for _ in io.lines(starts) do n = n + 1 end
+        local ok, err = require("ljm.recorder").start(ngx.config.prefix() .. "logs/init-" .. n .. ".ljm")
+        local f = io.open(starts, "a")
+        local ffi = require("ffi")
+        pcall(ffi.cdef, "int getpid(void);")
+        f:write(n, " ", ffi.C.getpid(), " ", tostring(ok), " ", tostring(err), "\\n")
+        f:close()
+    }
+    init_worker_by_lua_block {""", 1)
+open(prefix + "daemon.conf", "w").write(conf)
+open(prefix + "logs/starts.log", "w").close()
+nginx = ["nginx", "-p", prefix, "-c", "daemon.conf"]
+
+
+def starts(n, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        lines = open(prefix + "logs/starts.log").read().splitlines()
+        if len(lines) >= n:
+            return lines
+        time.sleep(0.1)
+    return open(prefix + "logs/starts.log").read().splitlines()
+
+
+p = subprocess.run(nginx, env=testlib.module_env(so), capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, "nginx (daemon on) started: %r" % p.stderr[-300:])
+first = starts(1)
+pid_file = prefix + "logs/nginx.pid"
+end = time.time() + 20
+while not os.path.exists(pid_file) and time.time() < end:
+    time.sleep(0.1)
+master = open(pid_file).read().strip() if os.path.exists(pid_file) else "?"
+subprocess.run(nginx + ["-s", "reload"], env=testlib.module_env(so), capture_output=True, timeout=60)
+end = time.time() + 20
+while time.time() < end and not any(ln.split()[1] == master for ln in starts(1)):
+    time.sleep(0.1)
+lines = [ln.split() for ln in starts(2)]
+check(lines and lines[0][1] != master and lines[0][2:] == ["true", "nil"] and
+      any(ln[1] == master and ln[2:] == ["true", "nil"] for ln in lines),
+      "init_by_lua records before the daemon forks, and again at a reload in the daemon (master %s): %s"
+      % (master, lines))
+subprocess.run(nginx + ["-s", "quit"], env=testlib.module_env(so), capture_output=True, timeout=60)
+end = time.time() + 30
+while os.path.exists(pid_file) and time.time() < end:
+    time.sleep(0.1)
+check(not os.path.exists(pid_file), "nginx (daemon on) stopped")
+for n in [int(ln[0]) for ln in lines if ln[2] == "true"]:
+    path = prefix + "logs/init-%d.ljm" % n
+    rows, info = ljmread.decode(open(path, "rb").read()) if os.path.exists(path) else ({}, {})
+    check(info.get("complete"), "init_by_lua recording %d: a complete stream" % n)
+check(not log_problems(prefix), "error log clean (daemon, reload): %s" % log_problems(prefix)[:3])
 
 shutil.rmtree(top, ignore_errors=True)
 sys.exit(check.done(minimum=20))

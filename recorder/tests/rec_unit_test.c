@@ -1,12 +1,25 @@
 /* rec_unit_test.c -- unit tests of the buffer (ULEB128, flushing, sink
-** errors, background writer) and of the address map. */
+** errors, background writer, forked children), the address map, the fork
+** mark, bounded writes to pipes and sockets, and snapshot temporaries. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "recorder/rec_buf.h"
+#include "recorder/rec_fdout.h"
+#include "recorder/rec_fork.h"
 #include "recorder/rec_map.h"
+#include "recorder/rec_outfile.h"
 #include "recorder/rec_sample.h"
 
 static int failures;
@@ -306,6 +319,238 @@ static void test_sample_stops(void)
   rec_sample_free(&d);
 }
 
+/* -- Forks ------------------------------------------------------------- */
+
+/* A child by glibc's fork(), by a raw fork system call, and a child sharing
+** the memory (clone with CLONE_VM | CLONE_VFORK), each reporting
+** rec_forked() through its exit status or the shared memory. */
+static pid_t raw_fork(void)
+{
+#ifdef SYS_fork
+  return (pid_t)syscall(SYS_fork);
+#else
+  return (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+}
+
+static int child_status(pid_t pid)
+{
+  int st = -1;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
+static volatile uint32_t vm_child_gen = 99;
+
+static int vm_child(void *arg)
+{
+  (void)arg;
+  vm_child_gen = rec_fork_gen();
+  return 0;
+}
+
+static void test_fork_gen(void)
+{
+  pid_t pid;
+  char *stack = malloc(1 << 16);
+  uint32_t g;
+  rec_fork_arm();
+  g = rec_fork_gen();
+  CHECK(rec_fork_gen() == g && rec_fork_gen_cheap() == g, "the same generation where armed");
+  if ((pid = fork()) == 0) _exit(rec_fork_gen() == g + 1 && rec_fork_gen() == g + 1 ? 0 : 1);
+  CHECK(child_status(pid) == 0, "glibc fork(): the child's generation is the next one");
+  if ((pid = raw_fork()) == 0) _exit(rec_fork_gen_cheap() == g + 1 ? 0 : 1);
+  CHECK(child_status(pid) == 0, "raw fork: the child's generation is the next one");
+  if ((pid = raw_fork()) == 0) {  /* a grandchild: one more */
+    pid_t gc;
+    if (rec_fork_gen() != g + 1) _exit(1);
+    if ((gc = raw_fork()) == 0) _exit(rec_fork_gen() == g + 2 ? 0 : 1);
+    _exit(child_status(gc));
+  }
+  CHECK(child_status(pid) == 0, "a child's child: two generations on");
+  pid = clone(vm_child, stack + (1 << 16), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+  CHECK(pid > 0 && child_status(pid) == 0 && vm_child_gen == g,
+        "a CLONE_VM child (the parent's memory) keeps the parent's generation");
+  CHECK(rec_fork_gen() == g, "the parent's generation after its children");
+  free(stack);
+}
+
+static int fd_sink(void *ud, const void *d, size_t n)
+{
+  return write(*(int *)ud, d, n) == (ssize_t)n ? 0 : errno;
+}
+
+/* An asynchronous buffer whose writer thread stayed in the parent: the
+** child fills buffer after buffer (a hand-over would wait for ever for
+** the thread) and frees it; none of its bytes reach the sink. */
+static void test_buf_forked(void)
+{
+  int p[2], fd;
+  RecBuf b;
+  pid_t pid;
+  char c;
+  CHECK(pipe(p) == 0, "pipe");
+  fd = p[1];
+  rec_fork_arm();
+  CHECK(rec_buf_init(&b, 4096, fd_sink, &fd) == 0 && rec_buf_async(&b) == 0, "async buffer");
+  fill(&b, 100);
+  CHECK(rec_buf_sync(&b) == 0, "the parent's bytes written");
+  {
+    char drain[8192];
+    CHECK(read(p[0], drain, sizeof(drain)) == 100, "100 bytes in the pipe");
+  }
+  if ((pid = raw_fork()) == 0) {
+    int ok;
+    fill(&b, 100000);
+    ok = rec_buf_flush(&b) == ECHILD && rec_buf_sync(&b) == ECHILD && rec_buf_failed(&b);
+    rec_buf_free(&b);
+    _exit(ok ? 0 : 1);
+  }
+  CHECK(child_status(pid) == 0, "forked child: ECHILD, no hang, freed");
+  fill(&b, 100);
+  CHECK(rec_buf_sync(&b) == 0, "the parent writes on");
+  rec_buf_free(&b);
+  close(p[1]);
+  {
+    char drain[8192];
+    ssize_t n = read(p[0], drain, sizeof(drain));
+    CHECK(n == 100 && read(p[0], &c, 1) == 0, "only the parent's bytes reached the pipe");
+  }
+  close(p[0]);
+}
+
+/* -- Bounded writes ---------------------------------------------------- */
+
+typedef struct Slow {
+  int fd;
+  size_t want, got;
+} Slow;
+
+/* Reads 4 KiB every 5 ms until it has all it wants. */
+static void *slow_reader(void *arg)
+{
+  Slow *s = arg;
+  char buf[4096];
+  while (s->got < s->want) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    ssize_t n;
+    nanosleep(&ts, NULL);
+    n = read(s->fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    s->got += (size_t)n;
+  }
+  return NULL;
+}
+
+static void test_fdout_kind(int sock, int nonblock)
+{
+  enum { LEN = 1 << 20 };
+  char *data = calloc(1, LEN);
+  int p[2];
+  RecFdOut o;
+  Slow s;
+  pthread_t th;
+  char what[96];
+  snprintf(what, sizeof(what), "%s%s", sock ? "socket" : "pipe", nonblock ? ", O_NONBLOCK" : "");
+  CHECK((sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p)) == 0, what);
+  if (nonblock) fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+  /* A reader that never reads: the write gives up after the timeout. */
+  rec_fdout_init(&o, p[1], 100);
+  CHECK(o.kind == (sock ? REC_FDOUT_SOCKET : REC_FDOUT_STREAM), what);
+  CHECK(rec_fdout_write(&o, data, LEN) == ETIMEDOUT, what);
+  close(p[0]);
+  close(p[1]);
+  /* A slow reader that reads on: waited for, everything written. */
+  CHECK((sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p)) == 0, what);
+  if (nonblock) fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+  rec_fdout_init(&o, p[1], 2000);
+  s.fd = p[0];
+  s.want = LEN / 4;
+  s.got = 0;
+  pthread_create(&th, NULL, slow_reader, &s);
+  CHECK(rec_fdout_write(&o, data, LEN / 4) == 0, what);
+  pthread_join(th, NULL);
+  close(p[0]);
+  close(p[1]);
+  free(data);
+}
+
+static void test_fdout(void)
+{
+  char dir[] = "/tmp/rec_unit_fdout.XXXXXX", fifo[64];
+  int fd;
+  signal(SIGPIPE, SIG_IGN);
+  test_fdout_kind(0, 0);
+  test_fdout_kind(0, 1);
+  test_fdout_kind(1, 0);
+  /* A FIFO that no reader opens: the open gives up after the timeout. */
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(fifo, sizeof(fifo), "%s/f", dir);
+  CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+  fd = rec_fdout_open(fifo, O_WRONLY, 0644, 100);
+  CHECK(fd < 0 && errno == ETIMEDOUT, "a FIFO without a reader: ETIMEDOUT");
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* -- Snapshot temporaries ---------------------------------------------- */
+
+static int file_is(const char *path, const char *want)
+{
+  char buf[64] = {0};
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+  if (f) fclose(f);
+  return f && n == strlen(want) && !memcmp(buf, want, n);
+}
+
+static void put(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* A user's file and a user's link at the temporary name: neither is
+** opened, truncated, followed or removed; the target gets the bytes. */
+static void test_outfile_tmp(void)
+{
+  char dir[] = "/tmp/rec_unit_out.XXXXXX", target[96], tmp[128], victim[96];
+  RecOutFile o;
+  const char *why;
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(target, sizeof(target), "%s/snap.ljh", dir);
+  snprintf(tmp, sizeof(tmp), "%s.tmp%ld", target, (long)getpid());
+  snprintf(victim, sizeof(victim), "%s/victim", dir);
+  put(tmp, "USER");
+  CHECK(rec_outfile_open(&o, target, &why) == 0, "open beside a user's file");
+  fputs("SNAP", o.f);
+  CHECK(rec_outfile_commit(&o, 1) == 0, "commit");
+  CHECK(file_is(target, "SNAP") && file_is(tmp, "USER"), "the user's file stays, the target written");
+  CHECK(rec_outfile_open(&o, target, &why) == 0, "open again");
+  CHECK(rec_outfile_commit(&o, 0) == 0 && file_is(tmp, "USER") && file_is(target, "SNAP"),
+        "a failed snapshot removes its own file only");
+  unlink(tmp);
+  put(victim, "VICTIM");
+  CHECK(symlink(victim, tmp) == 0, "symlink");
+  CHECK(rec_outfile_open(&o, target, &why) == 0, "open beside a user's link");
+  fputs("SNAP2", o.f);
+  CHECK(rec_outfile_commit(&o, 1) == 0, "commit");
+  {
+    struct stat st;
+    CHECK(!lstat(tmp, &st) && S_ISLNK(st.st_mode) && file_is(victim, "VICTIM") && file_is(target, "SNAP2"),
+          "the user's link stays, its target untouched");
+  }
+  {
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+  }
+}
+
 int main(void)
 {
   test_uleb();
@@ -315,6 +560,10 @@ int main(void)
   test_map_del();
   test_sample_set();
   test_sample_stops();
+  test_fork_gen();
+  test_buf_forked();
+  test_fdout();
+  test_outfile_tmp();
   printf("%s\n", failures ? "rec_unit_test: FAILED" : "rec_unit_test: ok");
   return failures ? 1 : 0;
 }
