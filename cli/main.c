@@ -4,15 +4,13 @@
 
 #include "cli/cli.h"
 #include "ljm_recorder.h"
+#include "rec_run.h"
 
 typedef struct Command {
   const char *name;
   int (*run)(int argc, char **argv);
   const char *summary;
 } Command;
-
-
-int ljm_record_main(int argc, char **argv);
 
 static const Command commands[] = {
   { "report", ljm_cmd_report, "print the Tarantool-compatible text report of a profile" },

@@ -39,8 +39,8 @@
 **                6 metamethod; at most LJM_NAME_ITEM_MAX bytes (0x24 and
 **                0x25 alike)
 **
-** Input comes from a file, stdin ("-") or a gzip file (recognised by its
-** magic bytes) through a fixed-size buffer: memory does not grow with the
+** Input comes from a file, stdin ("-"), a gzip or a zstd file (recognised
+** by its magic bytes) through a fixed-size buffer: memory does not grow with the
 ** stream. A stream that simply stops (a killed process) is not an error:
 ** everything before the cut is delivered and the result says where it stops.
 */

@@ -1,7 +1,7 @@
 /* ljm_exporter.h -- the interface every output format implements.
 **
-** One file per format (exporters/<format>.c) defines one LjmExporter and the
-** registry (registry.c) lists them; nothing else knows a format. Exporters
+** One folder per format (exporters/<format>/) defines one LjmExporter and
+** the registry (registry.c) lists them; nothing else knows a format. Exporters
 ** read the model through ljm_model.h only.
 **
 ** Life cycle, driven by the CLI:

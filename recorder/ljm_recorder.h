@@ -1,5 +1,6 @@
 /* ljm_recorder.h -- record ljm memory profiles of a stock LuaJIT 2.1 VM
-** (Debian's luajit or OpenResty's luajit2, chosen when a recording starts).
+** (any tree the recorder is built for, doc/luajit.md: the build that
+** matches the VM's layouts is chosen when a recording starts).
 **
 ** The recorder wraps the VM's allocator (lua_setallocf) and writes the
 ** standard stream ("ljs" v3 symbol table, then "ljm" v3 events) that
