@@ -21,6 +21,9 @@
 #include "lj_state.h"
 #include "lj_str.h"
 #include "lj_gc.h"
+#if LJ_HASBUFFER
+#include "lj_buf.h"  /* string buffers (heap snapshots) */
+#endif
 #if LJ_HASFFI
 #include "lj_ctype.h"
 #endif

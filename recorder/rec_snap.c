@@ -20,13 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lj_str.h"
-#if LJ_HASBUFFER
-#include "lj_buf.h"
-#endif
-#if LJ_HASFFI
-#include "lj_ctype.h"
-#endif
 #include "ljm_flavour.h"
 #include "rec_buf.h"
 #include "rec_fname.h"
