@@ -503,6 +503,13 @@ static void rec_atexit(void)
   if (!held) R_unlock();
 }
 
+/* Whether fd is the file r's stream went to at its start (fd_known). */
+static int is_stream_file(const LjmRecorder *r, int fd)
+{
+  struct stat st;
+  return r->fd_known && !fstat(fd, &st) && st.st_dev == r->fd_dev && st.st_ino == r->fd_ino;
+}
+
 /* In a forked child (rec_fork.h): the recordings are the parent's. The
 ** child's copies are dropped without a word, and the process is left as if
 ** nothing had been recording: the sessions leave R.list (their handles
@@ -528,18 +535,13 @@ static void forked_child(uint32_t gen, int in_handler)
   pthread_mutex_init(&R_mu, NULL);  /* another thread may have held it */
   atomic_store_explicit(&R_owner, 0, memory_order_relaxed);
   for (r = R.list; r; r = next) {
-    struct stat st;
     next = r->next;
     if (r->live) r->ended = 1;
     r->live = 0;
     rec_buf_forked(&r->st.out, 1);      /* the writer thread stayed in the parent */
     rec_ext_forked(&r->st, in_handler);  /* so did the ticker */
-    if (r->own_fd && r->fd >= 0 &&
-        (in_handler || (r->fd_known && !fstat(r->fd, &st) && st.st_dev == r->fd_dev &&
-                        st.st_ino == r->fd_ino)))
-      close(r->fd);
-    if (r->fo.own && !in_handler &&
-        (!r->fd_known || fstat(r->fo.wfd, &st) || st.st_dev != r->fd_dev || st.st_ino != r->fd_ino))
+    if (r->own_fd && r->fd >= 0 && (in_handler || is_stream_file(r, r->fd))) close(r->fd);
+    if (r->fo.own && !in_handler && !is_stream_file(r, r->fo.wfd))
       r->fo.own = 0;  /* its number taken by the child since: not ours to close */
     rec_fdout_close(&r->fo);
     r->fd = -1;
@@ -609,13 +611,11 @@ static int fd_write(void *ud, const void *data, size_t len)
   LjmRecorder *r = ud;
   const char *p = data;
   RecSigGuard sg;
-  struct stat st;
-  int e = 0;
+  int e;
   /* A host that closed the descriptor (a daemon closing every fd) may
   ** have opened a file of its own under the same number: never write
   ** into it. */
-  if (r->fd_known && (fstat(r->fd, &st) || st.st_dev != r->fd_dev || st.st_ino != r->fd_ino))
-    return EBADF;
+  if (r->fd_known && !is_stream_file(r, r->fd)) return EBADF;
   rec_sig_block(&sg);
   e = rec_fdout_write(&r->fo, p, len);
   rec_sig_restore(&sg);
@@ -839,8 +839,7 @@ static int busy_target(lua_State *L, const char *path, const char *what, LjmRecE
   int level;
   if (stat(path, &st)) return 0;  /* created new: nothing to collide with */
   for (r = R.list; r; r = r->next) {
-    int same = r->live && ((r->ino && r->dev == st.st_dev && r->ino == st.st_ino) ||
-                           (r->fd_known && r->fd_dev == st.st_dev && r->fd_ino == st.st_ino));
+    int same = r->live && r->fd_known && r->fd_dev == st.st_dev && r->fd_ino == st.st_ino;
     if (same && S_ISREG(st.st_mode)) {
       if (err && !strcmp(what, "recording"))
         set_err(err, EBUSY, "%s: file is already being recorded to", path);
