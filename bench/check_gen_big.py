@@ -9,12 +9,10 @@ event counts and byte totals of FILE must equal the rows of a reference
 report (testdata/v3/big.txt for a scale-1 stream). Exits 1 with the failed
 checks listed.
 """
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py: its strict view, independent of the C code)
+import ljmread  # tests/lib/ljmread.py (on PYTHONPATH: bench/BUILD): its strict view, independent of the C code
 
 U64_MAX = (1 << 64) - 1
 ALLOC, FREE, REALLOC = 1, 2, 3

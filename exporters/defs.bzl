@@ -1,10 +1,12 @@
 """ljm_exporter: one output format = its library plus its corpus test."""
 
 load("//bazel:copts.bzl", "LJM_COPTS")
+load("//tests/lib:py_test.bzl", "py_script_test")
 
 def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
     """Declares //exporters/<name> (linked whole, so its LjmExporter is kept
-    for the registry) and <name>_test, running <name>_test.py on the corpus."""
+    for the registry) and <name>_test, running <name>_test.py on the corpus (a py_script_test:
+    the tests' library, tests/lib, comes with it)."""
     native.cc_library(
         name = name,
         srcs = srcs,
@@ -19,10 +21,9 @@ def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
         srcs = srcs,
         visibility = ["//exporters:__pkg__", "//fuzz:__pkg__"],
     )
-    native.sh_test(
+    py_script_test(
         name = name + "_test",
         size = "medium",
         timeout = test_timeout,
-        srcs = [name + "_test.py"],
-        data = test_data + ["//cli:ljm", "//exporters/common:testlib", "//testdata:corpus"],
+        data = test_data + ["//cli:ljm", "//testdata:corpus"],
     )

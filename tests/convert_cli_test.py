@@ -13,21 +13,22 @@ import sys
 import tempfile
 import time
 
-import clitest
-from clitest import uleb
+import testlib
+from checks import Checks
+from ljmwrite import uleb
 
 LJM, DATA = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 PROFILE = os.path.join(DATA, "v3", "test.ljm")
 BAD = os.path.join(DATA, "synthetic", "err_not_profile.ljm")
-check = clitest.Checks("convert cli")
-one_line = clitest.one_line
+check = Checks("convert cli")
+one_line = testlib.one_line
 UMASK = os.umask(0)
 os.umask(UMASK)
 
 
 def run(args):
-    return clitest.run(LJM, ["convert"] + args)
+    return testlib.run_ljm(LJM, ["convert"] + args)
 
 
 
@@ -48,7 +49,7 @@ p = run(["--help"])
 check(p.returncode == 0, "convert --help: exit %d" % p.returncode)
 # The formats table: one line per format, its three columns aligned (the
 # suffixes and the summaries each start at one column on every line).
-rows = clitest.formats_table(p.stdout.decode())
+rows = testlib.formats_table(p.stdout.decode())
 names = [name for _, name, _ in rows]
 check(sorted(names) == sorted(["text", "folded", "svg", "markdown", "json", "pprof", "heaptrack",
                                "speedscope", "heapprofile", "ljm", "heapsnapshot"]),

@@ -20,51 +20,29 @@ refused; `-o x.ljm` picks the format by name.
 
 usage: downgrade_test.py LJM TESTDATA_DIR
 """
+import functools
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-from clitest import Checks
+import ljmread
+import testlib
+from checks import Checks
 
 check = Checks("downgrade_test")
 LJM = os.path.abspath(sys.argv[1])
 DATA = os.path.abspath(sys.argv[2])
 
 
-class Cut(Exception):
-    pass
-
-
-class Walk:
+class Walk(ljmread.Reader):
     """Reads a stream into its items: ("sym", bytes) for symbol entries and
-    events of the standard format, ("ext", header) for extension items."""
+    events of the standard format, ("ext", header) for extension items.
+    Bytes, numbers and strings as ljmread reads them (Truncated where the
+    data ends), numbers kept whole."""
 
-    def __init__(self, data):
-        self.d, self.i = data, 0
-
-    def byte(self):
-        if self.i >= len(self.d):
-            raise Cut()
-        self.i += 1
-        return self.d[self.i - 1]
-
-    def uleb(self):
-        v = shift = 0
-        while True:
-            b = self.byte()
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-
-    def string(self):
-        n = self.uleb()
-        if self.i + n > len(self.d):
-            raise Cut()
-        self.i += n
-        return self.d[self.i - n:self.i]
+    def wide(self, v, start):
+        return v
 
     def items(self):
         """(flags, [item], complete) of a version 3 stream."""
@@ -112,10 +90,7 @@ class Walk:
                     out.append(("ext", h))
                     continue
                 if 0x24 <= h <= 0x2F:  # function names and later annotations: len, body
-                    n = self.uleb()
-                    if self.i + n > len(self.d):
-                        raise Cut()
-                    self.i += n
+                    self.take(self.uleb())
                     out.append(("ext", h))
                     continue
                 assert h <= 0x13, "header 0x%x" % h
@@ -137,12 +112,11 @@ class Walk:
                 if freed:
                     h, vals, freed = h - 1, vals[:2], False
                 out.append(("sym", (h,) + loc + tuple(vals)))
-        except Cut:
+        except ljmread.Truncated:
             return None, out, False
 
 
-def run(args):
-    return subprocess.run([LJM] + args, capture_output=True)
+run = functools.partial(testlib.run_ljm, LJM, timeout=None)  # run(args)
 
 
 def report(path, mode):

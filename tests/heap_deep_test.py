@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 
-import clitest
-from clitest import uleb
+from checks import Checks
+from ljmwrite import uleb
 
 N = 300000
 ljm, fuzz_input = sys.argv[1], sys.argv[2]
-chk = clitest.Checks("heap_deep")
+chk = Checks("heap_deep")
 work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 
 

@@ -7,7 +7,7 @@ suspended coroutine holding a local, a large main-chunk local.
   * names: the module path (package.loaded.sessmod.cache), locals and
     upvalues by name, several paths per object, globals and modules first;
   * the process's figures (RSS, malloc) beside the VM's, as the independent
-    reader (recorder/tests/ljhread.py) reads them from the file, and a
+    reader (tests/lib/ljhread.py) reads them from the file, and a
     version 1 snapshot (none recorded) still read;
   * growth grouped by container: the cache's new entries under the cache;
   * --path-to by type name (Point), before labels;
@@ -25,13 +25,11 @@ import subprocess
 import sys
 import tempfile
 
-import clitest
+import ljhread
+from checks import Checks
 
 ljm, app_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
-import ljhread  # noqa: E402
-
-chk = clitest.Checks("heap_views")
+chk = Checks("heap_views")
 work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 for f in ("app.lua", "sessmod.lua"):
     shutil.copy(os.path.join(app_dir, f), work)
@@ -123,19 +121,9 @@ chk(re.search(r"^process: RSS %d bytes; %s" % (prog["rss"] or -1, re.escape(mtex
 # A version 1 snapshot (before the figures): the same objects, no figures.
 with open(new, "rb") as f:
     data = f.read()
-pos = 4
-n, pos = clitest.read_uleb(data, pos)
-pos += n                                   # the build
-_, pos = clitest.read_uleb(data, pos)      # gctotal
-head_end = pos
-nf, pos = clitest.read_uleb(data, pos)
-for _ in range(nf):
-    n, pos = clitest.read_uleb(data, pos)
-    pos += n
-    _, pos = clitest.read_uleb(data, pos)
 v1 = os.path.join(work, "v1.ljh")
 with open(v1, "wb") as f:
-    f.write(b"ljh\x01" + data[4:head_end] + data[pos:])
+    f.write(ljhread.as_version1(data))
 j1 = heap_json(v1)
 chk(j1.get("process", 0) is None and j1.get("bytes") == j.get("bytes") and
     j1.get("retainers") == j.get("retainers"),

@@ -20,10 +20,9 @@ import subprocess
 import sys
 import tempfile
 
-from clitest import Checks
+from checks import Checks
 
-sys.path.insert(0, os.path.join(os.environ.get("TEST_SRCDIR", ""), "ljmkit", "exporters", "common"))
-from export_testlib import lstr, uleb  # noqa: E402  (the exporter tests' stream writer)
+from ljmwrite import lstr, uleb  # the tests' stream writer
 
 FRAMES_SHOWN = 256
 MiB = 1 << 20

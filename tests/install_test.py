@@ -13,15 +13,14 @@ import subprocess
 import sys
 import tempfile
 
-import clitest
+from checks import Checks
 
-# The recorder's test library: the environment for stock luajit loading the
+# testlib (tests/lib): the environment for stock luajit loading the
 # module (with --config=asan, the sanitizer runtime preloaded).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
-import testlib  # noqa: E402
+import testlib
 
 script, ljm, so, man = sys.argv[1:5]
-check = clitest.Checks("install")
+check = Checks("install")
 prefix = os.path.join(os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp(), "prefix")
 os.makedirs(os.path.join(prefix, "bin"))
 open(os.path.join(prefix, "bin", "other"), "w").write("not ours\n")

@@ -11,15 +11,14 @@ import re
 import subprocess
 import sys
 
-import clitest
+from checks import Checks
 
-# The recorder's test library: the environment for stock luajit loading the
+# testlib (tests/lib): the environment for stock luajit loading the
 # module (with --config=asan, the sanitizer runtime preloaded).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
-import testlib  # noqa: E402
+import testlib
 
 ljm, man, so = sys.argv[1:4]
-check = clitest.Checks("man")
+check = Checks("man")
 
 # Rendered by groff as man(1) would, with every warning on.
 p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", man], capture_output=True, text=True)
@@ -55,7 +54,7 @@ for cmd in commands:
 
 # FORMATS: a "name (suffixes)" line per format of `ljm convert --help`.
 listed = dict(re.findall(r"^ +([a-z]+) \((\.[^)]*)\)$", page.split("FORMATS")[-1], re.M))
-rows = clitest.formats_table(helptext("convert"))
+rows = testlib.formats_table(helptext("convert"))
 for _, name, sfx in rows:
     check(listed.get(name) == ", ".join(sfx),
           "FORMATS: %s (%s) is listed as %r" % (name, ", ".join(sfx), listed.get(name)))

@@ -21,15 +21,16 @@ no source at all, and checks what the real clients show:
 
 usage: names_test.py LJM CACHE_LEAK_LUA
 """
+import functools
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from clitest import Checks
+import testlib
+from checks import Checks
 import ljmread
 
 check = Checks("names_test")
@@ -40,8 +41,7 @@ ADDR = re.compile(r"0x[0-9a-fA-F]{5,}")
 LINE_FRAME = re.compile(r"\.lua:\d+$")
 
 
-def run(cmd, cwd=None):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+run = functools.partial(testlib.run, timeout=300)  # run(cmd, cwd=None)
 
 
 def convert(src, out, cwd, extra=()):

@@ -30,16 +30,15 @@ import sys
 import time
 import zlib
 
-import clitest
+from checks import Checks
 import ljmread
 from nginxlib import Nginx, get, log_problems, make_prefix, scratch_top, served, wrk
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder", "tests"))
-import testlib  # noqa: E402
+import testlib
 
 ljm, so = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 example = os.path.dirname(os.path.abspath([f for f in sys.argv[3:] if f.endswith("always.conf")][0]))
-check = clitest.Checks("nginx")
+check = Checks("nginx")
 A = "ALLOCATIONS"
 top = scratch_top()
 

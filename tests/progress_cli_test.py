@@ -20,21 +20,12 @@ import sys
 import threading
 import time
 
-from clitest import Checks
+from checks import Checks
+from ljmwrite import uleb
 
 check = Checks("progress_cli_test")
 LJM = os.path.abspath(sys.argv[1])
 EVENTS = 400000
-
-
-def uleb(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
 def stream():

@@ -30,11 +30,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from clitest import Checks
+import testlib
+from checks import Checks
 
 check = Checks("real_programs_test")
 LJM = os.path.abspath(sys.argv[1])
@@ -56,7 +56,7 @@ def defined_name(m):
 
 
 def run(cmd, cwd, **kw):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, **kw)
+    return testlib.run(cmd, cwd=cwd, timeout=600, **kw)
 
 
 def record(work, script, out, *opts, args=()):

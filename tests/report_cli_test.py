@@ -7,6 +7,7 @@ the offset and exit 0 (exit 1 under --strict). Usage errors exit 2. A
 sampled stream's report says it shows estimates, and they are those
 computed here from its events, to 3 significant digits.
 """
+import functools
 import gzip
 import json
 import os
@@ -15,19 +16,19 @@ import subprocess
 import sys
 import tempfile
 
-import clitest
-import ljmread  # the tests' own stream reader (tests/ljmread.py)
+import testlib
+from checks import Checks
+import ljmread  # the tests' own stream reader (tests/lib/ljmread.py)
 
 LJM = sys.argv[1]
 DATA = sys.argv[2]
 SYN = os.path.join(DATA, "synthetic")
 TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
-check = clitest.Checks("report cli")
-one_line = clitest.one_line
+check = Checks("report cli")
+one_line = testlib.one_line
 
 
-def run(args, stdin=None):
-    return clitest.run(LJM, args, stdin, timeout=60)
+run = functools.partial(testlib.run_ljm, LJM, timeout=60)  # run(args, stdin=None)
 
 
 

@@ -29,7 +29,8 @@ import subprocess
 import sys
 import tempfile
 
-from clitest import Checks
+import testlib
+from checks import Checks
 
 check = Checks("stacks_views_test")
 LJM = os.path.abspath(sys.argv[1])
@@ -61,7 +62,7 @@ FOLDED = {
 
 
 def run(cmd, cwd):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return testlib.run(cmd, cwd=cwd, timeout=300)
 
 
 def in_range(got, want):

@@ -56,7 +56,7 @@ def main():
     outdir = arg("--dir", "/dev/shm" if os.path.isdir("/dev/shm") else tmp)
     out = arg("--out", os.path.join(outdir, "ljm-bench-%d.ljm" % os.getpid()))
     print("stream written to %s; %d runs each, best of them" % (out, reps))
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
     import ljmread
     driver = os.path.join(HERE, "driver.lua")
     modes = ("off", "rec", "stacks")

@@ -5,10 +5,8 @@ the JSON export, and line totals equal to the decoder's totals; those of a
 sampled stream equal to the independent reader's estimates."""
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
 STRICT = re.compile(r"^[^;\n\r]+(;[^;\n\r]+)* [1-9][0-9]*$")
 FLAMEGRAPH_PL = re.compile(r"^(.*)\s+?(\d+(?:\.\d*)?)$")

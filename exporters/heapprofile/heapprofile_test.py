@@ -2,7 +2,7 @@
 """`ljm convert -f heapprofile` on the whole corpus.
 
 For every testdata .ljm file and the hostile-names stream of export_testlib:
-  * tests/ljmread.py (an independent reader) says whether the
+  * tests/lib/ljmread.py (an independent reader) says whether the
     stream is valid: an invalid one must fail, a valid one must convert, and
     the decoder's totals (JSON export) must equal the reader's;
   * the file is strict JSON in valid UTF-8 shaped as V8's
@@ -29,10 +29,9 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
-TOTALS_PY = os.path.join(T.runfiles_root(), "tests", "ljmread.py")
+TOTALS_PY = T.READER_PY
 ROOT = {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}
 # --value -> the figure selfSize holds
 KINDS = {None: "inuse_bytes", "alloc_bytes": "alloc_bytes", "alloc_count": "alloc_bytes",

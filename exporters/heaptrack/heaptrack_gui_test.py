@@ -31,7 +31,7 @@ each file:
 With --heap-app, also the heap as a flame graph: a snapshot of DIR/app.lua
 (heap_job()) converted to .heaptrack.zst, opened with its tabs as a stream
 with call stacks is, after checking that it holds one allocation per object
-of the snapshot and its bytes (recorder/tests/ljhread.py reads the .ljh).
+of the snapshot and its bytes (tests/lib/ljhread.py reads the .ljh).
 For the files of a stream with real call stacks (the JSON export says
 "stream": {"stacks": true}), after the Summary the test clicks, as a user
 would (pointer and button 1 through the X server's XTEST extension, libXtst
@@ -71,13 +71,10 @@ import sys
 import time
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "recorder", "tests"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljhread  # noqa: E402
-import xvfb  # noqa: E402
-import export_testlib as T  # noqa: E402
-from export_testlib import check  # noqa: E402
+import ljhread
+import xvfb
+import export_testlib as T
+from export_testlib import check
 
 SLOTS = 6               # GUIs (and Xvfb servers) at once
 SCREEN = (1600, 1000)   # wide enough for the default window (1332x896)

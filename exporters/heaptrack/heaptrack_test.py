@@ -4,9 +4,9 @@ checks them with the real heaptrack_print.
 
 Usage: heaptrack_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
-For each .ljm file (plus a generated stream with hostile names, nasty_ljm.py)
+For each .ljm file (plus a generated stream with hostile names, ljmwrite.nasty_stream())
 and each of .heaptrack.gz / .heaptrack.zst:
-  * tests/ljmread.py (an independent reader) says whether the stream is valid;
+  * tests/lib/ljmread.py (an independent reader) says whether the stream is valid;
     an invalid one must make `ljm convert` fail, a valid one must convert,
     and the decoder's own totals (JSON export) must agree with the reader;
   * heaptrack_print exits 0 and prints none of its error lines; its calls,
@@ -21,15 +21,15 @@ and each of .heaptrack.gz / .heaptrack.zst:
 Then: `-o -` is refused, and a plain-text name writes plain text.
 Ends with "N passed, N failed".
 """
+import functools
 import gzip
 import os
 import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-import export_testlib as T  # noqa: E402
-from export_testlib import check  # noqa: E402
+import export_testlib as T
+from export_testlib import check
 
 ERRORS = re.compile(r"failed to parse line|unexpected non-hex|allocation index out of "
                     r"bounds|Duplicated debuggee|not compatible|Trace recursion detected|"
@@ -37,9 +37,8 @@ ERRORS = re.compile(r"failed to parse line|unexpected non-hex|allocation index o
 SPECIAL = {b"main", b"__libc_start_main", b"__static_initialization_and_destruction_0"}
 
 
-def run(cmd, **kw):
-    """T.run, undecodable output bytes replaced instead of raising."""
-    return T.run(cmd, errors="replace", **kw)
+# T.run, undecodable output bytes replaced instead of raising.
+run = functools.partial(T.run, errors="replace")
 
 
 def decompress(path):

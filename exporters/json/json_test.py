@@ -6,13 +6,10 @@ estimates against the independent reader's."""
 import json
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
-sys.path.insert(0, os.path.join(T.runfiles_root(), "tests"))
-import ljmread  # noqa: E402  (an independent reader of the stream)
+import ljmread  # an independent reader of the stream
 
 FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
            "inuse_count", "inuse_bytes", "peak_count", "peak_bytes"]

@@ -6,10 +6,8 @@ with a non-zero figure, totals equal to the decoder's, --top, --min-bytes,
 are estimates, and they are the independent reader's."""
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
 NUM = r"(0|[1-9][0-9]{0,2}(?:,[0-9]{3})*)"
 ROW = re.compile(r"^\| " + NUM + r" \| " + NUM + r" \| (.*) \|$")

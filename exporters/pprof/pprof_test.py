@@ -4,8 +4,8 @@ the real `go tool pprof`.
 
 Usage: pprof_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
-For each .ljm file, plus a generated stream with hostile names (nasty_ljm.py):
-  * tests/ljmread.py (an independent reader) says whether the stream is valid;
+For each .ljm file, plus a generated stream with hostile names (ljmwrite.nasty_stream()):
+  * tests/lib/ljmread.py (an independent reader) says whether the stream is valid;
     an invalid one must make `ljm convert` fail, a valid one must convert,
     and the decoder's own totals (JSON export) must agree with the reader;
   * `go tool pprof -raw` and `-top` (each sample type) exit 0 with nothing on
@@ -25,9 +25,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-import export_testlib as T  # noqa: E402
-from export_testlib import check, run  # noqa: E402
+import export_testlib as T
+from export_testlib import check, run
 
 TYPES = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"]
 FIGS = ["alloc_count", "alloc_bytes", "inuse_count", "inuse_bytes"]

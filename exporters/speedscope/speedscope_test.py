@@ -2,7 +2,7 @@
 """`ljm convert -f speedscope` on the whole corpus.
 
 For every testdata .ljm file and the hostile-names stream of export_testlib:
-  * tests/ljmread.py (an independent reader) says whether the
+  * tests/lib/ljmread.py (an independent reader) says whether the
     stream is valid: an invalid one must fail, a valid one must convert, and
     the decoder's totals (JSON export) must equal the reader's;
   * the file is strict JSON in valid UTF-8 and follows speedscope's file
@@ -37,8 +37,7 @@ import random
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
 SCHEMA_URL = "https://www.speedscope.app/file-format-schema.json"
 UNITS = {"bytes", "microseconds", "milliseconds", "nanoseconds", "none", "seconds"}
@@ -46,7 +45,7 @@ FIGS = [("alloc_bytes", "bytes"), ("alloc_count", "none"), ("inuse_bytes", "byte
         ("inuse_count", "none"), ("peak_bytes", "bytes")]
 MARK_SPAN_US = 10000  # decoder/EXTENSION.md: events come < 10 ms after their mark
 RANDOM_STREAMS = 24
-TOTALS_PY = os.path.join(T.runfiles_root(), "tests", "ljmread.py")
+TOTALS_PY = T.READER_PY
 
 
 def is_int(v):

@@ -8,11 +8,9 @@ estimates' sentence."""
 import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.join(os.environ["TEST_SRCDIR"], "ljmkit", "exporters", "common"))
-import export_testlib as T  # noqa: E402
+import export_testlib as T
 
 SVG = "{http://www.w3.org/2000/svg}"
 LJM = "{urn:ljmkit:flamegraph}"

@@ -11,11 +11,9 @@ ALLOCATIONS and REALLOCATIONS names must also be equal. --skip-name
 exempts a name whose count is a documented reference artefact.
 Prints one line per problem and exits 1 if there is any.
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 
 def main(argv):

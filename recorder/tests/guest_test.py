@@ -30,8 +30,7 @@ import time
 
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("guest")
 tool = testlib.runfile(sys.argv[1])
@@ -56,7 +55,7 @@ def write(name, text):
 def run(cmd, timeout=120, **kw):
     kw.setdefault("env", env)
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=timeout, **kw)
+        return testlib.run(cmd, cwd=work, timeout=timeout, **kw)
     except subprocess.TimeoutExpired as e:
         return subprocess.CompletedProcess(cmd, "timeout", e.stdout or "", "timed out after %ds" % timeout)
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import testlib
-import xvfb  # tests/xvfb.py (on the path testlib sets)
+import xvfb  # tests/lib/xvfb.py
 
 RUNS = int(os.environ.get("LJM_LOVE_RUNS", "3"))
 RATE = 4096

@@ -7,6 +7,7 @@ after SIGKILL, SIGINT as under luajit; closed stdout or stderr, a script that
 closes and reuses the stream's descriptor, chdir before a snapshot at exit,
 a fork()ed child's end, exit() on another thread.
 usage: record_cli_test.py LJM_RECORD CASES_DIR_FILE..."""
+import functools
 import os
 import re
 import shutil
@@ -18,8 +19,7 @@ import zlib
 
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("record_cli")
 tool = testlib.runfile(sys.argv[1])
@@ -29,9 +29,7 @@ for f in os.listdir(cases):
     shutil.copy(os.path.join(cases, f), work)
 
 
-def run(cmd, **kw):
-    kw.setdefault("env", testlib.vm_env())
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=120, **kw)
+run = functools.partial(testlib.run_vm, cwd=work, timeout=120)
 
 
 # Usage.

@@ -16,7 +16,6 @@ usage: record_errors_test.py LJM_RECORD SOFILE"""
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import threading
 
@@ -48,8 +47,7 @@ def limit(nbytes):
 
 
 def run(cmd, preexec=None, e=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=e or testlib.vm_env(),
-                          timeout=300, preexec_fn=preexec)
+    return testlib.run_vm(cmd, env=e or testlib.vm_env(), timeout=300, preexec_fn=preexec)
 
 
 # -- SIGXFSZ: ulimit -f ----------------------------------------------------

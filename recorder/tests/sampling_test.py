@@ -7,6 +7,7 @@ stacks. Also the options' errors, a second recording refused beside a
 sampled one, the downgrade's warning, and a sampled stream without its rate.
 usage: sampling_test.py LJM_RECORD RECORDER_SO LJM"""
 import json
+import functools
 import os
 import statistics
 import subprocess
@@ -14,8 +15,7 @@ import sys
 
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("sampling")
 record = testlib.runfile(sys.argv[1])
@@ -53,9 +53,7 @@ with open(prog, "w") as f:
     f.write(PROG)
 
 
-def run(cmd, **kw):
-    kw.setdefault("env", testlib.vm_env())
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300, **kw)
+run = functools.partial(testlib.run_vm, cwd=work, timeout=300)
 
 
 def as_json(path):

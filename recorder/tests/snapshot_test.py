@@ -16,8 +16,7 @@ import sys
 import ljhread
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("snapshot")
 so, ljm, script = (testlib.runfile(a) for a in sys.argv[1:4])

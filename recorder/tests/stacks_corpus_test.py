@@ -21,8 +21,7 @@ import compare_ref
 import corpus_rules
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("stacks_corpus")
 tool = testlib.runfile(sys.argv[1])

@@ -6,6 +6,7 @@ pcall, metamethods, varargs, traces), the stream rules of
 decoder/EXTENSION.md, the depth limit, time marks and RSS, the downgrade,
 module options, usage errors, fork().
 usage: stacks_test.py LJM_RECORD SOFILE STACKS_DIR_FILE..."""
+import functools
 import os
 import shutil
 import subprocess
@@ -13,8 +14,7 @@ import sys
 
 import testlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread  # tests/lib/ljmread.py, the shared stream reader
 
 res = testlib.Results("stacks")
 tool = testlib.runfile(sys.argv[1])
@@ -26,9 +26,7 @@ for f in os.listdir(cases):
 A, R = 1, 3
 
 
-def run(cmd, **kw):
-    kw.setdefault("env", testlib.vm_env())
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300, **kw)
+run = functools.partial(testlib.run_vm, cwd=work, timeout=300)
 
 
 def record(script, out, *opts):

@@ -22,8 +22,8 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "..", "exporters", "common"))
-from export_testlib import Stream  # noqa: E402
+sys.path.insert(0, os.path.join(here, "..", "..", "tests", "lib"))
+from ljmwrite import Stream  # noqa: E402
 
 APP, LIB, CACHE_NEW, PUT, FILL, WORKER = 0x1000, 0x2000, 0x2100, 0x2200, 0x1100, 0x1200
 REP, WRAP = 0x9000, 0x9100

@@ -2,7 +2,7 @@
 speedscope are (scripts/setup-tests.d/browser.sh installs them), one headless
 Chromium per test file steered through browser_agent.js, screenshots, free
 ports and small HTTP helpers. Checks and the summary come from
-exporters/common/export_testlib.py.
+tests/lib/export_testlib.py.
 
 Command line of every driver: --ljm PATH [--npm-dir DIR] [--chromium PATH];
 the defaults are the environment's LJM_BROWSER_NPM and LJM_CHROMIUM, else
@@ -24,8 +24,8 @@ import urllib.error
 import urllib.request
 
 RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", os.getcwd()), "ljmkit")
-sys.path.insert(0, os.path.join(RUNFILES, "exporters", "common"))
-import export_testlib as T  # noqa: E402,F401  (re-exported to the drivers)
+import ljmwrite
+import export_testlib as T  # noqa: F401  (re-exported to the drivers)
 
 AGENT = os.path.join(RUNFILES, "tests", "browser", "browser_agent.js")
 SHOTS = "/tmp/browser-shots"  # a copy of every screenshot, to look at
@@ -73,10 +73,10 @@ def corpus_file(name, folder="v3"):
 
 
 def nasty_profile(d):
-    """The hostile-names stream of exporters/pprof/nasty_ljm.py."""
+    """The hostile-names stream of ljmwrite.nasty_stream()."""
     out = os.path.join(d, "nasty.ljm")
-    subprocess.run([sys.executable, os.path.join(RUNFILES, "exporters", "pprof", "nasty_ljm.py"), out],
-                   check=True)
+    with open(out, "wb") as fh:
+        fh.write(ljmwrite.nasty_stream())
     return out
 
 

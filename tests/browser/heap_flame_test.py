@@ -27,9 +27,8 @@ import subprocess
 import sys
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
-import devtools_lib as D  # noqa: E402
+import browser_lib as B
+import devtools_lib as D
 
 T = B.T
 
@@ -177,7 +176,7 @@ def main():
                 T.check(False, "browser: %s" % e)
     finally:
         br.close()
-    print("heap_flame_test: %d checks passed" % T.PASSED)
+    print("heap_flame_test: %d checks passed" % T.CHECKS.passed)
     T.finish("heap_flame_test", 1)
 
 

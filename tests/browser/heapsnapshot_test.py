@@ -11,7 +11,7 @@ converted, and:
   * DevTools' Memory panel (devtools://devtools/bundled/devtools_app.html)
     loads it through "Load profile", lists it under "Heap snapshots", and its
     Summary shows, per constructor, the object count and shallow size that
-    the independent reader (recorder/tests/ljhread.py) computes from the .ljh:
+    the independent reader (tests/lib/ljhread.py) computes from the .ljh:
     tables by their metatable's __name ("Point" x100) or "table", strings as
     DevTools' "(string)", functions as its "Function", prototypes and traces
     as its "(compiled code)", the other Lua types by name;
@@ -29,13 +29,11 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
-import devtools_lib as D  # noqa: E402
+import browser_lib as B
+import devtools_lib as D
 
-sys.path.insert(0, os.path.join(B.RUNFILES, "recorder", "tests"))
-import ljhread  # noqa: E402
-import testlib  # noqa: E402
+import ljhread
+import testlib
 
 T = B.T
 NODE_FIELDS, EDGE_FIELDS = 7, 3
@@ -223,7 +221,7 @@ def main():
         br.screenshot("heapsnapshot_devtools_failed.png")
     finally:
         br.close()
-    print("heapsnapshot_test: %d checks passed" % T.PASSED)
+    print("heapsnapshot_test: %d checks passed" % T.CHECKS.passed)
     T.finish("heapsnapshot_test", 1)
 
 

@@ -6,7 +6,7 @@ and each must render the function names `go tool pprof -top` prints for
 the same file, with no console errors and no page errors. A sampled stream
 (testdata/ext/sampled.ljm): the details box, opened by a click, says the
 figures are estimates, and the totals of the top page and the flame graph
-are the estimates the independent reader (tests/ljmread.py) computes."""
+are the estimates the independent reader (tests/lib/ljmread.py) computes."""
 import html
 import os
 import re
@@ -16,8 +16,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
+import browser_lib as B
 
 T = B.T
 PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
@@ -222,7 +221,7 @@ def main():
     finally:
         br.close()
     print("pprof_http_test: %d profiles in %.1fs, %d checks passed"
-          % (len(PROFILES), time.time() - t0, T.PASSED))
+          % (len(PROFILES), time.time() - t0, T.CHECKS.passed))
     T.finish("pprof_http_test", len(PROFILES))
 
 

@@ -29,7 +29,7 @@ counted twice), and its Tree (top down) table the head's children.
 
 For a sampled stream (testdata/ext/sampled.ljm): speedscope's window title
 carries the estimates' sentence, its profile list the independent reader's
-(tests/ljmread.py) estimates, and the DevTools Tree adds up to the reader's
+(tests/lib/ljmread.py) estimates, and the DevTools Tree adds up to the reader's
 estimate of the bytes in use.
 
 Every expectation comes from the converted files, never from hard-coded
@@ -37,14 +37,12 @@ frame names. Screenshots go to the test's outputs and /tmp/browser-shots."""
 import json
 import os
 import re
-import sys
 import time
 import urllib.parse
 from decimal import ROUND_HALF_UP, Decimal
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
-import devtools_lib as D  # noqa: E402
+import browser_lib as B
+import devtools_lib as D
 
 T = B.T
 PROFILES = [("ext", "stacked.ljm"), ("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("v3", "test.ljm"),
@@ -350,7 +348,7 @@ def main():
         br.close()
         httpd.shutdown()
     print("speedscope_json_test: %d profiles in %.1fs, %d checks passed"
-          % (len(cases), time.time() - t0, T.PASSED))
+          % (len(cases), time.time() - t0, T.CHECKS.passed))
     T.finish("speedscope_json_test", len(cases))
 
 

@@ -8,12 +8,10 @@ sampled stream (testdata/ext/sampled.ljm) the largest total it shows (its
 root frame's) is the independent reader's estimate of the bytes allocated."""
 import os
 import re
-import sys
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
+import browser_lib as B
 
 T = B.T
 PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
@@ -96,7 +94,7 @@ def main():
         br.close()
         httpd.shutdown()
     print("speedscope_test: %d profiles in %.1fs, %d checks passed"
-          % (len(cases), time.time() - t0, T.PASSED))
+          % (len(cases), time.time() - t0, T.CHECKS.passed))
     T.finish("speedscope_test", len(cases))
 
 

@@ -16,7 +16,7 @@ a file:// URL and checked for
   highlighted and "Matched:" reports their share of the total, computed here
   from ljm:v without counting a match nested in another one twice;
 * a sampled stream (testdata/ext/sampled.ljm): the subtitle shows the
-  independent reader's (tests/ljmread.py) estimate and the estimates'
+  independent reader's (tests/lib/ljmread.py) estimate and the estimates'
   sentence, inside the window at both widths.
 
 Every expectation comes from the SVG file itself (parsed here), never from
@@ -24,12 +24,10 @@ hard-coded frame names. Screenshots go to the test's outputs folder and to
 /tmp/browser-shots."""
 import os
 import re
-import sys
 import time
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_lib as B  # noqa: E402
+import browser_lib as B
 
 T = B.T
 SVG = "{http://www.w3.org/2000/svg}"
@@ -438,7 +436,7 @@ def main():
                 ran += 1
     finally:
         br.close()
-    print("svg_browser_test: %d pages in %.1fs, %d checks passed" % (ran, time.time() - t0, T.PASSED))
+    print("svg_browser_test: %d pages in %.1fs, %d checks passed" % (ran, time.time() - t0, T.CHECKS.passed))
     T.finish("svg_browser_test", ran)
 
 

@@ -1,30 +1,60 @@
-"""testlib.py -- shared helpers of the recorder's test drivers."""
+"""testlib.py -- running ljm and LuaJIT in the tests: run() (a command,
+its output as text), run_ljm() (the ljm binary, output as bytes), run_vm()
+(on the VM under test: LJM_TEST_VM, the environments of vm_env(),
+module_env() and module_cpath()), the recorder's scratch folders and stream
+helpers, and what the command-line tests check of ljm's messages."""
 import os
 import shutil
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
-import ljmread  # noqa: E402  (tests/ljmread.py, the shared stream reader)
+import ljmread
+from checks import RECORDER, Checks
 
 
-class Results:
-    def __init__(self, name):
-        self.name = name
-        self.passed = 0
-        self.failed = 0
+def Results(name):
+    """The Checks of a recorder test: "FAIL NAME: what" as it happens, then
+    finish(): "P passed, F failed"."""
+    return Checks(name, echo=RECORDER)
 
-    def check(self, cond, what):
-        if cond:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL %s: %s" % (self.name, what))
-        return cond
 
-    def finish(self):
-        print("%d passed, %d failed" % (self.passed, self.failed))
-        sys.exit(1 if self.failed or not self.passed else 0)
+def run(cmd, **kw):
+    """Runs cmd; returns the CompletedProcess with stdout and stderr as text."""
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def run_ljm(ljm, args, stdin=None, timeout=120):
+    """Runs the ljm binary with args; stdout and stderr as bytes."""
+    return subprocess.run([ljm] + args, input=stdin, capture_output=True, timeout=timeout)
+
+
+def run_vm(cmd, timeout=None, **kw):
+    """run() in the environment of the VM under test (vm_env()) unless env
+    is given."""
+    kw.setdefault("env", vm_env())
+    return run(cmd, timeout=timeout, **kw)
+
+
+def one_line(p):
+    """Errors and warnings are exactly one line on stderr."""
+    return p.stderr.count(b"\n") == 1
+
+
+def formats_table(help_text):
+    """The formats table of `ljm convert --help` (text): one (line, name,
+    suffixes) per format, the line as printed."""
+    table = help_text.split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
+    rows = []
+    for line in table:
+        fields = line.split()
+        if not fields:
+            continue
+        sfx = []
+        for f in fields[1:]:
+            if not f.startswith("."):
+                break
+            sfx.append(f)
+        rows.append((line, fields[0], sfx))
+    return rows
 
 
 def runfile(path):

@@ -1,27 +1,39 @@
 """Shared helpers of the exporter tests: runfiles, running `ljm convert`, the
 corpus, the common steps of the tests through a format's own reader (pprof,
-heaptrack_print), a writer of small ljm streams, and the frame rules of
-frames.h in Python (an independent re-statement, used to check the C output).
+heaptrack_print), and the frame rules of frames.h in Python (an independent
+re-statement, used to check the C output). The stream writer (Stream, uleb,
+lstr, hostile_stream) is ljmwrite.py's, named here too.
 
-Every check raises AssertionError via check(); tests end with a summary and
-exit 1 when anything failed, so a failing assertion can never pass.
+Every check counts in CHECKS (checks.py: "FAIL: what" on stderr as it
+happens); tests end with a summary and exit 1 when anything failed, so a
+failing assertion can never pass.
 """
 import glob
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
+from checks import EXPORTER, Checks
+from ljmwrite import Stream, hostile_stream, lstr, uleb, write_hostile  # noqa: F401  (for the tests)
+import ljmwrite
+from testlib import run
+
 WORKSPACE = "ljmkit"
-FAILURES = []
-PASSED = 0
+CHECKS = Checks(echo=EXPORTER, file=sys.stderr)
+check = CHECKS.check
+summary = CHECKS.summary
+finish = CHECKS.finish_checked
 
 
 def runfiles_root():
     return os.path.join(os.environ["TEST_SRCDIR"], WORKSPACE)
+
+
+# The independent reader as a command: `READER_PY FILE` prints its totals.
+READER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ljmread.py")
 
 
 def ljm_binary():
@@ -42,24 +54,6 @@ def corpus():
 def is_bad_input(path):
     """Streams the reference tool rejects (synthetic/err_*)."""
     return os.path.basename(path).startswith("err_")
-
-
-def check(cond, msg):
-    global PASSED
-    if not cond:
-        FAILURES.append(msg)
-        print("FAIL:", msg, file=sys.stderr)
-    else:
-        PASSED += 1
-    return cond
-
-
-def finish(name, ran):
-    """Prints the summary; exits non-zero on any failure or on no work."""
-    if ran == 0:
-        FAILURES.append("no profile was checked")
-    print("%s: %d checked, %d failures" % (name, ran, len(FAILURES)))
-    sys.exit(1 if FAILURES else 0)
 
 
 def tmpdir():
@@ -94,13 +88,8 @@ def convert_ok(profile, out, fmt=None, extra=()):
 VALUE_KINDS = ["alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count", "peak_bytes"]
 
 # -- Tests through a format's own reader (pprof, heaptrack_print) -----------
-# These take the binary, the independent reader tests/ljmread.py and the corpus
+# These take the binary, the independent reader tests/lib/ljmread.py and the corpus
 # folders as arguments, and count every check.
-
-
-def run(cmd, **kw):
-    """Runs cmd; returns the CompletedProcess with stdout and stderr as text."""
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
 def record_heap_app(ljm, app_dir, work, n=400):
@@ -121,16 +110,15 @@ def reader_cases(args):
     temporary folder, path of the hostile-names stream, cases), cases being
     (profile, figures of the independent reader) for every .ljm file under
     the folders (sorted; checked to be there), then for the hostile stream
-    (exporters/pprof/nasty_ljm.py), written to the temporary folder."""
+    (ljmwrite.nasty_stream()), written to the temporary folder."""
     ljm, totals_py, dirs = args[0], args[1], args[2:]
     files = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "**", "*.ljm"),
                                                       recursive=True))
     check(len(files) > 0, "no corpus files in %s" % dirs)
     tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
     nasty = os.path.join(tmp, "nasty.ljm")  # names that break naive writers
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pprof",
-                          "nasty_ljm.py")
-    subprocess.run([sys.executable, script, nasty], check=True)
+    with open(nasty, "wb") as fh:
+        fh.write(ljmwrite.nasty_stream())
     cases = [(f, json.loads(run([sys.executable, totals_py, f]).stdout))
              for f in files + [nasty]]
     return ljm, tmp, nasty, cases
@@ -181,13 +169,13 @@ SAMPLED = "sampled.ljm"  # testdata/ext/make_sampled.py
 
 
 def reader_figures(path):
-    """tests/ljmread.py's totals of path (in the test's runfiles)."""
-    r = run([sys.executable, os.path.join(runfiles_root(), "tests", "ljmread.py"), path])
+    """tests/lib/ljmread.py's totals of path (in the test's runfiles)."""
+    r = run([sys.executable, READER_PY, path])
     return json.loads(r.stdout)
 
 
 def fig_ok(want, key, got):
-    """got is the reader's figure key (want: tests/ljmread.py totals):
+    """got is the reader's figure key (want: tests/lib/ljmread.py totals):
     equal, or for a count of a sampled stream within the sums of the
     counts rounded down and up (the coin is the model's)."""
     lo, hi = want.get("count_bounds", {}).get(key, (want[key], want[key]))
@@ -205,149 +193,6 @@ def sampled_note(rate):
             n, unit = rate >> shift, u
             break
     return "estimates from a sampled recording (one allocated byte in %d %s)" % (n, unit)
-
-
-def summary():
-    """Prints "N passed, N failed" (checks); returns the exit status."""
-    print("%d passed, %d failed" % (PASSED, len(FAILURES)))
-    return 1 if FAILURES else 0
-
-
-# -- ljm stream writer (doc/ljm-format.md) ----------------------------------
-
-
-def uleb(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def lstr(b):
-    return uleb(len(b)) + b
-
-
-class Stream:
-    """Builds a v3 profile: symtab entries first, then events; with flags,
-    an extended one (decoder/EXTENSION.md) whose extension items go between
-    the events in the order they are added; with rate, a sampled one
-    (flags should hold 0x04) whose rate item opens the events."""
-
-    def __init__(self, flags=0, rate=None):
-        self.syms = bytearray()
-        self.events = bytearray() if rate is None else bytearray(b"\x30" + uleb(rate))
-        self.flags = flags
-        self.nodes = 0
-
-    # Extension items. Frames: ("lua", proto, line), ("c", addr),
-    # ("trace", traceno), ("resume",), ("tail",), ("cut",).
-    def node(self, parent, frame):
-        """Defines a stack node; returns its id."""
-        kind = frame[0]
-        body = {"lua": lambda: b"\x01" + uleb(frame[1]) + uleb(frame[2]),
-                "c": lambda: b"\x02" + uleb(frame[1]),
-                "trace": lambda: b"\x03" + uleb(frame[1]),
-                "resume": lambda: b"\x04", "tail": lambda: b"\x05",
-                "cut": lambda: b"\x06"}[kind]()
-        self.events += b"\x20" + uleb(parent) + body
-        self.nodes += 1
-        return self.nodes
-
-    def stack(self, node):
-        self.events += b"\x21" + uleb(node)
-
-    def name(self, node, what, name):
-        """The function name of a Lua node (0x24: 1 global .. 6 metamethod)."""
-        body = uleb(node) + uleb(what) + name
-        self.events += b"\x24" + uleb(len(body)) + body
-
-    def annotation(self, hdr, body):
-        """A reserved item (0x25..0x2F) readers skip."""
-        self.events += bytes([hdr]) + uleb(len(body)) + body
-
-    def unsampled(self):
-        """0x31: the next event, a reallocation, leaves its new block out of the sample."""
-        self.events += b"\x31"
-
-    def time(self, usec):
-        self.events += b"\x22" + uleb(usec)
-
-    def rss(self, nbytes):
-        self.events += b"\x23" + uleb(nbytes)
-
-    def proto_event(self, addr, chunk, firstline):
-        self.events += b"\x08" + uleb(addr) + lstr(chunk) + uleb(firstline)
-
-    def proto(self, addr, chunk, firstline):
-        self.syms += b"\x00" + uleb(addr) + lstr(chunk) + uleb(firstline)
-
-    def cfunc(self, addr, name):
-        self.syms += b"\x01" + uleb(addr) + lstr(name)
-
-    def trace(self, traceno, proto, line):
-        self.syms += b"\x02" + uleb(traceno) + uleb(proto) + uleb(line)
-
-    def _loc(self, src, loc):
-        if src == "lua":
-            return 0x08, uleb(loc[0]) + uleb(loc[1])
-        if src == "c":
-            return 0x0C, uleb(loc)
-        if src == "trace":
-            return 0x10, uleb(loc)
-        return 0x04, b""
-
-    def alloc(self, src, loc, addr, size):
-        s, l = self._loc(src, loc)
-        self.events += bytes([s | 1]) + l + uleb(addr) + uleb(size)
-
-    def free(self, src, loc, addr, size):
-        s, l = self._loc(src, loc)
-        self.events += bytes([s | 2]) + l + uleb(addr) + uleb(size)
-
-    def realloc(self, src, loc, old_addr, old_size, addr, size):
-        s, l = self._loc(src, loc)
-        self.events += (bytes([s | 3]) + l + uleb(old_addr) + uleb(old_size) +
-                        uleb(addr) + uleb(size))
-
-    def data(self):
-        return (b"ljs\x03\x00\x00\x00" + bytes(self.syms) + b"\x80" +
-                b"ljm\x03" + bytes([self.flags]) + b"\x00\x00" + bytes(self.events) + b"\x80")
-
-
-def hostile_stream():
-    """A profile whose names hold XML, Markdown and folded-stack specials,
-    control characters and invalid UTF-8. Returns (bytes, names) with the
-    raw chunk/symbol names used."""
-    s = Stream()
-    # No newline in the chunk: that would make it a function_alias_N.
-    chunk = b'@<a&b>"q\'|`;x y\r\t\xff\xfe\xc3(\xed\xa0\x80]]>.lua'
-    cname = b'<cf&"\';\n\x01\xc3|` 12'
-    s.proto(0x1000, chunk, 5)
-    s.proto(0x2000, b"=\xe2\x80\xa8 77", 0)  # U+2028 (a Perl \s) then digits
-    s.proto(0x3000, b"local x = 1\nreturn '<&>'", 0)  # aliased chunk
-    s.cfunc(0x7000, cname)
-    s.trace(3, 0x1000, 6)
-    s.alloc("lua", (0x1000, 7), 0x10, 100)
-    s.alloc("lua", (0x1000, 7), 0x20, 50)
-    s.alloc("lua", (0x2000, 1), 0x30, 7)
-    s.alloc("c", 0x7010, 0x40, 33)
-    s.alloc("trace", 3, 0x50, 64)
-    s.alloc("int", None, 0x60, 12)
-    s.alloc("lua", (0x3000, 2), 0x70, 9)
-    s.free("int", None, 0x20, 50)
-    return s.data(), (chunk, cname)
-
-
-def write_hostile(d):
-    path = os.path.join(d, "hostile.ljm")
-    with open(path, "wb") as f:
-        f.write(hostile_stream()[0])
-    return path
 
 
 # -- The frame rules of exporters/common/frames.h, restated ----------------

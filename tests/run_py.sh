@@ -1,3 +1,0 @@
-#!/bin/sh
-# Runs a python3 test driver with the arguments Bazel passes.
-exec python3 "$@"
