@@ -2,9 +2,10 @@
 
 load("//bazel:copts.bzl", "LJM_COPTS")
 
-def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
+def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = [], corpus_test = True):
     """Declares //exporters/<name> (linked whole, so its LjmExporter is kept
-    for the registry) and <name>_test, running <name>_test.py on the corpus."""
+    for the registry) and, with corpus_test, <name>_test, running
+    <name>_test.py on the corpus. Registering it: FORMATS in exporters/BUILD."""
     native.cc_library(
         name = name,
         srcs = srcs,
@@ -19,6 +20,8 @@ def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
         srcs = srcs,
         visibility = ["//exporters:__pkg__", "//fuzz:__pkg__"],
     )
+    if not corpus_test:
+        return
     native.sh_test(
         name = name + "_test",
         size = "medium",
