@@ -9,7 +9,7 @@ could not cover.
 
 What differs between trees that the preprocessor cannot see (enum values,
 struct members) is probed here from the tree's own headers and handed to
-recorder/rec_lj.h, the one place that deals with it, as LJM_LJ_* macros.
+recorder/vm/lj.h, the one place that deals with it, as LJM_LJ_* macros.
 """
 
 # One line per LuaJIT: name (a C identifier), label (a Debian tree's

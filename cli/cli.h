@@ -36,10 +36,6 @@ int ljm_cli_load_heap_model(const char *path, LjmModel *m, int *worth_output);
 /* Flushes stdout-like streams; prints an error and returns 1 on write failure. */
 int ljm_cli_close_output(FILE *f, const char *name);
 
-/* ljm convert -f ljm: writes the standard stream of IN to OUT (EXTENSION.md,
-** Downgrade); one-line errors; returns the exit status. */
-int ljm_cli_downgrade(const char *in_path, const char *out_path, int strict);
-
 int ljm_cmd_report(int argc, char **argv);
 /* ljm heap: a heap snapshot by type (cmd_heap.c). */
 int ljm_cmd_heap(int argc, char **argv);

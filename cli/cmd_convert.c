@@ -8,7 +8,6 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/output.h"
-#include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "exporters/ljm_exporter.h"
 
 /* A row of the formats table: name, suffixes, summary. */
@@ -21,19 +20,33 @@ static void usage(FILE *f)
         "Writes the ljm profile FILE ('-' for stdin; gzip or zstd allowed) as OUT\n"
         "('-' for stdout where the format allows). Without -f the format\n"
         "comes from OUT's name. FILE may be a heap snapshot (.ljh, a regular\n"
-        "file): any format but text then draws the heap as a flame graph, each\n"
+        "file): a format that reads both draws the heap as a flame graph, each\n"
         "object's bytes under its path from the roots (the dominator tree).\n"
         "\nformats:\n", f);
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    if (strcmp((*e)->command, "convert")) continue;
     char sfx[128] = "";
     for (const char *const *s = (*e)->suffixes; s && *s; s++)
       snprintf(sfx + strlen(sfx), sizeof(sfx) - strlen(sfx), "%s%s", *sfx ? " " : "", *s);
     fprintf(f, FORMAT_ROW, (*e)->name, sfx, (*e)->summary);
   }
-  fprintf(f, FORMAT_ROW, "ljm", ".ljm",
-          "the standard stream of an extended one (ljm record --stacks)");
-  fprintf(f, FORMAT_ROW, "heapsnapshot", ".heapsnapshot",
-          "a heap snapshot (.ljh) for Chrome DevTools' Memory panel");
+  /* What each reads, from the registry. */
+  static const struct { unsigned reads; const char *what; } kinds[] = {
+    { LJM_READS_PROFILE | LJM_READS_SNAPSHOT, "profiles and snapshots" },
+    { LJM_READS_PROFILE, "profiles only" },
+    { LJM_READS_SNAPSHOT, "snapshots only" },
+  };
+  fputc('\n', f);
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    int n = 0;
+    for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
+      if (!strcmp((*e)->command, "convert") && (*e)->reads == kinds[k].reads)
+      {
+        if (n++) fprintf(f, ", %s", (*e)->name);
+        else fprintf(f, "  %s: %s", kinds[k].what, (*e)->name);
+      }
+    if (n) fputc('\n', f);
+  }
   fputs("\noptions:\n"
         "  -f, --format FORMAT  output format (see above)\n"
         "  -o, --output OUT     output file, or '-' for stdout\n"
@@ -70,9 +83,10 @@ typedef struct Run {
   void *st;
 } Run;
 
-/* A heap snapshot (.ljh) as Chrome DevTools' .heapsnapshot. */
-static int heapsnapshot(const char *in_path, const char *out_path)
+/* An output of a heap snapshot's graph (write_heap). */
+static int convert_heap(const LjmExporter *e, const LjmExportOptions *o)
 {
+  const char *in_path = o->in_path, *out_path = o->out_path;
   LjmHeapGraph g;
   int rc = 0;
   if (!ljm_cli_load_heap(in_path, &g, &rc)) {  /* nothing was read: leave no output behind */
@@ -90,7 +104,7 @@ static int heapsnapshot(const char *in_path, const char *out_path)
     ljm_heapgraph_free(&g);
     return rc;
   }
-  if (ljm_heapsnapshot_write(&g, out.f, err, sizeof(err))) {
+  if (e->write_heap(&g, o, out.f, err, sizeof(err))) {
     fprintf(stderr, "ljm convert: %s: %s\n", out_path, err);
     ljm_output_abort(&out);
     ljm_heapgraph_free(&g);
@@ -99,6 +113,45 @@ static int heapsnapshot(const char *in_path, const char *out_path)
   if (ljm_output_commit(&out)) rc = LJM_EXIT_BAD_INPUT;
   ljm_heapgraph_free(&g);
   return rc;
+}
+
+/* An output of the stream's bytes as they decode (write_stream): what
+** was read is written even when the stream is cut; a bad stream, or a cut
+** one with --strict, leaves no file. */
+static int convert_stream(const LjmExporter *e, const LjmExportOptions *o, int strict)
+{
+  LjmDiag d;
+  LjmOutput out = LJM_OUTPUT_INIT;
+  LjmInput *in = ljm_input_open(o->in_path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", o->in_path, d.msg);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (ljm_output_open(&out, o->out_path) != 0) {
+    ljm_input_close(in);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  int werr = 0;
+  char note[512];
+  LjmStatus st = e->write_stream(in, o, out.f, &d, &werr, note, sizeof(note));
+  ljm_input_close(in);
+  if (werr) {  /* the output's fault, not the input's */
+    fprintf(stderr, "ljm convert: %s: write error: %s\n", o->out_path, strerror(werr));
+    ljm_output_abort(&out);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  char line[512];
+  ljm_diag_format(&d, o->in_path, line, sizeof(line));
+  if (st == LJM_ERROR || (st == LJM_TRUNCATED && strict)) {
+    fprintf(stderr, "%s\n", line);
+    ljm_output_abort(&out);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (st == LJM_TRUNCATED)
+    fprintf(stderr, "%s: byte %llu: warning: %s (written as far as it goes)\n", o->in_path,
+            (unsigned long long)d.offset, d.msg);
+  if (*note) fprintf(stderr, "ljm convert: %s\n", note);
+  return ljm_output_commit(&out) ? LJM_EXIT_BAD_INPUT : LJM_EXIT_OK;
 }
 
 /* Source files looked for and not found: said once, as names depend on them
@@ -186,32 +239,28 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "one profile at a time ('%s' is extra)", argv[optind + 1]);
   o.in_path = argv[optind];
 
-  /* The standard stream of an extended one is bytes to bytes: no model. */
-  size_t ol = strlen(o.out_path);
-  if (format ? strcmp(format, "heapsnapshot") == 0
-             : ol > 13 && strcmp(o.out_path + ol - 13, ".heapsnapshot") == 0)
-    return heapsnapshot(o.in_path, o.out_path);
-  if (format ? strcmp(format, "ljm") == 0 : ol > 4 && strcmp(o.out_path + ol - 4, ".ljm") == 0)
-    return ljm_cli_downgrade(o.in_path, o.out_path, strict);
-
   Run run = { NULL, NULL };
-  run.e = format ? ljm_exporter_by_name(format) : ljm_exporter_by_path(o.out_path);
+  run.e = format ? ljm_exporter_by_name("convert", format)
+                 : ljm_exporter_by_path("convert", o.out_path);
   if (!run.e) {
     if (format) return ljm_cli_usage_error("convert", "unknown format '%s'", format);
     return ljm_cli_usage_error("convert", "cannot tell the format from '%s'; name it with -f",
                                o.out_path);
   }
-  int heap = ljh_sniff(o.in_path);
-  if (heap && !strcmp(run.e->name, "text"))
-    return ljm_cli_usage_error("convert", "%s is a heap snapshot: 'ljm heap' prints it; convert "
-                               "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",
-                               o.in_path);
+  /* Outputs without a model read the heap graph or the stream itself. */
+  if (run.e->write_heap) return convert_heap(run.e, &o);
   int to_stdout = strcmp(o.out_path, "-") == 0;
   if (to_stdout && run.e->binary && isatty(1)) {
     fprintf(stderr, "ljm convert: %s output is binary; not writing it to a terminal\n",
             run.e->name);
     return LJM_EXIT_USAGE;
   }
+  if (run.e->write_stream) return convert_stream(run.e, &o, strict);
+  int heap = ljh_sniff(o.in_path);
+  if (heap && !(run.e->reads & LJM_READS_SNAPSHOT))
+    return ljm_cli_usage_error("convert", "%s is a heap snapshot: 'ljm heap' prints it; convert "
+                               "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",
+                               o.in_path);
 
   LjmModel *m = ljm_model_new();
   if (m && ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0) {

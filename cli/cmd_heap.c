@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "exporters/heapreport/ljm_heapreport.h"
+#include "exporters/ljm_exporter.h"
 #include "model/ljm_heapgraph.h"
 
 static const char usage[] =
@@ -50,15 +50,16 @@ static int label_matches(void *re, const char *label)
 }
 
 /* --path-to: the pattern is compiled here, the view is the report's. */
-static int path_to(const LjmHeapGraph *g, const char *pattern, uint32_t top, uint32_t paths,
-                   int json, char *err, size_t errlen)
+static int path_to(const LjmExporter *e, const LjmHeapGraph *g, LjmExportOptions *o, char *err,
+                   size_t errlen)
 {
   regex_t re;
-  if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
+  if (regcomp(&re, o->pattern, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--path-to wants a POSIX extended regular expression, not '%s'",
-                               pattern);
-  int r = ljm_heapreport_paths(g, label_matches, &re, pattern, top, paths, json, stdout, err,
-                               errlen);
+                               o->pattern);
+  o->match = label_matches;
+  o->match_ud = &re;
+  int r = e->write_heap(g, o, stdout, err, errlen);
   regfree(&re);
   return r;
 }
@@ -75,7 +76,7 @@ int ljm_cmd_heap(int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   int json = 0, c;
-  unsigned long top = 20, paths = LJM_HEAPREPORT_PATHS;
+  unsigned long top = 20, paths = LJM_HEAP_PATHS_DEFAULT;
   const char *base = NULL, *pattern = NULL, *type = NULL;
   char *end;
   optind = 1;
@@ -132,10 +133,22 @@ int ljm_cmd_heap(int argc, char **argv)
   }
   if (ljm_cli_load_heap(argv[optind], &g, &rc)) {
     char err[128] = "";
-    if (base) r = ljm_heapreport_growth(&old, &g, (uint32_t)top, json, stdout, err, sizeof(err));
-    else if (pattern) r = path_to(&g, pattern, (uint32_t)top, (uint32_t)paths, json, err, sizeof(err));
-    else r = ljm_heapreport_summary(&g, (uint32_t)top, (uint32_t)paths, type ? label_matches : NULL,
-                                    type ? &tre : NULL, json, stdout, err, sizeof(err));
+    const LjmExporter *e = ljm_exporter_by_name("heap", "heapreport");
+    LjmExportOptions o;
+    memset(&o, 0, sizeof(o));
+    o.in_path = argv[optind];
+    o.out_path = "-";
+    o.top = (unsigned)top;
+    o.paths = (uint32_t)paths;
+    o.json = json;
+    if (base) o.base = &old;
+    if (type) {
+      o.match = label_matches;
+      o.match_ud = &tre;
+    }
+    o.pattern = pattern;
+    if (pattern) r = path_to(e, &g, &o, err, sizeof(err));
+    else r = e->write_heap(&g, &o, stdout, err, sizeof(err));
     if (r > 0) {
       rc = r;  /* a usage error, already reported */
     } else if (r < 0) {

@@ -77,7 +77,7 @@ int ljm_cmd_report(int argc, char **argv)
   int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);
   if (worth) {  /* even after an error: what was read is kept */
     char err[256] = "";
-    const LjmExporter *e = ljm_exporter_by_name("text");
+    const LjmExporter *e = ljm_exporter_by_name("convert", "text");
     void *st = e->begin(&o, stdout, err, sizeof(err));
     if (!st || e->finish(st, m, err, sizeof(err)) != 0) {
       fprintf(stderr, "ljm report: %s\n", err);

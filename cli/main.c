@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "ljm_recorder.h"
-#include "rec_run.h"
+#include "recorder/ljm_recorder.h"
+#include "cli/cmd_record.h"
 
 typedef struct Command {
   const char *name;

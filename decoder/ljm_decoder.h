@@ -211,19 +211,6 @@ void ljm_input_close(LjmInput *in);
 LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
                      LjmDiag *diag, uint64_t *bytes, uint64_t *trailing);
 
-/* Output of ljm_downgrade: takes all of p[0..n), returns 0 or an errno. */
-typedef int (*LjmWriteFn)(void *ud, const void *p, size_t n);
-
-/* Writes the standard stream of an extended one (EXTENSION.md, Downgrade):
-** every symbol entry and event as the reference encodes them, extension
-** items dropped, flags 0; a standard stream comes out as it went in. Only
-** version 3 streams. Returns the decode status; a cut stream is written as
-** far as it goes, without an end marker. A sampled stream's events are
-** written as they are (raw samples; a reallocation whose new block left
-** the sample as a free): *sample_rate (may be NULL) gets its rate, else 0. */
-LjmStatus ljm_downgrade(LjmInput *in, LjmWriteFn write, void *ud, LjmDiag *diag,
-                        uint64_t *sample_rate);
-
 /* Formats "<path>: byte <offset>: <msg>" into buf. */
 void ljm_diag_format(const LjmDiag *d, const char *path, char *buf, size_t len);
 

@@ -3,10 +3,11 @@
 load("//bazel:copts.bzl", "LJM_COPTS")
 load("//tests/lib:py_test.bzl", "py_script_test")
 
-def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
+def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = [], corpus_test = True):
     """Declares //exporters/<name> (linked whole, so its LjmExporter is kept
-    for the registry) and <name>_test, running <name>_test.py on the corpus (a py_script_test:
-    the tests' library, tests/lib, comes with it)."""
+    for the registry) and, with corpus_test, <name>_test, running
+    <name>_test.py on the corpus (a py_script_test: the tests' library,
+    tests/lib, comes with it). Registering it: FORMATS in exporters/BUILD."""
     native.cc_library(
         name = name,
         srcs = srcs,
@@ -21,6 +22,8 @@ def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
         srcs = srcs,
         visibility = ["//exporters:__pkg__", "//fuzz:__pkg__"],
     )
+    if not corpus_test:
+        return
     py_script_test(
         name = name + "_test",
         size = "medium",

@@ -1,15 +1,22 @@
-/* ljm_exporter.h -- the interface every output format implements.
+/* ljm_exporter.h -- the interface every output implements.
 **
-** One folder per format (exporters/<format>/) defines one LjmExporter and
-** the registry (registry.c) lists them; nothing else knows a format. Exporters
-** read the model through ljm_model.h only.
+** One folder per format (exporters/<format>/) defines one LjmExporter,
+** ljm_exporter_<format>; the list FORMATS in exporters/BUILD registers it
+** (registry.c), and the CLI's help, the man page's list (tests/man_test.py)
+** and the fuzz target follow the registry: nothing else knows a format.
+** Each output says what it reads: profiles (ljm streams), heap snapshots
+** (.ljh), or both.
 **
-** Life cycle, driven by the CLI:
+** Most outputs read the event model (ljm_model.h); a heap snapshot reaches
+** them as the model of its heap, a flame graph. Life cycle, driven by the CLI:
 **   ljm_model_set_slices(m, e->slice_events)   streaming formats, before decoding
 **   st = e->begin(opts, out)        before decoding (streaming formats) or after
 **   e->on_event(st, m, ev)          for each event, only if e->streaming
 **   e->on_time(st, m, usec)         each time mark, if e->streaming and set
 **   e->finish(st, m)                after decoding: write the rest, free st
+** An output that needs no model has write_heap (the heap graph of a
+** snapshot: model/ljm_heapgraph.h) or write_stream (the stream's bytes as
+** they decode) instead, and no begin.
 ** 'out' stays owned by the caller, who checks it for write errors and closes it.
 */
 #ifndef LJM_EXPORTER_H
@@ -18,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "decoder/ljm_decoder.h"
+#include "model/ljm_heapgraph.h"
 #include "model/ljm_model.h"
 
 #ifdef __cplusplus
@@ -34,6 +43,16 @@ typedef enum LjmValueKind {
   LJM_VALUE_PEAK_BYTES    /* "peak_bytes" */
 } LjmValueKind;
 
+/* What an output reads (LjmExporter.reads). */
+#define LJM_READS_PROFILE 1u   /* an ljm stream */
+#define LJM_READS_SNAPSHOT 2u  /* a heap snapshot (.ljh) */
+
+/* Which type names and labels a heap view shows; nonzero: matches. */
+typedef int (*LjmHeapLabelMatch)(void *ud, const char *text);
+
+/* Paths shown per object by ljm heap's views unless told (--paths). */
+#define LJM_HEAP_PATHS_DEFAULT 3
+
 typedef struct LjmExportOptions {
   const char *out_path;   /* output name as given ("-" for stdout) */
   const char *in_path;    /* profile name, for titles and comments */
@@ -43,12 +62,23 @@ typedef struct LjmExportOptions {
   int leak_only;          /* text report --leak-only */
   int human_readable;     /* text report --human-readable */
   int traces_as_lines;    /* text report --traces=lines: traces at their start lines */
+  /* ljm heap's views (heapreport): the summary, or what grew since 'base',
+  ** or the paths to what 'match' picks (--path-to 'pattern'). 'top' is the
+  ** number of rows. */
+  int json;               /* JSON instead of text */
+  uint32_t paths;         /* paths shown per object */
+  const LjmHeapGraph *base;  /* --base: the earlier snapshot */
+  const char *pattern;    /* --path-to, as given */
+  LjmHeapLabelMatch match;   /* --path-to, or --top TYPE: the objects shown */
+  void *match_ud;
 } LjmExportOptions;
 
 typedef struct LjmExporter {
   const char *name;                 /* -f name: "pprof" */
   const char *summary;              /* one line for --help */
   const char *const *suffixes;      /* output names that select it, NULL-ended */
+  unsigned reads;                   /* LJM_READS_*: the inputs it takes */
+  const char *command;              /* the command that writes it: "convert", "heap" */
   int binary;                       /* 1: refuses to write to a terminal */
   int streaming;                    /* 1: begin before decoding, gets on_event */
   uint32_t slice_events;            /* streaming: slices it needs from the model
@@ -62,12 +92,23 @@ typedef struct LjmExporter {
   void (*on_time)(void *st, const LjmModel *m, uint64_t usec);
   /* Writes what is left and frees st. Returns 0, or -1 with a reason in err. */
   int (*finish)(void *st, const LjmModel *m, char *err, size_t errlen);
+  /* Outputs without a model (begin NULL), one of: */
+  /* Writes a heap snapshot's graph: 0, -1 with a reason in err, or an exit
+  ** status > 0 already reported (a usage error). */
+  int (*write_heap)(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *out, char *err,
+                    size_t errlen);
+  /* Writes the stream from 'in' as it decodes: the decode status (a cut
+  ** stream is written as far as it goes) with diag filled in; *werr gets
+  ** the errno of a failed write, else 0; 'note' a line for the user or "". */
+  LjmStatus (*write_stream)(LjmInput *in, const LjmExportOptions *o, FILE *out, LjmDiag *diag,
+                            int *werr, char *note, size_t notelen);
 } LjmExporter;
 
-/* Exporter by -f name, or NULL. */
-const LjmExporter *ljm_exporter_by_name(const char *name);
-/* Exporter chosen by the output file name's suffix, or NULL. */
-const LjmExporter *ljm_exporter_by_path(const char *path);
+/* Exporter by -f name among those 'command' writes, or NULL. */
+const LjmExporter *ljm_exporter_by_name(const char *command, const char *name);
+/* Exporter chosen by the output file name's suffix among those 'command'
+** writes (the longest suffix wins), or NULL. */
+const LjmExporter *ljm_exporter_by_path(const char *command, const char *path);
 /* The registry, NULL-terminated. */
 const LjmExporter *const *ljm_exporters(void);
 /* Parses a --value name; returns -1 when unknown. */

@@ -1,46 +1,35 @@
-/* registry.c -- the list of output formats and lookups by name and suffix. */
+/* registry.c -- the list of outputs and lookups by name and suffix.
+**
+** The list is exporters/BUILD's FORMATS, generated into
+** exporters/format_list.h as LJM_FORMAT_LIST(X): X(text) X(folded) ...
+*/
 #include <string.h>
 
+#include "exporters/format_list.h"  /* generated (exporters/BUILD) */
 #include "exporters/ljm_exporter.h"
 
-extern const LjmExporter ljm_exporter_text;
-extern const LjmExporter ljm_exporter_folded;
-extern const LjmExporter ljm_exporter_svg;
-extern const LjmExporter ljm_exporter_markdown;
-extern const LjmExporter ljm_exporter_json;
-extern const LjmExporter ljm_exporter_pprof;
-extern const LjmExporter ljm_exporter_heaptrack;
-extern const LjmExporter ljm_exporter_speedscope;
-extern const LjmExporter ljm_exporter_heapprofile;
+#define LJM_DECLARE(name) extern const LjmExporter ljm_exporter_##name;
+LJM_FORMAT_LIST(LJM_DECLARE)
 
-static const LjmExporter *const registry[] = {
-  &ljm_exporter_text,
-  &ljm_exporter_folded,
-  &ljm_exporter_svg,
-  &ljm_exporter_markdown,
-  &ljm_exporter_json,
-  &ljm_exporter_pprof,
-  &ljm_exporter_heaptrack,
-  &ljm_exporter_speedscope,
-  &ljm_exporter_heapprofile,
-  NULL
-};
+#define LJM_ENTRY(name) &ljm_exporter_##name,
+static const LjmExporter *const registry[] = {LJM_FORMAT_LIST(LJM_ENTRY) NULL};
 
 const LjmExporter *const *ljm_exporters(void) { return registry; }
 
-const LjmExporter *ljm_exporter_by_name(const char *name)
+const LjmExporter *ljm_exporter_by_name(const char *command, const char *name)
 {
   for (const LjmExporter *const *e = registry; *e; e++)
-    if (strcmp((*e)->name, name) == 0) return *e;
+    if (strcmp((*e)->name, name) == 0 && strcmp((*e)->command, command) == 0) return *e;
   return NULL;
 }
 
 /* Longest matching suffix wins, so ".heaptrack.gz" beats a plain ".gz". */
-const LjmExporter *ljm_exporter_by_path(const char *path)
+const LjmExporter *ljm_exporter_by_path(const char *command, const char *path)
 {
   const LjmExporter *best = NULL;
   size_t bestlen = 0, n = strlen(path);
-  for (const LjmExporter *const *e = registry; *e; e++)
+  for (const LjmExporter *const *e = registry; *e; e++) {
+    if (strcmp((*e)->command, command) != 0) continue;
     for (const char *const *s = (*e)->suffixes; s && *s; s++) {
       size_t k = strlen(*s);
       if (k <= n && k > bestlen && strcmp(path + n - k, *s) == 0) {
@@ -48,6 +37,7 @@ const LjmExporter *ljm_exporter_by_path(const char *path)
         bestlen = k;
       }
     }
+  }
   return best;
 }
 

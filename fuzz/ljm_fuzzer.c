@@ -32,8 +32,6 @@
 #include <unistd.h>
 
 #include "exporters/common/frames.h"
-#include "exporters/heapreport/ljm_heapreport.h"
-#include "exporters/heapsnapshot/ljm_heapsnapshot.h"
 #include "exporters/ljm_exporter.h"
 #include "fuzz/ljm_recipe.h"
 #include "model/ljm_heapgraph.h"
@@ -451,8 +449,32 @@ static void heap_flame(const LjmHeapGraph *g, uint64_t n, uint64_t bytes)
   amp_nodes = ljm_model_nnodes(m);
   streams_finish(&s, m, n, amp_events);
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
-    if (!(*e)->streaming && strcmp((*e)->name, "text")) export_once(*e, m, &o, n);
+    if ((*e)->begin && !(*e)->streaming && ((*e)->reads & LJM_READS_SNAPSHOT))
+      export_once(*e, m, &o, n);
   ljm_model_free(m);
+}
+
+/* Every output of a heap graph (write_heap) on g, with each view's options
+** (ljm heap's summary and paths, text and JSON; base: the growth from it). */
+static void heap_writers(const LjmHeapGraph *g, const LjmHeapGraph *base, uint64_t n)
+{
+  char err[128];
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    if (!(*e)->write_heap) continue;
+    for (int view = 0; view < (base ? 2 : 4); view++) {
+      LjmExportOptions o;
+      memset(&o, 0, sizeof(o));
+      o.in_path = "fuzz.ljh";
+      o.out_path = "out";
+      o.json = view & 1;
+      o.base = base;
+      o.top = base ? 8 : view < 2 ? 8 : 4;
+      o.paths = 3;
+      if (view >= 2) o.pattern = ".";
+      if (!o.json || view >= 2) o.match = match_every;
+      HEAP_WRITE((*e)->name, n, (*e)->write_heap(g, &o, out, err, sizeof(err)));
+    }
+  }
 }
 
 /* Reads one snapshot into g and checks it and its views; returns the
@@ -499,14 +521,7 @@ static uint64_t heap_one(LjmHeapGraph *g, const uint8_t *data, size_t size)
   ljm_heapgraph_preds_free(&preds);
   phase_end(&ph, n, 0);
   for (uint32_t i = 1; i < g->nobj; i++) CHECK(g->obj[i].idom == LJM_HEAP_NONE || g->obj[i].idom < g->nobj);
-  char err[128];
-  HEAP_WRITE("heapsnapshot", n, ljm_heapsnapshot_write(g, out, err, sizeof(err)));
-  for (int json = 0; json < 2; json++) {  /* ljm heap's views, text and JSON */
-    HEAP_WRITE("heap summary", n, ljm_heapreport_summary(g, 8, 3, json ? NULL : match_every, NULL, json,
-                                                          out, err, sizeof(err)));
-    HEAP_WRITE("heap paths", n, ljm_heapreport_paths(g, match_every, NULL, ".", 4, 3, json, out, err,
-                                                      sizeof(err)));
-  }
+  heap_writers(g, NULL, n);
   heap_flame(g, n, bytes);
   ljm_input_close(in);
   return n;
@@ -536,10 +551,7 @@ static void fuzz_heap(const uint8_t *a, size_t alen, const uint8_t *b, size_t bl
     ljm_heapgraph_growth_free(gr, ng);
   }
   phase_end(&ph, n, 0);
-  char err[128];
-  for (int json = 0; json < 2; json++)
-    HEAP_WRITE("heap growth report", n,
-               ljm_heapreport_growth(&graphs[0], &graphs[1], 8, json, out, err, sizeof(err)));
+  heap_writers(&graphs[1], &graphs[0], n);
   ljm_heapgraph_free(&graphs[0]);
   if (two) ljm_heapgraph_free(&graphs[1]);
 }
@@ -581,9 +593,28 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   o.top = pick >> 5;                     /* markdown options */
   o.min_bytes = size > 1 ? data[1] : 0;
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
-    if (!(*e)->streaming) export_once(*e, m, &o, n);
+    if ((*e)->begin && !(*e)->streaming && ((*e)->reads & LJM_READS_PROFILE))
+      export_once(*e, m, &o, n);
   ljm_input_close(in);
   ljm_model_free(m);
+  /* The outputs of the stream's bytes (write_stream), each on its own reading. */
+  for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
+    if (!(*e)->write_stream) continue;
+    Sink sink;
+    char note[256];
+    int werr;
+    in = ljm_input_mem(data, size);
+    CHECK(in != NULL);
+    phase_begin(&ph, (*e)->name, size);
+    FILE *out = sink_open(&sink, (*e)->name, size, 0);
+    st = (*e)->write_stream(in, &o, out, &d, &werr, note, sizeof(note));
+    CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
+    CHECK(werr == 0);
+    uint64_t read = ljm_input_position(in);
+    sink_close(&sink, out, read, 0);
+    phase_end(&ph, read, sink.n);
+    ljm_input_close(in);
+  }
 }
 
 static size_t recipe_budget(void)

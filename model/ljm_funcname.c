@@ -131,7 +131,7 @@ static int put(char *out, size_t *n, const char *s, size_t len)
 }
 
 /* Tokens a..b joined, an index by a string written the way the recorder
-** writes it (rec_fname.c): t["x"] as t.x, t['do'] as t["do"]. */
+** writes it (recorder/vm/func_names.c): t["x"] as t.x, t['do'] as t["do"]. */
 static size_t join(const Tok *t, size_t a, size_t b, char *out)
 {
   size_t n = 0;

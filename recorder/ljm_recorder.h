@@ -104,7 +104,7 @@ typedef struct LjmRecOptions {
 ** is truncated only once the start has succeeded. A path ending in ".gz"
 ** or ".zst" is compressed on the writer thread (a sampled recording's on
 ** the VM's thread), each buffer ending in a
-** flush point (rec_zout.h). A file being recorded to, or the source of
+** flush point (base/compress.h). A file being recorded to, or the source of
 ** a Lua function running on L, is refused (EBUSY). NULL on failure. */
 LjmRecorder *ljm_recorder_start_path(lua_State *L, const char *path,
                                      LjmRecError *err);

@@ -202,6 +202,20 @@ for dirpath, dirs, files in os.walk(root):
     for f in files:
         if f.endswith(".md"):
             check_links(os.path.join(dirpath, f))
+# The README's `ljm convert` row names every output of the registry
+# (`ljm convert --help`) by one of its suffixes, and no suffix it lacks.
+helptext = subprocess.run([ljm, "convert", "--help"], capture_output=True, text=True).stdout
+table = helptext.split("\nformats:\n")[-1].split("\n\n")[0].splitlines()
+registered = {line.split()[0]: {f for f in line.split()[1:] if f.startswith(".")} for line in table}
+with open(readme, encoding="utf-8") as f:
+    row = [line for line in f if line.startswith("| `ljm convert")]
+check(len(row) == 1, "README has %d `ljm convert` rows" % len(row))
+named = set(re.findall(r"`(\.[\w.]+)`", row[0] if row else ""))
+check(len(registered) >= 11, "convert --help lists %d formats" % len(registered))
+for fmt, sfx in sorted(registered.items()):
+    check(bool(sfx & named), "README's convert row names no suffix of %s (%s)" % (fmt, sorted(sfx)))
+every = set().union(*registered.values()) if registered else set()
+check(named <= every, "README's convert row names %s, which no format has" % sorted(named - every))
 check(total >= 10, "only %d sh blocks ran" % total)
 print("%d sh blocks ran, %d checks, %d failed" % (total, checks, len(failures)))
 sys.exit(1 if failures else 0)

@@ -103,15 +103,9 @@ static int folded_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const folded_suffixes[] = {".folded", ".collapsedstack.txt", NULL};
-
 const LjmExporter ljm_exporter_folded = {
-  .name = "folded",
+  .name = "folded", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "folded stacks for flamegraph.pl and speedscope (one line per frame path)",
-  .suffixes = folded_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = folded_begin,
-  .on_event = NULL,
+  .suffixes = (const char *const[]){".folded", ".collapsedstack.txt", NULL}, .begin = folded_begin,
   .finish = folded_finish,
 };

@@ -317,15 +317,8 @@ static int hp_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const hp_suffixes[] = {".heapprofile", NULL};
-
 const LjmExporter ljm_exporter_heapprofile = {
-  .name = "heapprofile",
+  .name = "heapprofile", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "Chrome DevTools sampling heap profile (Memory panel), inuse_bytes by default",
-  .suffixes = hp_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = hp_begin,
-  .on_event = NULL,
-  .finish = hp_finish,
+  .suffixes = (const char *const[]){".heapprofile", NULL}, .begin = hp_begin, .finish = hp_finish,
 };

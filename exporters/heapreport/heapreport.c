@@ -1,4 +1,21 @@
-/* heapreport.c -- ljm heap's summary, growth and paths views (ljm_heapreport.h). */
+/* heapreport.c -- the views `ljm heap` prints of a heap snapshot
+** (model/ljm_heapgraph.h), as text for people or as one JSON object:
+**
+**   summary   objects and bytes per type, largest first, beside the VM's
+**             own count and the process's (RSS, malloc); the top retainers
+**             (dominator subtrees), each with up to 'paths' paths from the
+**             roots, one per reference into it, best first
+**   growth    signed differences by type from an older snapshot, then the
+**             retainers that grew most, what grew inside one counted under
+**             it (entries, bytes, two examples)
+**   paths     the objects whose type name or label a predicate accepts,
+**             each with up to 'paths' paths
+**
+** Like the .heapsnapshot writer beside it, it reads the heap graph, not the
+** event model (LjmExporter.write_heap); LjmExportOptions picks the view.
+** Each view returns 0, or -1 with err filled (out of memory); write errors
+** are the caller's to find when it closes f.
+*/
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +23,7 @@
 
 #include "exporters/common/buf.h"
 #include "exporters/common/json_str.h"
-#include "exporters/heapreport/ljm_heapreport.h"
+#include "exporters/ljm_exporter.h"
 
 #define PATH_MAX_LEN 1024
 
@@ -219,7 +236,7 @@ static int type_kept(void *ud, uint32_t i)
   return t->match(t->ud, type_name(t->g, t->p, i));
 }
 
-int ljm_heapreport_summary(const LjmHeapGraph *g, uint32_t top, uint32_t paths,
+static int summary_view(const LjmHeapGraph *g, uint32_t top, uint32_t paths,
                            LjmHeapLabelMatch match, void *ud, int json, FILE *f, char *err,
                            size_t errlen)
 {
@@ -299,7 +316,7 @@ static const char *inside(const char *container, const char *path)
   return !strncmp(container, path, n) && path[n] ? path + n : path;
 }
 
-int ljm_heapreport_growth(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32_t top,
+static int growth_view(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32_t top,
                           int json, FILE *f, char *err, size_t errlen)
 {
   Figures fo, fn;
@@ -409,7 +426,7 @@ static int matches(const LjmHeapGraph *g, Paths *p, uint32_t i, LjmHeapLabelMatc
   return match(ud, ljm_heapgraph_label(g, i)) ? 2 : 0;
 }
 
-int ljm_heapreport_paths(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *ud,
+static int paths_view(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *ud,
                          const char *pattern, uint32_t top, uint32_t paths, int json, FILE *f,
                          char *err, size_t errlen)
 {
@@ -458,3 +475,20 @@ int ljm_heapreport_paths(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *u
   paths_free(&p);
   return 0;
 }
+
+static int heapreport_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *out, char *err,
+                            size_t errlen)
+{
+  if (o->base) return growth_view(o->base, g, o->top, o->json, out, err, errlen);
+  if (o->pattern)
+    return paths_view(g, o->match, o->match_ud, o->pattern, o->top, o->paths, o->json,
+                                out, err, errlen);
+  return summary_view(g, o->top, o->paths, o->match, o->match_ud, o->json, out, err,
+                                errlen);
+}
+
+const LjmExporter ljm_exporter_heapreport = {
+  .name = "heapreport", .command = "heap", .reads = LJM_READS_SNAPSHOT,
+  .summary = "what a heap snapshot holds and what keeps it (ljm heap)",
+  .write_heap = heapreport_write,
+};

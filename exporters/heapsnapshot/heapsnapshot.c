@@ -1,15 +1,19 @@
-/* heapsnapshot.c -- Chrome DevTools' heap snapshot format (the field lists
-** of its meta block are the format: nodes are [type, name, id, self_size,
-** edge_count, trace_node_id, detachedness], edges [type, name_or_index,
-** to_node] with to_node the index of the target's first field). */
-#include "ljm_heapsnapshot.h"
-
+/* heapsnapshot.c -- a heap snapshot (model/ljm_heapgraph.h) as Chrome
+** DevTools' .heapsnapshot: the JSON whose "snapshot.meta" block names the
+** fields of the flat "nodes" and "edges" arrays and whose "strings" array
+** holds every name. The Memory panel then shows the summary by constructor
+** (a table's metatable __name, else its Lua type), retainers and
+** dominators of the Lua heap. The field lists of the meta block are the
+** format: nodes are [type, name, id, self_size, edge_count, trace_node_id,
+** detachedness], edges [type, name_or_index, to_node] with to_node the
+** index of the target's first field. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exporters/common/json_str.h"
+#include "exporters/ljm_exporter.h"
 #include "model/ljm_heapgraph.h"
 #include "model/ljm_model.h"
 
@@ -195,8 +199,11 @@ static void note_werr(FILE *f, int *werr)
   if (!*werr && ferror(f)) *werr = errno ? errno : EIO;
 }
 
-int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t errlen)
+/* Writes g to f; 0, or -1 with err filled (out of memory, write error). */
+static int heapsnapshot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
+                              size_t errlen)
 {
+  (void)o;
   int werr = 0;
   Strings t;
   memset(&t, 0, sizeof(t));
@@ -269,3 +276,9 @@ int ljm_heapsnapshot_write(const LjmHeapGraph *g, FILE *f, char *err, size_t err
   }
   return 0;
 }
+
+const LjmExporter ljm_exporter_heapsnapshot = {
+  .name = "heapsnapshot", .command = "convert", .reads = LJM_READS_SNAPSHOT,
+  .summary = "a heap snapshot (.ljh) for Chrome DevTools' Memory panel",
+  .suffixes = (const char *const[]){".heapsnapshot", NULL}, .write_heap = heapsnapshot_write,
+};

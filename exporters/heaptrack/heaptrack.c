@@ -448,16 +448,10 @@ static int ht_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const ht_suffixes[] = {".heaptrack.gz", ".heaptrack.zst", NULL};
-
 const LjmExporter ljm_exporter_heaptrack = {
-  .name = "heaptrack",
+  .name = "heaptrack", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "heaptrack data file for heaptrack_print/heaptrack_gui (gzip or zstd by name)",
-  .suffixes = ht_suffixes,
-  .binary = 1,
-  .streaming = 1,
-  .begin = ht_begin,
-  .on_event = ht_on_event,
-  .on_time = ht_on_time,
+  .suffixes = (const char *const[]){".heaptrack.gz", ".heaptrack.zst", NULL}, .binary = 1,
+  .streaming = 1, .begin = ht_begin, .on_event = ht_on_event, .on_time = ht_on_time,
   .finish = ht_finish,
 };

@@ -282,15 +282,8 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return 0;
 }
 
-static const char *const json_suffixes[] = {".json", NULL};
-
 const LjmExporter ljm_exporter_json = {
-  .name = "json",
+  .name = "json", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "JSON: stream facts, totals and per-site figures (exporters/json/SCHEMA.md)",
-  .suffixes = json_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = json_begin,
-  .on_event = NULL,
-  .finish = json_finish,
+  .suffixes = (const char *const[]){".json", NULL}, .begin = json_begin, .finish = json_finish,
 };

@@ -232,15 +232,9 @@ static int md_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const md_suffixes[] = {".md", ".markdown", NULL};
-
 const LjmExporter ljm_exporter_markdown = {
-  .name = "markdown",
+  .name = "markdown", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "Markdown table of sites by size (--min-bytes, --top)",
-  .suffixes = md_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = md_begin,
-  .on_event = NULL,
+  .suffixes = (const char *const[]){".md", ".markdown", NULL}, .begin = md_begin,
   .finish = md_finish,
 };

@@ -596,15 +596,9 @@ done:
   return rc;
 }
 
-static const char *const pprof_suffixes[] = {".pb.gz", ".pprof", NULL};
-
 const LjmExporter ljm_exporter_pprof = {
-  .name = "pprof",
+  .name = "pprof", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "pprof heap profile (gzipped protobuf) for go tool pprof",
-  .suffixes = pprof_suffixes,
-  .binary = 1,
-  .streaming = 0,
-  .begin = pprof_begin,
-  .on_event = NULL,
+  .suffixes = (const char *const[]){".pb.gz", ".pprof", NULL}, .binary = 1, .begin = pprof_begin,
   .finish = pprof_finish,
 };

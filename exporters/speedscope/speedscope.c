@@ -568,16 +568,9 @@ static int ss_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const ss_suffixes[] = {".speedscope.json", NULL};
-
 const LjmExporter ljm_exporter_speedscope = {
-  .name = "speedscope",
+  .name = "speedscope", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "speedscope JSON: a profile per figure, samples in time order",
-  .suffixes = ss_suffixes,
-  .binary = 0,
-  .streaming = 1,
-  .slice_events = SS_SLICE_EVENTS,
-  .begin = ss_begin,
-  .on_event = ss_on_event,
-  .finish = ss_finish,
+  .suffixes = (const char *const[]){".speedscope.json", NULL}, .streaming = 1,
+  .slice_events = SS_SLICE_EVENTS, .begin = ss_begin, .on_event = ss_on_event, .finish = ss_finish,
 };

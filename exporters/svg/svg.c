@@ -373,15 +373,8 @@ static int svg_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   return rc;
 }
 
-static const char *const svg_suffixes[] = {".svg", NULL};
-
 const LjmExporter ljm_exporter_svg = {
-  .name = "svg",
+  .name = "svg", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "interactive flame graph (SVG with tooltips, zoom and search)",
-  .suffixes = svg_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = svg_begin,
-  .on_event = NULL,
-  .finish = svg_finish,
+  .suffixes = (const char *const[]){".svg", NULL}, .begin = svg_begin, .finish = svg_finish,
 };

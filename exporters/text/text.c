@@ -141,14 +141,8 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   return 0;
 }
 
-static const char *const text_suffixes[] = { ".txt", NULL };
-
 const LjmExporter ljm_exporter_text = {
-  .name = "text",
+  .name = "text", .command = "convert", .reads = LJM_READS_PROFILE,
   .summary = "the Tarantool memprof text report (ljm report)",
-  .suffixes = text_suffixes,
-  .binary = 0,
-  .streaming = 0,
-  .begin = text_begin,
-  .finish = text_finish,
+  .suffixes = (const char *const[]){".txt", NULL}, .begin = text_begin, .finish = text_finish,
 };

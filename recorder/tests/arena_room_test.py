@@ -5,7 +5,7 @@ A binary-trees run (depth 15, JIT off) under `ljm record --sample 512k
 --stacks`, and without stacks, faults about as many pages as under `luajit`
 (at most 1.3 times; 0.94 to 1.16 here): the arena is one segment growing
 down, not split by the CLI's library gaps or the recorder's own buffers
-(recorder/rec_arena_room.h). Split, LuaJIT gives segments back and maps
+(cli/arena_room.h). Split, LuaJIT gives segments back and maps
 them again: 1.4 to 2.3 times the faults. Each side is the median of three
 runs, less the same program's run of an empty script.
 

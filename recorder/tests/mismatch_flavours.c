@@ -1,6 +1,6 @@
 /* mismatch_flavours.c -- mismatch_test's only flavour: Debian's luajit
-** headers configured without GC64 (rec_flavours.c lists the real ones). */
-#include "recorder/rec_flavour.h"
+** headers configured without GC64 (api/flavours.c lists the real ones). */
+#include "recorder/capture/flavour.h"
 
 extern const RecFlavour rec_flavour_luajit;
 

@@ -15,12 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "recorder/rec_buf.h"
-#include "recorder/rec_fdout.h"
-#include "recorder/rec_fork.h"
-#include "recorder/rec_map.h"
-#include "recorder/rec_outfile.h"
-#include "recorder/rec_sample.h"
+#include "recorder/base/buffer.h"
+#include "recorder/base/fd_out.h"
+#include "recorder/base/fork_mark.h"
+#include "recorder/base/out_file.h"
+#include "recorder/base/u64_map.h"
+#include "recorder/capture/sampler.h"
 
 static int failures;
 

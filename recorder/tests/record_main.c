@@ -1,5 +1,5 @@
 /* record_main.c -- `ljm_record ARGS` = `ljm record ARGS` (tests, bench). */
-#include "rec_run.h"
+#include "cli/cmd_record.h"
 
 int main(int argc, char **argv)
 {

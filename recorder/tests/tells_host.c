@@ -7,7 +7,7 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "lualib.h"
-#include "recorder/rec_flavour.h"
+#include "recorder/capture/flavour.h"
 
 static void open_lib(lua_State *L, lua_CFunction f)
 {
@@ -21,7 +21,7 @@ static void ask(lua_State *L, const char *phase)
     LjmRecError e = {0};
     int top = lua_gettop(L);
     int ok = rec_flavours[i]->check(L, NULL, &e) == 0;
-    /* The version as rec_api.c passes it: jit.version, if loaded. */
+    /* The version as api/c_api.c passes it: jit.version, if loaded. */
     if (ok && phase[0] == 'j') {
       lua_getglobal(L, "jit");
       lua_getfield(L, -1, "version");

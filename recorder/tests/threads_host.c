@@ -21,7 +21,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "recorder/lib_recorder.h"
+#include "recorder/api/lua_module.h"
 
 #define REFUSED "another Lua state in this process is recording"
 

@@ -1,0 +1,310 @@
+/* alloc_wrapper.c -- the allocator wrapper: every allocator call of the recorded VM.
+**
+** Everything it reads of the VM for an event, it reads before the real
+** allocator runs; exact recordings write every call, a sampled one only
+** the calls that hold a sampled byte (capture/sampler.h).
+*/
+#include "recorder/capture/session.h"
+
+#include <errno.h>
+
+#include "recorder/vm/attribution.h"
+#include "recorder/vm/stack_walk.h"
+
+/* The sampled session's gaps and blocks: static, so the wrapper's fast path
+** reads it without following a pointer. Only one sampled session is live at
+** a time; the sampler stays with the last one started until it is freed.
+** While none is live, its countdown is off and its filter full: the
+** wrapper sends every call to rec_alloc_slow (exact recordings too). */
+static RecSampler sampler = {.gap = REC_SAMPLE_OFF,
+                             .filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMPLE_ALL}};
+static LjmRecorder *sampler_owner;
+
+/* A sampled recording with stacks made a thread with the last allocation:
+** the walker notes it at the next one (its stack). The sampler's held
+** countdown sends that one to rec_alloc_slow (rec_sample_hold). */
+static int thread_new;
+
+/* Recomputes R.one after a session went live or stopped being live. */
+REC_API void live_changed(void)
+{
+  LjmRecorder *r;
+  R.one = NULL;
+  if (R.nlive != 1) return;
+  for (r = R.list; r; r = r->next)
+    if (r->live) {
+      R.one = r;
+      break;
+    }
+}
+
+REC_API void session_kill(LjmRecorder *r)
+{
+  if (r->live) {
+    r->live = 0;
+    R.nlive--;
+    if (R.sampled == r) {
+      rec_sample_fill(&sampler);
+      thread_new = 0;
+      R.sampled = NULL;
+      R.sampled_ext = 0;
+    }
+    if (r->ext) {
+      R.nstacks--;
+      R.stacks_dirty = 1;  /* the walker adapts outside the event */
+    }
+    live_changed();
+  }
+}
+
+/* The walker follows the live extended sessions: the largest depth
+** limit, or nothing at all. Not called while an event is written. */
+REC_API void stacks_update(void)
+{
+  LjmRecorder *r;
+  uint32_t depth = 0;
+  if (!R.stacks_dirty) return;
+  R.stacks_dirty = 0;
+  for (r = R.list; r; r = r->next)
+    if (r->live && r->ext && r->depth > depth) depth = r->depth;
+  if (!R.nstacks) rec_stack_stop();
+  else if (depth != rec_walk.depth) rec_stack_depth(depth);
+}
+
+/* Everything the wrapper reads of the VM for an event, it reads before
+** the real allocator runs: the allocator call may free or move what a
+** frame, a trace or the location names (the trace array grows under
+** trace_findfree at a trace exit, jit.flush frees traces, a stack moves).
+** So the location's and the stack's announcements are written first, the
+** selection and the event after the call. */
+
+/* The allocator wrapper while extended sessions are live. */
+static __attribute__((noinline)) void *
+rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+{
+  LjmRecorder *r;
+  void *res;
+  int ev;
+  rec_stack_event(R.g, loc, ptr, osize, nsize);
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    rec_ext_pre(&r->st, R.g, &rec_walk);
+    rec_stream_announce(&r->st, R.g, loc);
+  } else {
+    for (r = R.list; r; r = r->next) {
+      if (!r->live) continue;
+      if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
+      rec_stream_announce(&r->st, R.g, loc);
+    }
+  }
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) {
+    ev = REC_EV_FREE;
+  } else if (__builtin_expect(!res, 0)) {
+    rec_stack_forget();  /* failed: nothing happened, no event written */
+    return res;
+  } else {
+    ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  }
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    rec_ext_select(&r->st);
+    rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
+    if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  } else {
+    for (r = R.list; r; r = r->next) {
+      if (!r->live) continue;
+      if (r->ext) rec_ext_select(&r->st);
+      rec_stream_event_out(&r->st, loc, ev, ptr, osize, res, nsize);
+      rec_buf_tick(&r->st.out);
+      if (r->st.out.err) session_kill(r);
+    }
+  }
+  if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
+  return res;
+}
+
+/* A sampled recording with stacks: an allocation of sizeof(lua_State)
+** may have made a thread, whose stack is the next allocation; the walker
+** notes it then (the held countdown sends that call to rec_alloc_slow). */
+static inline void note_thread(const void *ptr, size_t nsize)
+{
+  if (!ptr && nsize == sizeof(lua_State)) {
+    thread_new = 1;
+    rec_sample_hold(&sampler);
+  }
+}
+
+/* The written events of a sampled session (alone on the VM): a hit (an
+** allocation or reallocation holding the next sampled byte), or a free or
+** reallocation of a sampled block; rec_alloc_slow has decided which. */
+static __attribute__((noinline)) void *
+rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit, int tracked)
+{
+  RecSampler *sp = &sampler;
+  RecLoc loc;
+  void *res;
+  int ev;
+  if (hit) rec_sample_redraw(sp);
+  /* Frees of prototypes go unseen here: the map's identity check, not the
+  ** last prototype, decides whether this one was announced. */
+  r->st.last_pt = NULL;
+  rec_attr(R.g, ptr, &loc);
+  if (r->ext) {
+    rec_stack_resync();  /* frames may have gone and come back unseen */
+    rec_stack_event(R.g, &loc, ptr, osize, nsize);
+    rec_ext_pre(&r->st, R.g, &rec_walk);
+  }
+  rec_stream_announce(&r->st, R.g, &loc);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) {
+    ev = REC_EV_FREE;
+  } else if (__builtin_expect(!res, 0)) {
+    if (r->ext) rec_stack_forget();  /* failed: the old block stays */
+    rec_buf_clock(&r->st.out);       /* as after an event */
+    return res;
+  } else {
+    ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  }
+  if (r->ext) note_thread(ptr, nsize);
+  if (tracked) rec_sample_del(sp, ptr);
+  if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
+  if (r->ext) rec_ext_select(&r->st);
+  if (ev == REC_EV_REALLOC && !hit) {  /* the old block leaves the sample */
+    rec_buf_need(&r->st.out, 1);
+    rec_buf_byte(&r->st.out, REC_IT_UNSAMPLED);
+  }
+  rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
+  rec_buf_clock(&r->st.out);
+  if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+  if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
+  return res;
+}
+
+/* The wrapper of exact recordings (rec_alloc_slow's other half). */
+static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, size_t nsize)
+{
+  RecLoc loc;
+  LjmRecorder *r;
+  void *res;
+  int ev;
+  if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
+  rec_attr(R.g, ptr, &loc);
+  if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
+  r = R.one;
+  if (__builtin_expect(r != NULL, 1)) {
+    /* One stream (the usual case): the event writer inline, no loop. */
+    rec_stream_announce(&r->st, R.g, &loc);
+    res = R.orig(R.orig_ud, ptr, osize, nsize);
+    if (nsize == 0) ev = REC_EV_FREE;
+    else if (__builtin_expect(!res, 0)) return res;  /* failed: nothing happened */
+    else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+    rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
+    if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
+    return res;
+  }
+  for (r = R.list; r; r = r->next)
+    if (r->live) rec_stream_announce(&r->st, R.g, &loc);
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (nsize == 0) ev = REC_EV_FREE;
+  else if (!res) return res;
+  else ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+  for (r = R.list; r; r = r->next) {
+    if (!r->live) continue;
+    rec_stream_event_out(&r->st, &loc, ev, ptr, osize, res, nsize);
+    rec_buf_tick(&r->st.out);
+    if (r->st.out.err) session_kill(r);
+  }
+  return res;
+}
+
+/* The calls rec_alloc does not pass through: every call of an exact
+** recording, the written events of a sampled one, and its unwritten calls
+** that the stack walker's caches must see or that end a countdown short
+** of the sampled byte (a stop: the flush interval's clock). Allocations
+** have taken their bytes from the gap, except those of sizeof(lua_State). */
+static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize)
+{
+  LjmRecorder *r = R.sampled;
+  RecSampler *sp = &sampler;
+  void *res;
+  int hit, tracked, stop;
+  uint32_t g = rec_fork_gen_cheap();
+  if (__builtin_expect(g != R.gen, 0)) {  /* a fork no handler saw: not ours to record */
+    forked_child(g, 0);
+    return R.orig(R.orig_ud, ptr, osize, nsize);
+  }
+  if (!r) {  /* the countdown is off; again, if exit() on another thread raced a subtraction */
+    sp->gap = REC_SAMPLE_OFF;
+    return rec_alloc_exact(ptr, osize, nsize);
+  }
+  if (thread_new) {
+    thread_new = 0;
+    rec_stack_thread_new(R.g);
+  }
+  tracked = ptr && rec_sample_has(sp, ptr);
+  if (nsize && (ptr || nsize == sizeof(lua_State))) sp->gap -= (int64_t)nsize;
+  stop = nsize && sp->gap <= 0 && sp->rest && rec_sample_stop(sp);
+  hit = nsize && sp->gap <= 0;
+  if (hit || tracked) return rec_alloc_sampled(r, ptr, osize, nsize, hit, tracked);
+  if (R.sampled_ext) {
+    if (ptr) rec_stack_skipped(R.g, ptr, osize, nsize);  /* a moved stack, a freed thread */
+    else note_thread(ptr, nsize);
+  }
+  res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (stop) {  /* hand the buffer over if the flush interval passed */
+    rec_buf_clock(&r->st.out);
+    if (__builtin_expect(r->st.out.err != 0, 0)) {
+      session_kill(r);
+      if (R.stacks_dirty) stacks_update();
+    }
+  }
+  return res;
+}
+
+/* The wrapper. A sampled recording's unwritten calls pass straight
+** through: an allocation costs a compare and a subtraction from the gap,
+** a free two compares and a load from the sampler's filter. Everything
+** else, exact recordings included, goes to rec_alloc_slow. Only tail
+** calls: no stack frame (-momit-leaf-frame-pointer, BUILD). */
+static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  RecSampler *sp = &sampler;
+  (void)ud;
+  if (!ptr) {
+    if (nsize != sizeof(lua_State) && __builtin_expect((sp->gap -= (int64_t)nsize) > 0, 1))
+      return R.orig(R.orig_ud, ptr, osize, nsize);
+  } else if (!nsize && osize != sizeof(lua_State) && !rec_sample_maybe(sp, ptr)) {
+    return R.orig(R.orig_ud, ptr, osize, nsize);
+  }
+  return rec_alloc_slow(ptr, osize, nsize);
+}
+
+/* Puts the wrapper on L's VM, once. */
+REC_API void wrap(lua_State *L)
+{
+if (!R.wrapped) {
+  void *ud;
+  lua_Alloc cur = lua_getallocf(L, &ud);
+  /* Our own wrapper, put back by a host that kept it from an earlier
+  ** recording: it still wraps R.orig; wrapping it again would recurse. */
+  if (cur != rec_alloc) {
+    R.orig = cur;
+    R.orig_ud = ud;
+    lua_setallocf(L, rec_alloc, NULL);
+  }
+  R.wrapped = 1;
+}
+}
+
+REC_API void unwrap(lua_State *L)
+{
+  void *ud;
+  if (R.wrapped && lua_getallocf(L, &ud) == rec_alloc) {
+    lua_setallocf(L, R.orig, R.orig_ud);
+    R.wrapped = 0;
+  }
+  /* Else someone wrapped our wrapper: it must stay, as a pass-through. */
+}
