@@ -8,7 +8,7 @@ stream bytes per request, the workers' CPU time per request (every thread,
 from schedstat) and the share of it their other threads (the recorder's)
 took. Prints figures, no pass/fail.
 
-  python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
+  PYTHONPATH=tests python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
                                [--so-b OTHER/recorder.so] [--fresh]
 
 Modes: none ljm gz zst stacks sampled sampled-flat (without stacks)
@@ -40,8 +40,8 @@ import statistics
 import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(root, "tests"))
-from nginxlib import SAMPLED, Nginx, bench_prefix, opt_libs, scratch_top, served, wrk  # noqa: E402
+# tests/nginxlib.py, shared with nginx_test (PYTHONPATH=tests)
+from nginxlib import SAMPLED, Nginx, bench_prefix, opt_libs, scratch_top, served, wrk
 
 ap = argparse.ArgumentParser(description="nginx requests/s with and without recording")
 ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (default 2)")

@@ -3,7 +3,7 @@
 instructions per request: exact and repeatable where requests per second
 (nginx_bench.py) move by a few percent between sittings.
 
-  python3 bench/nginx_instructions.py [--modes none,sampled,...] [--requests N]
+  PYTHONPATH=tests python3 bench/nginx_instructions.py [--modes none,sampled,...] [--requests N]
                                       [--path /leak|/work] [--so RECORDER.so]
 
 One nginx process (master_process off, one worker's work) under valgrind's
@@ -31,8 +31,8 @@ import sys
 import time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(root, "tests"))
-from nginxlib import SAMPLED, bench_prefix, opt_libs, scratch_top  # noqa: E402
+# tests/nginxlib.py, shared with nginx_test (PYTHONPATH=tests)
+from nginxlib import SAMPLED, bench_prefix, opt_libs, scratch_top
 
 ap = argparse.ArgumentParser(description="nginx instructions per request, with and without recording")
 ap.add_argument("--modes", default="none,sampled,thread")

@@ -1,5 +1,6 @@
 /* cmd_convert.c -- ljm convert: a profile into any registered format. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,7 @@ static int convert_stream(const LjmExporter *e, const LjmExportOptions *o, int s
     return LJM_EXIT_BAD_INPUT;
   }
   int werr = 0;
-  char note[512];
+  char note[PATH_MAX + 256];  /* names the input */
   LjmStatus st = e->write_stream(in, o, out.f, &d, &werr, note, sizeof(note));
   ljm_input_close(in);
   if (werr) {  /* the output's fault, not the input's */

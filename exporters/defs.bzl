@@ -3,10 +3,10 @@
 load("//bazel:copts.bzl", "LJM_COPTS")
 load("//tests/lib:py_test.bzl", "py_script_test")
 
-def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = [], corpus_test = True):
+def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = []):
     """Declares //exporters/<name> (linked whole, so its LjmExporter is kept
-    for the registry) and, with corpus_test, <name>_test, running
-    <name>_test.py on the corpus (a py_script_test: the tests' library,
+    for the registry) and, where the folder has <name>_test.py, <name>_test,
+    running it on the corpus (a py_script_test: the tests' library,
     tests/lib, comes with it). Registering it: FORMATS in exporters/BUILD."""
     native.cc_library(
         name = name,
@@ -22,7 +22,7 @@ def ljm_exporter(name, srcs, deps = [], test_timeout = None, test_data = [], cor
         srcs = srcs,
         visibility = ["//exporters:__pkg__", "//fuzz:__pkg__"],
     )
-    if not corpus_test:
+    if not native.glob([name + "_test.py"]):
         return
     py_script_test(
         name = name + "_test",

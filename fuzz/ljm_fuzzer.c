@@ -454,14 +454,17 @@ static void heap_flame(const LjmHeapGraph *g, uint64_t n, uint64_t bytes)
   ljm_model_free(m);
 }
 
-/* Every output of a heap graph (write_heap) on g, with each view's options
-** (ljm heap's summary and paths, text and JSON; base: the growth from it). */
+/* Every output of a heap graph (write_heap) on g: ljm heap's with each
+** view's options (summary and paths, text and JSON; with base, the growth
+** from it, text and JSON), the others once. */
 static void heap_writers(const LjmHeapGraph *g, const LjmHeapGraph *base, uint64_t n)
 {
   char err[128];
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
     if (!(*e)->write_heap) continue;
-    for (int view = 0; view < (base ? 2 : 4); view++) {
+    /* ljm heap's output has views; any other is one output of a graph. */
+    int views = strcmp((*e)->command, "heap") ? !base : base ? 2 : 4;
+    for (int view = 0; view < views; view++) {
       LjmExportOptions o;
       memset(&o, 0, sizeof(o));
       o.in_path = "fuzz.ljh";

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """run_bench.py -- overhead of the recorder on allocation-heavy workloads.
 
-usage: python3 bench/recorder/run_bench.py [--reps N] [--so PATH] [--tool PATH] [--dir DIR | --out FILE]
+usage: PYTHONPATH=tests/lib python3 bench/recorder/run_bench.py [--reps N] [--so PATH] [--tool PATH] [--dir DIR | --out FILE]
        (after: bazel build //recorder:ljm/recorder.so //recorder:ljm_record)
 
 Each workload runs under stock /usr/bin/luajit with the JIT off: plain,
@@ -56,8 +56,7 @@ def main():
     outdir = arg("--dir", "/dev/shm" if os.path.isdir("/dev/shm") else tmp)
     out = arg("--out", os.path.join(outdir, "ljm-bench-%d.ljm" % os.getpid()))
     print("stream written to %s; %d runs each, best of them" % (out, reps))
-    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-    import ljmread
+    import ljmread  # the tests' stream reader: PYTHONPATH=tests/lib
     driver = os.path.join(HERE, "driver.lua")
     modes = ("off", "rec", "stacks")
     worst = {"rec": 0.0, "stacks": 0.0}

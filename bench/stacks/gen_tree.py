@@ -13,9 +13,8 @@ Output is deterministic."""
 import os
 import sys
 
-# The tests' stream writer: its ULEB128 and length-prefixed strings.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "lib"))
-from ljmwrite import lstr, uleb  # noqa: E402
+# The tests' stream writer (PYTHONPATH=tests/lib): ULEB128, length-prefixed strings.
+from ljmwrite import lstr, uleb
 
 PROTO = 0x10000  # prototypes at PROTO + 0x100 * i
 

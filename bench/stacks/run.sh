@@ -33,7 +33,7 @@ echo
 for shape in deep wide; do
   for n in $sizes; do
     in=$dir/$shape$n.ljm
-    [ -s "$in" ] || python3 "$root/bench/stacks/gen_tree.py" "$shape" "$n" "$in" 2>/dev/null
+    [ -s "$in" ] || PYTHONPATH="$root/tests/lib" python3 "$root/bench/stacks/gen_tree.py" "$shape" "$n" "$in" 2>/dev/null
     printf '%-5s %8d %12d' "$shape" "$n" "$(stat -c %s "$in")"
     for f in $formats; do
       out=$dir/out.${f#*:}

@@ -36,7 +36,7 @@ REC_API void rec_atexit(void)
   if (!held) R_unlock();
 }
 
-/* In a forked child (rec_fork.h): the recordings are the parent's. The
+/* In a forked child (base/fork_mark.h): the recordings are the parent's. The
 ** child's copies are dropped without a word, and the process is left as if
 ** nothing had been recording: the sessions leave R.list (their handles
 ** stay valid; stop() frees them with ECHILD), the wrapper is taken off the

@@ -50,7 +50,7 @@ struct LjmRecorder {
   dev_t fd_dev;          /* what fd referred to at the start: checked */
   ino_t fd_ino;          /* before each write (fd_write) */
   int fd_known;
-  RecFdOut fo;           /* fd's writes, bounded in time (rec_fdout.h) */
+  RecFdOut fo;           /* fd's writes, bounded in time (base/fd_out.h) */
   uint32_t wtimeout_ms;  /* the write timeout (REC_FDOUT_FOREVER: none) */
   LjmRecWriteFn write;   /* callback sink */
   void *wud;             /* its argument */
@@ -78,7 +78,7 @@ typedef struct RecState {
   int stacks_dirty;      /* nstacks or their limits changed */
   LjmRecorder *sampled;  /* the live sampled session (then the only one) */
   int sampled_ext;       /* ... and it records stacks */
-  uint32_t gen;          /* the fork generation R is of (rec_fork.h) */
+  uint32_t gen;          /* the fork generation R is of (base/fork_mark.h) */
 } RecState;
 
 static RecState R;

@@ -92,7 +92,7 @@ static LjmRecorder *session_new(const char *name)
 {
   LjmRecorder *r = calloc(1, sizeof(*r));
   if (!r) return NULL;
-  rec_fork_arm();  /* from here on a fork of this process is told (rec_fork.h) */
+  rec_fork_arm();  /* from here on a fork of this process is told (base/fork_mark.h) */
   r->h.fl = &LJM_FLAVOUR_SYM;
   r->fd = -1;
   r->name = strdup(name);
@@ -116,7 +116,7 @@ static void session_free(LjmRecorder *r)
   free(r);
 }
 
-/* Checks that come before touching the sink (rec_api.c has checked the
+/* Checks that come before touching the sink (api/c_api.c has checked the
 ** VM's layout). */
 static int pre_start(lua_State *L, LjmRecError *err)
 {

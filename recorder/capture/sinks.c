@@ -30,7 +30,7 @@ REC_API int is_stream_file(const LjmRecorder *r, int fd)
 
 /* Also called on the host's thread (a compressed file's trailer at stop
 ** or exit): SIGPIPE and SIGXFSZ are held off, so EPIPE and EFBIG come
-** back as errors (rec_sig.h). */
+** back as errors (base/signals.h). */
 REC_API int fd_write(void *ud, const void *data, size_t len)
 {
   LjmRecorder *r = ud;

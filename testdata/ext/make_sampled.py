@@ -2,7 +2,7 @@
 """make_sampled.py -- writes sampled.ljm, a hand-made sampled stream
 (decoder/EXTENSION.md, "Sampling": flags 0x07, one byte in 1024) with
 stacks and time, for the exporter tests; run from this folder:
-python3 make_sampled.py
+PYTHONPATH=../../tests/lib python3 make_sampled.py
 
 The program it pretends to record (only the sampled events are written):
 
@@ -21,11 +21,10 @@ The program it pretends to record (only the sampled events are written):
       then the GC frees the 2048-byte block and the 4096-byte string.
 """
 import os
-import sys
+
+from ljmwrite import Stream  # the tests' stream writer: PYTHONPATH=../../tests/lib
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "..", "tests", "lib"))
-from ljmwrite import Stream  # noqa: E402
 
 APP, NEW, PUT, WORKER = 0x1000, 0x2100, 0x2200, 0x1200
 REP, WRAP = 0x9000, 0x9100

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make_stacked.py -- writes stacked.ljm, a hand-made extended stream
 (decoder/EXTENSION.md) with every frame kind, for the decoder, model and
-exporter tests; run from this folder: python3 make_stacked.py
+exporter tests; run from this folder: PYTHONPATH=../../tests/lib python3 make_stacked.py
 
 The program it pretends to record:
 
@@ -19,11 +19,10 @@ The program it pretends to record:
   global 'fill', Cache:put a method 'put'; a reserved 0x25 item is skipped.
 """
 import os
-import sys
+
+from ljmwrite import Stream  # the tests' stream writer: PYTHONPATH=../../tests/lib
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "..", "tests", "lib"))
-from ljmwrite import Stream  # noqa: E402
 
 APP, LIB, CACHE_NEW, PUT, FILL, WORKER = 0x1000, 0x2000, 0x2100, 0x2200, 0x1100, 0x1200
 REP, WRAP = 0x9000, 0x9100
