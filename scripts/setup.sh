@@ -79,6 +79,7 @@ if [ $tests -eq 1 ]; then
     python3                  # test drivers
     man-db groff             # man -l renders the manual page (man_test)
     time                     # /usr/bin/time: peak RSS in benchmarks and hostile_inputs_test
+    valgrind                 # counts instructions against the cost budgets (budget_test)
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server
     wrk                      # load for the nginx test and benchmark
     neovim                   # a real application recording itself (nvim_test)

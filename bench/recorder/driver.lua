@@ -2,11 +2,12 @@
 -- either plain (MODE=off) or recorded with require "ljm.recorder"
 -- (MODE=rec: the standard stream; MODE=stacks: the extended stream with
 -- call stacks, time and RSS; MODE=sampled: {sample = "512k", stacks = true},
--- a sampled stream with stacks; all to OUT; MODE=loaded: the module is
--- loaded and nothing recorded). Prints "<wall s> <cpu s> <thread cpu s>
--- <minor page faults>" of the run, from just before start() to just after
--- stop() (the final flush): process CPU includes the recorder's writer
--- thread, thread CPU is the program's own thread only.
+-- a sampled stream with stacks, seeded with LJM_BENCH_SEED if set; all to
+-- OUT; MODE=loaded: the module is loaded and nothing recorded). Prints
+-- "<wall s> <cpu s> <thread cpu s> <minor page faults>" of the run, from
+-- just before start() to just after stop() (the final flush): process CPU
+-- includes the recorder's writer thread, thread CPU is the program's own
+-- thread only.
 local mode, workload, size, out = arg[1], arg[2], arg[3], arg[4]
 local wall, tcpu, faults = dofile((arg[0]:match("^(.*)/") or ".") .. "/clock.lua")
 jit.off()
@@ -16,7 +17,8 @@ local rec = mode ~= "off" and require("ljm.recorder")
 if mode == "loaded" then rec = nil end
 local opts = mode == "stacks" and {stacks = true}
   or mode == "sampled" and {sample = os.getenv("LJM_BENCH_SAMPLE") or "512k",
-                            stacks = os.getenv("LJM_BENCH_STACKS") ~= "0" or nil} or nil
+                            stacks = os.getenv("LJM_BENCH_STACKS") ~= "0" or nil,
+                            seed = tonumber(os.getenv("LJM_BENCH_SEED"))} or nil
 collectgarbage()
 local w0, c0, t0, f0 = wall(), os.clock(), tcpu(), faults()
 if rec then assert(rec.start(out, opts)) end

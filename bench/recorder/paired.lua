@@ -5,8 +5,9 @@
 -- side by side see the same machine: on a VM whose speed drifts by 20%
 -- between seconds, the ratio of neighbours is steadier than best-of.
 -- MODE: sampled (require "ljm.recorder", {sample = LJM_BENCH_SAMPLE or
--- "512k", stacks = LJM_BENCH_STACKS ~= "0"}, to OUT) or pass (the bare
--- pass-through of ljm_bench_pass.so). Prints the ratios' quartiles and,
+-- "512k", stacks = LJM_BENCH_STACKS ~= "0"}, to OUT), rec (an exact
+-- recording, the standard stream, to OUT), stacks (exact, {stacks = true})
+-- or pass (the bare pass-through of ljm_bench_pass.so). Prints the ratios' quartiles and,
 -- for sampled, the median start + stop time in ms.
 local mode, depth, pairs, out = arg[1], arg[2] or "10", tonumber(arg[3] or "300"), arg[4]
 jit.off()
@@ -22,11 +23,16 @@ if mode == "sampled" then
                 stacks = os.getenv("LJM_BENCH_STACKS") ~= "0" or nil}
   on = function() assert(rec.start(out, opts)) end
   off = function() assert(rec.stop()) end
+elseif mode == "rec" or mode == "stacks" then
+  local rec = require("ljm.recorder")
+  local opts = mode == "stacks" and {stacks = true} or nil
+  on = function() assert(rec.start(out, opts)) end
+  off = function() assert(rec.stop()) end
 elseif mode == "pass" then
   local pass = require("ljm_bench_pass")
   on, off = pass.on, pass.off
 else
-  error("mode must be sampled or pass")
+  error("mode must be sampled, rec, stacks or pass")
 end
 local edges = {}
 local function run(wrapped)

@@ -119,6 +119,26 @@ static inline void rec_buf_byte(RecBuf *b, uint8_t v)
   *b->p++ = v;
 }
 
+/* ULEB128 of 0 < v < 2^56 at p, in 1 to 8 bytes, without a branch: the
+** 7-bit groups spread over bytes in three halving steps, the continuation
+** bits of all but the last used byte set, 8 bytes stored (little-endian)
+** and n of them kept. The caller made room for 8 bytes. */
+static inline uint8_t *rec_uleb_put56(uint8_t *p, uint64_t v)
+{
+  static const uint8_t nbytes[64] = {  /* by leading zeros of v */
+    10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
+    6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4,
+    3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+  uint64_t x = v;
+  unsigned n = nbytes[__builtin_clzll(v)];
+  x = (x & 0x000000000fffffffull) | ((x & 0x00fffffff0000000ull) << 4);
+  x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+  x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+  x |= 0x0080808080808080ull >> (8 * (8 - n));  /* n - 1 bits: a shift of 0 to 56 */
+  memcpy(p, &x, 8);
+  return p + n;
+}
+
 /* Minimal ULEB128 at p, at most 10 bytes; returns the end. The caller
 ** made room; the fast path stores 8 bytes at once (REC_EVENT_MAX leaves
 ** room for that). */
@@ -133,23 +153,7 @@ static inline uint8_t *rec_uleb_put(uint8_t *p, uint64_t v)
     p[1] = (uint8_t)(v >> 7);
     return p + 2;
   }
-  if (v < ((uint64_t)1 << 56)) {
-    /* Spread the 7-bit groups over bytes in three halving steps, set the
-    ** continuation bits of all but the last used byte, store 8 bytes
-    ** (little-endian) and keep n of them. */
-    static const uint8_t nbytes[64] = {  /* by leading zeros of v */
-      10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
-      6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4,
-      3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
-    uint64_t x = v;
-    unsigned n = nbytes[__builtin_clzll(v)];  /* 2..8 here */
-    x = (x & 0x000000000fffffffull) | ((x & 0x00fffffff0000000ull) << 4);
-    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
-    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
-    x |= 0x8080808080808080ull >> (8 * (9 - n));
-    memcpy(p, &x, 8);
-    return p + n;
-  }
+  if (v < ((uint64_t)1 << 56)) return rec_uleb_put56(p, v);
   while (v >= 0x80) {
     *p++ = (uint8_t)(v | 0x80);
     v >>= 7;
@@ -158,19 +162,11 @@ static inline uint8_t *rec_uleb_put(uint8_t *p, uint64_t v)
   return p;
 }
 
-/* The same for an address: user-space pointers of x86-64 and arm64
-** (2^42 <= v < 2^49) take 7 bytes, without counting bits. */
+/* The same for an address: any user-space pointer (0 < v < 2^56) takes
+** one path, whatever part of the address space a VM's allocator uses. */
 static inline uint8_t *rec_uleb_put_addr(uint8_t *p, uint64_t v)
 {
-  if (__builtin_expect((v >> 42) - 1 < 127, 1)) {
-    uint64_t x = v;
-    x = (x & 0x000000000fffffffull) | ((x & 0x00fffffff0000000ull) << 4);
-    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
-    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
-    x |= 0x0000808080808080ull;  /* continuation bits of bytes 0-5 */
-    memcpy(p, &x, 8);
-    return p + 7;
-  }
+  if (__builtin_expect(v - 1 < ((uint64_t)1 << 56) - 1, 1)) return rec_uleb_put56(p, v);
   return rec_uleb_put(p, v);
 }
 

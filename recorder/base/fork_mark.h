@@ -16,8 +16,9 @@
 ** vfork()-style child that shares its memory, CLONE_VM, whose allocations
 ** are the parent's heap's and belong in its stream) reads it as set.
 ** Without MADV_WIPEONFORK (Linux before 4.14) the process id tells
-** instead, which a CLONE_VM child cannot be told apart by, and
-** rec_fork_gen_cheap does not ask (no system call per allocation).
+** instead, which a CLONE_VM child cannot be told apart by, and the
+** allocator wrapper's per-call check (rec_fork_unchanged, then
+** rec_fork_gen_cheap) does not ask (no system call per allocation).
 */
 #ifndef REC_FORK_H
 #define REC_FORK_H
@@ -44,7 +45,8 @@ static inline uint32_t rec_fork_gen(void)
 }
 
 /* The same without the process-id question of a kernel without
-** MADV_WIPEONFORK (for the allocator wrapper's per-call check). */
+** MADV_WIPEONFORK (for the allocator wrapper, once rec_fork_unchanged
+** has said no). */
 static inline uint32_t rec_fork_gen_cheap(void)
 {
   uint32_t *m = __atomic_load_n(&rec_fork_mark, __ATOMIC_ACQUIRE);
@@ -53,4 +55,13 @@ static inline uint32_t rec_fork_gen_cheap(void)
   return rec_fork_gen_slow();
 }
 
+/* Is this process still of generation gen? Loads and compares only (no
+** call, no system call), for the allocator wrapper's per-call check; when
+** not, rec_fork_gen_cheap says which generation it is. */
+static inline int rec_fork_unchanged(uint32_t gen)
+{
+  uint32_t *m = __atomic_load_n(&rec_fork_mark, __ATOMIC_ACQUIRE);
+  return (!m || __atomic_load_n(m, __ATOMIC_ACQUIRE) == 1) &&
+         __atomic_load_n(&rec_fork_generation, __ATOMIC_RELAXED) == gen;
+}
 #endif

@@ -14,8 +14,8 @@
 /* The sampled session's gaps and blocks: static, so the wrapper's fast path
 ** reads it without following a pointer. Only one sampled session is live at
 ** a time; the sampler stays with the last one started until it is freed.
-** While none is live, its countdown is off and its filter full: the
-** wrapper sends every call to rec_alloc_slow (exact recordings too). */
+** While none is live, its countdown is off and its filter full: rec_alloc,
+** where it is the wrapper, sends every call to rec_alloc_slow. */
 static RecSampler sampler = {.gap = REC_SAMPLE_OFF,
                              .filter = {[0 ... REC_SAMPLE_FILTER - 1] = REC_SAMPLE_ALL}};
 static LjmRecorder *sampler_owner;
@@ -182,13 +182,22 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   return res;
 }
 
-/* The wrapper of exact recordings (rec_alloc_slow's other half). */
-static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, size_t nsize)
+static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+static void *rec_alloc_forked(void *ptr, size_t osize, size_t nsize);
+
+/* The wrapper of exact recordings (wrap): every call is written. While a
+** sampled recording is live it may still be called (a host's wrapper
+** around it, or one a host kept and put back): it hands the call to
+** rec_alloc. */
+static __attribute__((noinline)) void *rec_alloc_exact(void *ud, void *ptr, size_t osize,
+                                                      size_t nsize)
 {
   RecLoc loc;
   LjmRecorder *r;
   void *res;
   int ev;
+  if (__builtin_expect(R.sampled != NULL, 0)) return rec_alloc(ud, ptr, osize, nsize);
+  if (__builtin_expect(!rec_fork_unchanged(R.gen), 0)) return rec_alloc_forked(ptr, osize, nsize);
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
   if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
@@ -220,25 +229,35 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ptr, size_t osize, 
   return res;
 }
 
-/* The calls rec_alloc does not pass through: every call of an exact
-** recording, the written events of a sampled one, and its unwritten calls
-** that the stack walker's caches must see or that end a countdown short
-** of the sampled byte (a stop: the flush interval's clock). Allocations
-** have taken their bytes from the gap, except those of sizeof(lua_State). */
+static void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize);
+
+/* The fork check failed: a fork no handler saw, whose calls are not ours
+** to record; or the mark set again in this process (no fork of R's). */
+static __attribute__((noinline, cold)) void *
+rec_alloc_forked(void *ptr, size_t osize, size_t nsize)
+{
+  uint32_t g = rec_fork_gen_cheap();  /* sets the mark again */
+  if (g == R.gen) return rec_alloc_slow(ptr, osize, nsize);
+  forked_child(g, 0);
+  return R.orig(R.orig_ud, ptr, osize, nsize);
+}
+
+/* The calls rec_alloc does not pass through: a sampled recording's
+** written events, and its unwritten calls that the stack walker's caches
+** must see or that end a countdown short of the sampled byte (a stop: the
+** flush interval's clock); every call of an exact recording while
+** rec_alloc is the wrapper. Allocations have taken their bytes from the
+** gap, except those of sizeof(lua_State). */
 static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, size_t nsize)
 {
   LjmRecorder *r = R.sampled;
   RecSampler *sp = &sampler;
   void *res;
   int hit, tracked, stop;
-  uint32_t g = rec_fork_gen_cheap();
-  if (__builtin_expect(g != R.gen, 0)) {  /* a fork no handler saw: not ours to record */
-    forked_child(g, 0);
-    return R.orig(R.orig_ud, ptr, osize, nsize);
-  }
+  if (__builtin_expect(!rec_fork_unchanged(R.gen), 0)) return rec_alloc_forked(ptr, osize, nsize);
   if (!r) {  /* the countdown is off; again, if exit() on another thread raced a subtraction */
     sp->gap = REC_SAMPLE_OFF;
-    return rec_alloc_exact(ptr, osize, nsize);
+    return rec_alloc_exact(NULL, ptr, osize, nsize);
   }
   if (thread_new) {
     thread_new = 0;
@@ -267,8 +286,8 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
 /* The wrapper. A sampled recording's unwritten calls pass straight
 ** through: an allocation costs a compare and a subtraction from the gap,
 ** a free two compares and a load from the sampler's filter. Everything
-** else, exact recordings included, goes to rec_alloc_slow. Only tail
-** calls: no stack frame (-momit-leaf-frame-pointer, BUILD). */
+** else goes to rec_alloc_slow. Only tail calls: no stack frame
+** (-momit-leaf-frame-pointer, BUILD). */
 static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   RecSampler *sp = &sampler;
@@ -282,27 +301,37 @@ static void *rec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   return rec_alloc_slow(ptr, osize, nsize);
 }
 
-/* Puts the wrapper on L's VM, once. */
-REC_API void wrap(lua_State *L)
+/* Our two wrappers: either records every session right, the other one
+** only costs more. */
+static int ours(lua_Alloc f)
 {
-if (!R.wrapped) {
+  return f == rec_alloc || f == rec_alloc_exact;
+}
+
+/* Puts a wrapper on L's VM, once, and makes ours the one for the session
+** starting (our other one, where it is on the VM, is swapped): rec_alloc
+** for a sampled one (its fast path), rec_alloc_exact for an exact one. */
+REC_API void wrap(lua_State *L, int sampled)
+{
   void *ud;
+  lua_Alloc want = sampled ? rec_alloc : rec_alloc_exact;
   lua_Alloc cur = lua_getallocf(L, &ud);
   /* Our own wrapper, put back by a host that kept it from an earlier
-  ** recording: it still wraps R.orig; wrapping it again would recurse. */
-  if (cur != rec_alloc) {
+  ** recording, still wraps R.orig: wrapping it again would recurse. A
+  ** host's wrapper around ours stays, and so does ours inside it. */
+  if (!R.wrapped && !ours(cur)) {
     R.orig = cur;
     R.orig_ud = ud;
-    lua_setallocf(L, rec_alloc, NULL);
+    cur = NULL;
   }
+  if (!cur || (ours(cur) && cur != want)) lua_setallocf(L, want, NULL);
   R.wrapped = 1;
-}
 }
 
 REC_API void unwrap(lua_State *L)
 {
   void *ud;
-  if (R.wrapped && lua_getallocf(L, &ud) == rec_alloc) {
+  if (R.wrapped && ours(lua_getallocf(L, &ud))) {
     lua_setallocf(L, R.orig, R.orig_ud);
     R.wrapped = 0;
   }

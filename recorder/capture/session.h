@@ -107,7 +107,7 @@ REC_API void end_all(void);
 REC_API void live_changed(void);
 REC_API void session_kill(LjmRecorder *r);
 REC_API void stacks_update(void);
-REC_API void wrap(lua_State *L);
+REC_API void wrap(lua_State *L, int sampled);
 REC_API void unwrap(lua_State *L);
 
 /* sinks.c: where a stream's bytes go. */

@@ -190,7 +190,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
     R.atexit_done = 1;
   }
   rec_stream_begin(&r->st, g);
-  wrap(L);
+  wrap(L, r->sample != 0);
   R.g = g;
   r->live = 1;
   R.nlive++;

@@ -31,7 +31,10 @@ print(string.format("module_finalizers: %d refused (EDEADLK), %d not, running %s
 
 -- A host that kept the recorder's wrapper (lua_getallocf while it
 -- recorded) and puts it back after the stop: the next start must not wrap
--- the wrapper in itself (it recursed until the stack overflowed).
+-- the wrapper in itself (it recursed until the stack overflowed). The
+-- recorder has two wrappers (sampled, exact): a kept one of either kind
+-- is taken back by a start of the other, and the last stop leaves the
+-- VM's own allocator.
 do
   local ffi = require "ffi"
   ffi.cdef [[
@@ -42,14 +45,31 @@ do
   local ok, got = coroutine.resume(coroutine.create(function()
     local L = ffi.cast("void *", tonumber(tostring(coroutine.running()):match("0x%x+")))
     local ud = ffi.new("void *[1]")
+    local function addr(f) return tonumber(ffi.cast("uintptr_t", f)) end
+    local function churn()
+      local t = {}
+      for i = 1, 1000 do t[i % 10 + 1] = {i} end
+    end
+    local own = addr(ffi.C.lua_getallocf(L, ud))
     assert(rec.start(dir .. "/kept1.ljm", {sample = 1}))
     local kept, kept_ud = ffi.C.lua_getallocf(L, ud), ud[0]
     assert(rec.stop())
     ffi.C.lua_setallocf(L, kept, kept_ud)
     assert(rec.start(dir .. "/kept2.ljm", {sample = 1}))
-    local t = {}
-    for i = 1, 1000 do t[i % 10 + 1] = {i} end
+    churn()
     assert(rec.stop())
+    -- the exact wrapper kept and put back, then a sampled start, an exact one
+    assert(rec.start(dir .. "/kept3.ljm"))
+    kept, kept_ud = ffi.C.lua_getallocf(L, ud), ud[0]
+    assert(rec.stop())
+    ffi.C.lua_setallocf(L, kept, kept_ud)
+    assert(rec.start(dir .. "/kept4.ljm", {sample = 1}))
+    churn()
+    assert(rec.stop())
+    assert(rec.start(dir .. "/kept5.ljm"))
+    churn()
+    assert(rec.stop())
+    assert(addr(ffi.C.lua_getallocf(L, ud)) == own, "the VM's own allocator back")
     return true
   end))
   print("module_finalizers: wrapper put back: " .. (ok and got == true and "ok" or tostring(got)))
