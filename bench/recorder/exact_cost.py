@@ -23,7 +23,8 @@ usage: PYTHONPATH=tests/lib python3 bench/recorder/exact_cost.py [--pairs N] [--
    whole process (cachegrind), and outside the VM's own code (callgrind:
    the recorder's memory moves LuaJIT's arena and with it the work of the
    VM's allocator, tests/lib/valgrind_count.py). --so-b adds a second
-   recorder.so.
+   recorder.so. Then ljm record (--tool, --tool-b) on luacheck in each
+   mode, whole processes, over plain luajit's, per allocator call.
 """
 import os
 import random
@@ -129,6 +130,24 @@ def instructions(sos, out):
         shutil.rmtree(tmp)
 
 
+def luacheck_instructions(tools, out):
+    """Instructions per allocator call of ljm record on luacheck, whole processes."""
+    import valgrind_count  # the tests' library: PYTHONPATH=tests/lib
+    args = WORKLOADS["luacheck"][1]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C"}
+    base = valgrind_count.instructions(["luajit"] + args, env)
+    print("3. instructions per allocator call: ljm record on luacheck over /usr/share/lua/5.1,"
+          " whole process, over luajit's %s" % format(base, ","))
+    for tname, tool in tools:
+        calls = None
+        for mode in ("standard", "stacks", "sampled"):
+            n = valgrind_count.instructions([tool, "record"] + MODES[mode] + ["-o", out] + args, env)
+            if mode == "standard":
+                calls = events(out)
+            print("  %-3s %-8s %14s instructions, %7.1f a call (%d calls)"
+                  % ("B" if tname else "A", mode, format(n, ","), (n - base) / calls, calls))
+
+
 def main():
     pairs = int(arg("--pairs", "11"))
     tool = os.path.abspath(arg("--tool", os.path.join(ROOT, "bazel-bin", "cli", "ljm")))
@@ -143,6 +162,7 @@ def main():
             so = arg("--so", os.path.join(ROOT, "bazel-bin", "recorder", "ljm", "recorder.so"))
             sos = [("A", so)] + ([("B", arg("--so-b", ""))] if "--so-b" in sys.argv else [])
             instructions(sos, out)
+            luacheck_instructions(tools, out)
             return
         for work in arg("--workloads", "bt,luacheck").split(","):
             whole_runs(work, modes, tools, pairs, out)
