@@ -1,4 +1,4 @@
-"""budget_test.py LJM RECORDER_SO GEN_BIG DRIVER_LUA BINARY_TREES_LUA BUDGETS [--update]
+"""budget_test.py LJM RECORDER_SO GEN_BIG FIXED_SEED_SO DRIVER_LUA BINARY_TREES_LUA BUDGETS [--update]
 
 The cost guard: counts instructions (valgrind: the same count for the same
 binaries, input and environment; tests/lib/valgrind_count.py) and fails
@@ -14,7 +14,8 @@ costs cancels out):
       require "ljm.recorder": the exact standard stream, the exact one with
       stacks, and {sample = "512k", stacks = true} with a fixed seed;
       counted outside the VM's own code (valgrind_count.beside_vm), in a
-      fixed environment;
+      fixed environment, with LuaJIT's string hash seeded the same every run
+      (FIXED_SEED_SO), per call the VM made to the mode's allocator;
   report/pprof/heaptrack  instructions per event of `ljm report`, `ljm
       convert -o X.pb.gz` and `ljm convert -o X.heaptrack.zst` on gen_big's
       extended stream (--stacks, 20,000 and 60,000 iterations), every
@@ -61,7 +62,20 @@ def events(path):
     return len(st.events)
 
 
-def recorder_figures(so, driver, work, tmp):
+# What the clock paces rather than the calls is left out, or the figures
+# would follow the machine's speed (a loaded machine runs slower under
+# valgrind, and the same run gets more time marks): the recorder's own
+# threads (writer, ticker) and the time marks with their RSS samples.
+PACED = {"main_thread": True, "exclude": ("rec_ext_mark",)}
+
+# The allocator each mode installs: its calls from the VM are the calls the
+# figure is per, counted in each run. LuaJIT seeds its string hash at
+# random, and with it how far the collector gets before stop() (the frees
+# recorded): fixed_seed.so makes the runs repeat.
+WRAPPER = {"rec": "rec_alloc_exact", "stacks": "rec_alloc_exact", "sampled": "rec_alloc"}
+
+
+def recorder_figures(so, seed_so, driver, work, tmp):
     """Instructions per allocator call that each recording mode adds."""
     os.makedirs(os.path.join(tmp, "ljm"))
     os.symlink(os.path.abspath(so), os.path.join(tmp, "ljm", "recorder.so"))
@@ -70,21 +84,28 @@ def recorder_figures(so, driver, work, tmp):
     # keys by address count a little differently with it.
     env = testlib.vm_env({"PATH": "/usr/bin:/bin", "LANG": "C",
                           "LUA_CPATH": os.path.join(tmp, "?.so") + ";;",
-                          "LJM_BENCH_SEED": SAMPLE_SEED})
+                          "LJM_BENCH_SEED": SAMPLE_SEED,
+                          "LD_PRELOAD": os.path.abspath(seed_so)})
     out = os.path.join(tmp, "out.ljm")
     cg = os.path.join(tmp, "callgrind.out")
     depths = ("9", "10")
-    plain, calls = {}, {}
+    plain = {}
     for d in depths:
-        plain[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, "off", work, d], cg, env)
+        plain[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, "off", work, d], cg, env,
+                         **PACED)
     figs = {}
     for mode, name in (("rec", "standard"), ("stacks", "stacks"), ("sampled", "sampled")):
-        added = {}
+        added, calls = {}, {}
         for d in depths:
-            added[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, mode, work, d, out],
-                             cg, env) - plain[d]
-            if mode == "rec":
-                calls[d] = events(out)
+            n, calls[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, mode, work, d, out],
+                                cg, env, calls_to=WRAPPER[mode], **PACED)
+            added[d] = n - plain[d]
+            if mode != "sampled" and events(out) != calls[d]:  # the count is the stream's
+                sys.exit("FAIL budget_test: %s at depth %s: %d calls to %s, %d events recorded"
+                         % (mode, d, calls[d], WRAPPER[mode], events(out)))
+        if calls["10"] <= calls["9"]:
+            sys.exit("FAIL budget_test: %s: no more calls at depth 10 (%d) than at 9 (%d)"
+                     % (mode, calls["10"], calls["9"]))
         figs["recorder." + name] = (added["10"] - added["9"]) / (calls["10"] - calls["9"])
     return figs
 
@@ -145,11 +166,11 @@ def write_budgets(path, comp, figs):
 
 
 def main():
-    ljm, so, gen_big, driver, work, budgets = sys.argv[1:7]
-    update = "--update" in sys.argv[7:]
+    ljm, so, gen_big, seed_so, driver, work, budgets = sys.argv[1:8]
+    update = "--update" in sys.argv[8:]
     comp = compiler(so)
     with tempfile.TemporaryDirectory(prefix="ljm-budget-", dir="/tmp") as tmp:
-        figs = recorder_figures(so, driver, work, tmp)
+        figs = recorder_figures(so, seed_so, driver, work, tmp)
         figs.update(reader_figures(ljm, gen_big, tmp))
     if update:
         ws = os.environ.get("BUILD_WORKSPACE_DIRECTORY")

@@ -74,6 +74,7 @@ int ljm_cmd_report(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
+  ljm_model_set_reference_only(m);
   int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);
   if (worth) {  /* even after an error: what was read is kept */
     char err[256] = "";

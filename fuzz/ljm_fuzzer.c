@@ -559,6 +559,41 @@ static void fuzz_heap(const uint8_t *a, size_t alen, const uint8_t *b, size_t bl
   if (two) ljm_heapgraph_free(&graphs[1]);
 }
 
+/* The text report of m with o's options, in memory (*len bytes). */
+static char *text_report(const LjmModel *m, const LjmExportOptions *o, size_t *len)
+{
+  const LjmExporter *e = ljm_exporter_by_name("convert", "text");
+  char *buf = NULL, err[256];
+  FILE *f = open_memstream(&buf, len);
+  CHECK(e != NULL && f != NULL);
+  void *st = e->begin(o, f, err, sizeof(err));
+  CHECK(st != NULL && e->finish(st, m, err, sizeof(err)) == 0);
+  CHECK(fclose(f) == 0);
+  return buf;
+}
+
+/* `ljm report`'s model (ljm_model_set_reference_only) stops where the whole
+** model stops, with the same status, and prints the same report as full. */
+static void check_reference_only(const uint8_t *data, size_t size, const LjmModel *full,
+                                 LjmStatus full_st, const LjmExportOptions *o)
+{
+  LjmModel *m = ljm_model_new();
+  LjmInput *in = ljm_input_mem(data, size);
+  CHECK(m != NULL && in != NULL);
+  ljm_model_set_reference_only(m);
+  LjmDiag d;
+  CHECK(ljm_model_load(m, in, "fuzz.ljm", &d) == full_st);
+  CHECK(ljm_model_stream(m)->bytes == ljm_model_stream(full)->bytes);
+  CHECK(ljm_model_totals(m)->events == ljm_model_totals(full)->events);
+  size_t na, nb;
+  char *a = text_report(full, o, &na), *b = text_report(m, o, &nb);
+  CHECK(na == nb && memcmp(a, b, na) == 0);
+  free(a);
+  free(b);
+  ljm_input_close(in);
+  ljm_model_free(m);
+}
+
 /* The stream through the model, the streaming exporters and every other. */
 static void fuzz_stream(const uint8_t *data, size_t size)
 {
@@ -598,6 +633,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++)
     if ((*e)->begin && !(*e)->streaming && ((*e)->reads & LJM_READS_PROFILE))
       export_once(*e, m, &o, n);
+  check_reference_only(data, size, m, st, &o);
   ljm_input_close(in);
   ljm_model_free(m);
   /* The outputs of the stream's bytes (write_stream), each on its own reading. */

@@ -266,7 +266,7 @@ static void refuse(LjmModel *m, const LjmRawEvent *ev, const char *what, uint64_
 
 /* Sizes no address space holds, or byte totals past what the views keep
 ** exact (LJM_SIZE_MAX, LJM_TOTAL_MAX). */
-static int impossible(LjmModel *m, const LjmRawEvent *ev)
+static inline __attribute__((always_inline)) int impossible(LjmModel *m, const LjmRawEvent *ev)
 {
   if (ev->kind != LJM_RAW_ALLOC) {
     if (ev->osize > LJM_SIZE_MAX) {
@@ -442,9 +442,72 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   }
 }
 
+/* impossible() for an exact stream: one test in the usual case, the same
+** refusals (by impossible itself) otherwise. */
+static inline int impossible_exact(LjmModel *m, const LjmRawEvent *ev)
+{
+  uint64_t os = ev->kind != LJM_RAW_ALLOC ? ev->osize : 0;
+  uint64_t ns = ev->kind != LJM_RAW_FREE ? ev->nsize : 0;
+  uint64_t sf = m->sum_free + os, sa = m->sum_alloc + ns;
+  if (__builtin_expect((os | ns) <= LJM_SIZE_MAX && (sf | sa) <= LJM_TOTAL_MAX, 1)) {
+    m->sum_free = sf;
+    m->sum_alloc = sa;
+    return 0;
+  }
+  return impossible(m, ev);
+}
+
+/* The reference report's event (ljm_model_set_reference_only) in an exact
+** stream whose blocks are owned by sites: the live map and the report's
+** rows only, the same refusals as apply. */
+static inline __attribute__((always_inline)) void apply_reference(LjmModel *m,
+                                                                  const LjmRawEvent *ev,
+                                                                  uint64_t okey, uint64_t nkey)
+{
+  if (m->oom || m->bad || impossible_exact(m, ev)) return;
+  uint32_t li = loc_of(m, ev->loc.addr, ev->loc.line, ev->loc.traceno);
+  if (li == NONE) return;
+  uint32_t si = m->locs[li].name_gen == m->gen ? m->locs[li].site
+                                                : ljm_names_site_of(m, li);
+  if (si == NONE) return;
+  LjmBlock old;
+  int had_old = 0;
+  LjmWeights w = { 1, ev->nsize, 1, ev->osize, 0 };
+  if (ev->kind != LJM_RAW_ALLOC) {
+    if ((had_old = ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &old))) w.obb = old.size;
+    else m->totals.unattributed_frees++;
+  }
+  if (ev->kind != LJM_RAW_FREE) {
+    LjmBlock dropped;
+    if (ljm_addrmap_put_key(&m->blocks, ev->naddr, nkey, ev->nsize, si, &dropped) < 0) {
+      m->oom = 1;
+      return;
+    }
+  }
+  m->totals.frees += ev->kind == LJM_RAW_FREE;
+  m->totals.allocs += ev->kind == LJM_RAW_ALLOC;
+  m->totals.reallocs += ev->kind == LJM_RAW_REALLOC;
+  ljm_refagg_event(m, ev, li, &old, had_old, &w);
+  m->totals.events++;
+}
+
+/* Whether events take apply_reference, decided at the first event and kept
+** (an extended stream's blocks are owned by ctxs in apply, by sites here):
+** exact streams, stacks or not, without slices or a listener. */
+static inline int reference_path(LjmModel *m)
+{
+  if (__builtin_expect(!m->path, 0))
+    m->path = m->reference_only && !m->rate && !m->slice_events && !m->listener ? 1 : 2;
+  return m->path == 1;
+}
+
 static void on_event(void *ud, const LjmRawEvent *ev)
 {
-  apply(ud, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
+  LjmModel *m = ud;
+  if (reference_path(m))
+    apply_reference(m, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
+  else
+    apply(m, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
 }
 
 /* Prefetches the map buckets event i of a batch will use. */
@@ -459,9 +522,9 @@ static inline void prefetch_event(const LjmModel *m, const LjmRawEvent *e, uint6
 ** AHEAD events before it is applied, so the misses overlap (not all of a
 ** batch at once: the fetches beyond what the core tracks would be lost). */
 #define AHEAD 12
-static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
+static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const LjmRawEvent *evs,
+                                                              size_t n, int reference)
 {
-  LjmModel *m = ud;
   uint64_t okey[64], nkey[64];
   while (n > 0) {
     size_t k = n < 64 ? n : 64;
@@ -472,11 +535,19 @@ static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
     for (size_t i = 0; i < k && i < AHEAD; i++) prefetch_event(m, &evs[i], okey[i], nkey[i]);
     for (size_t i = 0; i < k; i++) {
       if (i + AHEAD < k) prefetch_event(m, &evs[i + AHEAD], okey[i + AHEAD], nkey[i + AHEAD]);
-      apply(m, &evs[i], okey[i], nkey[i]);
+      if (reference) apply_reference(m, &evs[i], okey[i], nkey[i]);
+      else apply(m, &evs[i], okey[i], nkey[i]);
     }
     evs += k;
     n -= k;
   }
+}
+
+static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
+{
+  LjmModel *m = ud;
+  if (reference_path(m)) apply_batch(m, evs, n, 1);
+  else apply_batch(m, evs, n, 0);
 }
 
 /* -- Decoder wiring ------------------------------------------------------- */
@@ -679,6 +750,8 @@ void ljm_model_set_slices(LjmModel *m, uint32_t events)
   m->slice_events = events;
   m->ctx_owners = m->stacks || events;
 }
+
+void ljm_model_set_reference_only(LjmModel *m) { m->reference_only = 1; }
 
 void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud)
 {

@@ -259,6 +259,12 @@ typedef struct LjmListener {
   void (*on_time)(void *ud, const LjmModel *m, uint64_t usec);
 } LjmListener;
 
+/* Keeps only what the reference report reads (ljm_model_rows, the heap
+** summary, aliases and the totals' event counts): sites' and nodes' figures,
+** peaks and the live totals stay empty, so an exact stream loads faster.
+** Call before decoding. */
+void ljm_model_set_reference_only(LjmModel *m);
+
 /* Registers a listener (at most one; NULL removes it). Call before decoding. */
 void ljm_model_set_listener(LjmModel *m, const LjmListener *l, void *ud);
 /* Cuts the stream into slices for a listener that places blocks in time:

@@ -325,4 +325,22 @@ check(p.returncode == 2 and one_line(p), "--traces=nope: %d %r" % (p.returncode,
 p = run(["report", t])
 check(p.returncode == 0 and p.stderr == b"", "no note where traces hold little: %r" % p.stderr)
 
+# `ljm report` keeps only what the report needs (ljm_model_set_reference_only);
+# `ljm convert -f text` builds the whole model. Both print the same report,
+# with the same exit status, on every stream here: standard, stacked, timed,
+# sampled, cut short, refused mid-way (sizes and totals past the limits).
+streams = sorted(os.path.join(d, f) for d in (SYN, os.path.join(DATA, "v3"),
+                                               os.path.join(DATA, "ext"),
+                                               os.path.join(DATA, "fuzz"))
+                 for f in os.listdir(d) if f.endswith(".ljm"))
+check(len(streams) >= 40, "streams for the report/convert comparison: %d" % len(streams))
+for f in streams:
+    for opts in ([], ["--leak-only"], ["--human-readable"]):
+        r = run(["report", "-q"] + opts + [f])
+        c = run(["convert", "-q", "-f", "text"] + opts + ["-o", "-", f])
+        check(r.returncode == c.returncode and r.stdout == c.stdout,
+              "report %s %s: as convert -f text (exit %d and %d, %d and %d bytes)"
+              % (" ".join(opts), os.path.basename(f), r.returncode, c.returncode,
+                 len(r.stdout), len(c.stdout)))
+
 sys.exit(check.done(minimum=100))
