@@ -3,7 +3,7 @@
 # an earlier run copied (the list is kept in PREFIX/share/ljmkit/installed).
 # scripts/install.sh builds and calls it; tests call it with built files.
 #
-#   install-files.sh PREFIX LJM_BINARY RECORDER_SO MAN_PAGE
+#   install-files.sh PREFIX LJM_BINARY RECORDER_SO CHECK_CORE_SO CHECK_LUA MAN_PAGE
 #   install-files.sh --uninstall PREFIX
 set -euo pipefail
 
@@ -26,9 +26,9 @@ if [ "${1:-}" = "--uninstall" ]; then
   exit 0
 fi
 
-prefix=${1:?usage: install-files.sh PREFIX LJM_BINARY RECORDER_SO MAN_PAGE}
-ljm=$2 so=$3 man=$4
-for f in "$ljm" "$so" "$man"; do
+prefix=${1:?usage: install-files.sh PREFIX LJM_BINARY RECORDER_SO CHECK_CORE_SO CHECK_LUA MAN_PAGE}
+ljm=$2 so=$3 core=$4 check=$5 man=$6
+for f in "$ljm" "$so" "$core" "$check" "$man"; do
   [ -f "$f" ] || { echo "install: $f: not found" >&2; exit 1; }
 done
 
@@ -55,10 +55,13 @@ put() {  # put SRC DEST MODE
 }
 put "$ljm" "$prefix/bin/ljm" 755
 put "$so" "$prefix/lib/lua/5.1/ljm/recorder.so" 644
+put "$core" "$prefix/lib/lua/5.1/ljm/check_core.so" 644
+put "$check" "$prefix/share/lua/5.1/ljm/check.lua" 644
 put "$man" "$prefix/share/man/man1/ljm.1" 644
 printf '%s\n' "${files[@]}" >"$list"
 # Directories made by this run, and still those made by an earlier one.
 { [ -f "$list.dirs" ] && cat "$list.dirs"; [ ${#dirs[@]} -gt 0 ] && printf '%s\n' "${dirs[@]}"; } \
   | sort -u >"$list.dirs.new" || true
 mv "$list.dirs.new" "$list.dirs"
-echo "install: $prefix/bin/ljm, $prefix/lib/lua/5.1/ljm/recorder.so, $prefix/share/man/man1/ljm.1" >&2
+echo "install: $prefix/bin/ljm, $prefix/lib/lua/5.1/ljm/recorder.so and check_core.so," \
+  "$prefix/share/lua/5.1/ljm/check.lua, $prefix/share/man/man1/ljm.1" >&2

@@ -5,7 +5,8 @@ README.md and every doc/*.md page, and every other Markdown file of the
 repository for links:
 * every ```sh block runs, as written, in a scratch directory per page that
   holds the repository's files at their relative paths, with `ljm` on PATH
-  (and as bazel-bin/cli/ljm, the module as bazel-bin/recorder/ljm/recorder.so):
+  (and as bazel-bin/cli/ljm, the modules as bazel-bin/recorder/ljm/recorder.so
+  and bazel-bin/check/ljm/check_core.so):
   a page's blocks run in order, each under `set -e`, and must exit 0;
 * a line of any other block that names a file of the repository (a
   command shown, not run: a GUI, a server, an install) is one of the
@@ -14,7 +15,7 @@ repository for links:
 * every relative link resolves, and its #anchor names a heading there;
 * nothing points at ../shared (a user's clone has no such folder).
 
-usage: docs_test.py LJM RECORDER_SO README.md [PAGE.md ...]
+usage: docs_test.py LJM RECORDER_SO CHECK_CORE_SO README.md [PAGE.md ...]
 The repository is found from README.md (Bazel's runfiles link to it)."""
 import os
 import re
@@ -23,9 +24,9 @@ import subprocess
 import sys
 import tempfile
 
-ljm, so, readme = (os.path.abspath(a) for a in sys.argv[1:4])
+ljm, so, core, readme = (os.path.abspath(a) for a in sys.argv[1:5])
 root = os.path.dirname(os.path.realpath(readme))
-pages = [os.path.realpath(p) for p in [readme] + sys.argv[4:]]
+pages = [os.path.realpath(p) for p in [readme] + sys.argv[5:]]
 failures = []
 checks = 0
 
@@ -152,6 +153,8 @@ def scratch_dir():
     os.makedirs(os.path.join(d, "bazel-bin", "recorder", "ljm"))
     os.symlink(ljm, os.path.join(d, "bazel-bin", "cli", "ljm"))
     os.symlink(so, os.path.join(d, "bazel-bin", "recorder", "ljm", "recorder.so"))
+    os.makedirs(os.path.join(d, "bazel-bin", "check", "ljm"))
+    os.symlink(core, os.path.join(d, "bazel-bin", "check", "ljm", "check_core.so"))
     os.makedirs(os.path.join(d, ".bin"))
     os.symlink(ljm, os.path.join(d, ".bin", "ljm"))
     return d

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """install_test.py -- scripts/install-files.sh (the copying half of
-scripts/install.sh) under a scratch prefix: the three files with their
-modes, the installed ljm and Lua module working from there (a zstd
-recording through the module read back by the installed ljm), a second
+scripts/install.sh) under a scratch prefix: the five files with their
+modes, the installed ljm and Lua modules working from there (a zstd
+recording through the module read back by the installed ljm; ljm.check
+found on LuaJIT's paths under the prefix and passing a clean function), a second
 install over the first, and --uninstall removing exactly what was
 installed (a file and a directory that were there before stay).
 
-usage: install_test.py INSTALL_FILES LJM RECORDER_SO MAN_PAGE"""
+usage: install_test.py INSTALL_FILES LJM RECORDER_SO CHECK_CORE_SO CHECK_LUA MAN_PAGE"""
 import os
 import stat
 import subprocess
@@ -19,7 +20,7 @@ from checks import Checks
 # module (with --config=asan, the sanitizer runtime preloaded).
 import testlib
 
-script, ljm, so, man = sys.argv[1:5]
+script, ljm, so, core, check_lua, man = sys.argv[1:7]
 check = Checks("install")
 prefix = os.path.join(os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp(), "prefix")
 os.makedirs(os.path.join(prefix, "bin"))
@@ -37,9 +38,11 @@ def tree():
                   for d, ds, fs in os.walk(prefix) for f in fs + ds)
 
 
-p = sh(prefix, ljm, so, man)
+p = sh(prefix, ljm, so, core, check_lua, man)
 check(p.returncode == 0, "install: exit %d %r" % (p.returncode, p.stderr))
-want = {"bin/ljm": 0o755, "lib/lua/5.1/ljm/recorder.so": 0o644, "share/man/man1/ljm.1": 0o644}
+want = {"bin/ljm": 0o755, "lib/lua/5.1/ljm/recorder.so": 0o644,
+        "lib/lua/5.1/ljm/check_core.so": 0o644, "share/lua/5.1/ljm/check.lua": 0o644,
+        "share/man/man1/ljm.1": 0o644}
 for rel, mode in want.items():
     path = os.path.join(prefix, rel)
     ok = os.path.isfile(path) and stat.S_IMODE(os.stat(path).st_mode) == mode
@@ -62,8 +65,15 @@ p = subprocess.run([bin_ljm, "report", "-q", rec], capture_output=True, text=Tru
 check(p.returncode == 0 and "ALLOCATIONS" in p.stdout and p.stderr == "",
       "installed ljm reads the module's .zst recording: %r" % p.stderr)
 
+lua = ('local check = require "ljm.check"; local ok, r = check.no_leak(function() '
+       'local t = {} for i = 1, 100 do t[i] = i end end); assert(ok, r); print("check: ok")')
+env["LUA_PATH"] = os.path.join(prefix, "share/lua/5.1/?.lua") + ";;"
+p = subprocess.run(["luajit", "-e", lua], capture_output=True, text=True, env=env)
+check(p.returncode == 0 and "check: ok" in p.stdout,
+      "luajit finds the installed ljm.check: %r" % (p.stdout + p.stderr)[-500:])
+
 # Again over the first install, then uninstall.
-p = sh(prefix, ljm, so, man)
+p = sh(prefix, ljm, so, core, check_lua, man)
 check(p.returncode == 0, "second install: exit %d" % p.returncode)
 p = sh("--uninstall", prefix)
 check(p.returncode == 0, "uninstall: exit %d %r" % (p.returncode, p.stderr))
@@ -71,7 +81,7 @@ check(tree() == before, "uninstall leaves what was there before, only: %r" % tre
 p = sh("--uninstall", prefix)
 check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "nothing" in p.stderr,
       "uninstall with nothing installed: exit %d %r" % (p.returncode, p.stderr))
-p = sh(prefix, "/nonexistent/ljm", so, man)
+p = sh(prefix, "/nonexistent/ljm", so, core, check_lua, man)
 check(p.returncode == 1 and not os.path.exists(os.path.join(prefix, "share")),
       "a missing file installs nothing: exit %d" % p.returncode)
 sys.exit(check.done())

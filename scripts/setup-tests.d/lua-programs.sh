@@ -2,7 +2,8 @@
 # Installs the Lua programs nobody here wrote that tests/real_programs_test
 # records under `luajit`: Debian's luacheck (lua-check, run over
 # penlight's sources), ldoc, and the C modules lua-cjson and lua-lpeg
-# (loaded after a recording starts). Idempotent; prints nothing when
+# (loaded after a recording starts); and busted (lua-busted), the test
+# runner check/tests/check_test runs a spec with. Idempotent; prints nothing when
 # everything is present, one "setup: installing ..." line on stderr when it
 # installs.
 set -euo pipefail
@@ -13,6 +14,7 @@ packages=(
   lua-ldoc      # ldoc: a documentation generator
   lua-cjson     # cjson.so: a C module that allocates through Lua
   lua-lpeg      # lpeg.so: a C module whose matches build Lua tables
+  lua-busted    # busted: the test runner ljm.busted plugs into
 )
 
 # shellcheck source=../setup-lib.sh
