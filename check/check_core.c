@@ -2,17 +2,20 @@
 ** that ljm.check made (check/ljm/check.lua) and returns what its reports
 ** name, as Lua tables.
 **
-**   core.analyze(path, what, max) -> table | nil, message
+**   core.analyze(path, what, max [, own]) -> table | nil, message
 **     what  "inuse": the blocks live at the end of the recording (what the
 **           recorded iterations left behind); "peak": the blocks live when
 **           the recorded heap peaked
 **     max   rows of each list (lines, stacks), largest first
+**     own   the checker's source file: blocks whose innermost Lua frame
+**           with a file is there (its collections, its loop) are left out
 **   table:
 **     events      allocation events recorded
 **     heap_peak   most bytes the Lua heap held above where it stood when the
 **                 recording began (every allocation minus every free, freed
 **                 blocks from before the recording included)
-**     bytes, blocks   totals of the list's figure (inuse or peak)
+**     bytes, blocks   totals of the figure (inuse or peak), all blocks
+**     program_bytes, program_blocks   the same without the checker's own
 **     lines       { {name = "leaky.lua:12", func = "leak", bytes, blocks}, ... }
 **     stacks      { {frames = {"main chunk (t.lua)", ..., "t.lua:12"},
 **                    files = {"t.lua", ...} (each frame's source file, or ""),
@@ -64,20 +67,48 @@ static void figure(const LjmFigures *f, int peak, uint64_t *bytes, uint64_t *blo
   *blocks = peak ? f->peak_count : f->inuse_count;
 }
 
-/* The n ids' rows with a non-zero figure, largest first, in *out (freed by
-** the caller); their count, or -1 when out of memory. */
-static long rows_of(const LjmModel *m, size_t n, int nodes, int peak, Row **out)
+/* Which nodes are the checker's own: their innermost Lua frame with a file
+** is in the file 'own' (a collection it runs, its loop). Nodes come parents
+** first, so each takes its own frame's verdict or its parent's. *out: a
+** flag per node (freed by the caller); -1 when out of memory. */
+static int own_nodes(const LjmModel *m, const char *own, uint8_t **out)
 {
-  Row *r = malloc((n ? n : 1) * sizeof(*r));
+  size_t n = ljm_model_nnodes(m);
+  uint8_t *o = calloc(n ? n : 1, 1);
+  if (!o) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const LjmNode *nd = ljm_model_node(m, (uint32_t)i);
+    const LjmSite *s = nd->site != LJM_NO_SITE ? ljm_model_site(m, nd->site) : NULL;
+    if (nd->kind == LJM_NODE_FRAME && s && s->kind == LJM_SITE_LUA && s->file[0])
+      o[i] = own && !strcmp(s->file, own);
+    else if (nd->parent != LJM_NO_NODE)
+      o[i] = o[nd->parent];
+  }
+  *out = o;
+  return 0;
+}
+
+/* The rows with a non-zero figure, largest first, in *out (freed by the
+** caller): one per node not the checker's own, or (sites) one per site
+** summing those nodes; their count, or -1 when out of memory. */
+static long rows_of(const LjmModel *m, const uint8_t *own, int sites, int peak, Row **out)
+{
+  size_t nn = ljm_model_nnodes(m), n = sites ? ljm_model_nsites(m) : nn;
+  Row *r = calloc(n ? n : 1, sizeof(*r));
   size_t k = 0;
   if (!r) return -1;
-  for (size_t i = 0; i < n; i++) {
-    const LjmFigures *f = nodes ? ljm_model_node_self(m, (uint32_t)i)
-                                : &ljm_model_site(m, (uint32_t)i)->fig;
-    Row x = { (uint32_t)i, 0, 0 };
-    figure(f, peak, &x.bytes, &x.blocks);
-    if (x.bytes) r[k++] = x;
+  for (size_t i = 0; i < n; i++) r[i].id = (uint32_t)i;
+  for (size_t i = 0; i < nn; i++) {
+    const LjmNode *nd = ljm_model_node(m, (uint32_t)i);
+    uint64_t bytes, blocks;
+    if (own[i] || (sites && nd->site == LJM_NO_SITE)) continue;
+    figure(ljm_model_node_self(m, (uint32_t)i), peak, &bytes, &blocks);
+    Row *x = &r[sites ? nd->site : i];
+    x->bytes += bytes;
+    x->blocks += blocks;
   }
+  for (size_t i = 0; i < n; i++)
+    if (r[i].bytes) r[k++] = r[i];
   qsort(r, k, sizeof(*r), row_order);
   *out = r;
   return (long)k;
@@ -149,6 +180,7 @@ static int analyze(lua_State *L)
   const char *path = luaL_checkstring(L, 1);
   const char *what = luaL_checkstring(L, 2);
   int max = (int)luaL_optinteger(L, 3, 5);
+  const char *own = luaL_optstring(L, 4, NULL);
   int peak = !strcmp(what, "peak");
   if (!peak && strcmp(what, "inuse")) return luaL_argerror(L, 2, "'inuse' or 'peak'");
   if (max < 0) max = 0;
@@ -178,8 +210,9 @@ static int analyze(lua_State *L)
     return 2;
   }
   Row *sites = NULL, *nodes = NULL;
-  long ns = rows_of(m, ljm_model_nsites(m), 0, peak, &sites);
-  long nn = ns < 0 ? -1 : rows_of(m, ljm_model_nnodes(m), 1, peak, &nodes);
+  uint8_t *mine = NULL;
+  long ns = own_nodes(m, own, &mine) ? -1 : rows_of(m, mine, 1, peak, &sites);
+  long nn = ns < 0 ? -1 : rows_of(m, mine, 0, peak, &nodes);
   const LjmTotals *t = ljm_model_totals(m);
   uint64_t bytes, blocks;
   figure(&t->fig, peak, &bytes, &blocks);
@@ -190,6 +223,13 @@ static int analyze(lua_State *L)
     set_num(L, "heap_peak", (double)bal.peak);
     set_num(L, "bytes", (double)bytes);
     set_num(L, "blocks", (double)blocks);
+    uint64_t pb = 0, pk = 0;  /* the program's: all but the checker's own */
+    for (long i = 0; i < nn; i++) {
+      pb += nodes[i].bytes;
+      pk += nodes[i].blocks;
+    }
+    set_num(L, "program_bytes", (double)pb);
+    set_num(L, "program_blocks", (double)pk);
     push_lines(L, m, sites, ns, max);
     lua_setfield(L, -2, "lines");
     bad = push_stacks(L, m, nodes, nn, max) != 0;
@@ -197,6 +237,7 @@ static int analyze(lua_State *L)
   }
   free(sites);
   free(nodes);
+  free(mine);
   ljm_model_free(m);
   if (bad) return luaL_error(L, "ljm.check: out of memory");
   return 1;

@@ -1,9 +1,10 @@
 -- no_leak_bench.lua [RUNS] -- ljm.check.no_leak's false positives and
 -- cost (not a test: it prints figures). Runs check.no_leak RUNS times
 -- (100) on each clean workload of check/tests/workloads.lua, JIT on and off,
--- and prints the failures of each; then times no_leak's default 100
--- iterations of a function that takes about 1 ms, against the function's
--- own 103 calls.
+-- and prints the failures of each; then, for leaks every P calls (P from
+-- 2 to 20), at how many of the P phases of the call counter no_leak misses
+-- them; then times no_leak's default 100 iterations of a function that
+-- takes about 1 ms, against the function's own 103 calls.
 --
 --   LUA_PATH='check/?.lua;;' LUA_CPATH='bazel-bin/recorder/?.so;bazel-bin/check/?.so;;' \
 --     luajit bench/check/no_leak_bench.lua 100
@@ -38,6 +39,20 @@ for _, mode in ipairs({ "on", "off" }) do
   end
 end
 print(string.format("all: %d false positives in %d runs", failed, total))
+
+-- Leaks every P calls, at each phase of the counter.
+for _, p in ipairs({ 2, 5, 8, 10, 12, 15, 20 }) do
+  local missed = 0
+  for phase = 0, p - 1 do
+    local kept, calls = {}, phase
+    local ok = check.no_leak(function()
+      calls = calls + 1
+      if calls % p == 0 then kept[#kept + 1] = { calls } end
+    end)
+    if ok then missed = missed + 1 end
+  end
+  print(string.format("a leak every %2d calls: missed at %d of %d phases", p, missed, p))
+end
 
 -- A function of about 1 ms (JIT off, so it stays about that long).
 jit.off()

@@ -122,7 +122,9 @@ elseif case == "errors" then
     expect(not ok and tostring(err):find(want, 1, true), "usage error %q: %s", want, tostring(err))
   end
   usage(function() check.no_leak(42) end, "fn must be a function, not number")
-  usage(function() check.no_leak(function() end, { iterations = 9 }) end, "at least 10, not 9")
+  usage(function() check.no_leak(function() end, { iterations = 9 }) end, "from 10 to 1000000, not 9")
+  usage(function() check.no_leak(function() end, { iterations = math.huge }) end, "iterations must be")
+  usage(function() check.no_leak(function() end, { rows = "all" }) end, 'rows must be a whole number from 0 to 1000, not "all"')
   usage(function() check.limit_memory("lots", function() end) end, "must be bytes")
   -- An error inside fn comes back with its traceback; nothing keeps
   -- recording and a stopped collector stays stopped.
@@ -142,6 +144,10 @@ elseif case == "errors" then
   expect(not rec.is_running(), "a recording left running after no_leak's error")
   expect(collectgarbage("isrunning") == false, "no_leak restarted a stopped collector")
   expect(not jit or jit.status() == jit_was, "no_leak left the JIT %s", jit and tostring(jit.status()))
+  -- An error object that is not a string comes back as it is.
+  local obj = { code = 42 }
+  ok, err = pcall(check.no_leak, function() error(obj) end)
+  expect(not ok and err == obj, "the error object: %s", tostring(err))
   ok, err = pcall(check.limit_memory, "1MB", boom)
   expect(not ok and err:find("boom in the test", 1, true) and err:find("stack traceback", 1, true),
          "limit_memory's error: %s", tostring(err))

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """check_test.py -- require "ljm.check" on the VM under test (testlib.VM):
 no_leak catches a 64-byte-a-call leak and names its line and caller, and
-leaks every 2nd and every 5th call; passes one under a limit; and passes ten clean workloads (JIT on and off, a few
-runs each; bench/check runs them 100 times); limit_memory fails at half a
-function's peak and passes at twice it; usage errors; an error inside the
+leaks every 2nd and every 5th call; passes one under a limit, and eleven
+clean workloads (JIT on and off, a few runs each; bench/check runs them
+100 times); limit_memory fails at half a function's peak and passes at
+twice it; usage errors; an error inside the
 function comes back with its traceback, no recording left running and the
 collector as it was; beside the user's own recording, no_leak measures
 without stacks, limit_memory refuses in one line, the user's stream stays
@@ -67,8 +68,8 @@ res.check(rc == 0 and "leak_limit: ok" in out, "a limit of 1k an iteration lets 
 rc, out = run("clean", "3")
 res.check(rc == 0 and "clean: ok" in out, "no false positives: %s" % out[-3000:])
 ran = re.findall(r"clean jit (on|off) (\w+): (\d+) of (\d+) runs passed", out)
-res.check(len(ran) == 20 and all(int(a) == int(b) for _, _, a, b in ran),
-          "ten workloads, JIT on and off: %r" % ran)
+res.check(len(ran) == 22 and all(int(a) == int(b) for _, _, a, b in ran),
+          "eleven workloads, JIT on and off: %r" % ran)
 
 rc, out = run("limit")
 res.check(rc == 0 and "limit: ok" in out, "limit_memory at 0.5x and 2x of the peak: %s" % out[-1500:])

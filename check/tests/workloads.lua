@@ -87,4 +87,13 @@ workloads.closures = function()
   return fs[50]()
 end
 
+do  -- a batch that fills for 40 calls, then is flushed: the heap saws up and down
+  local batch, calls = {}, 0
+  workloads.batch = function()
+    calls = calls + 1
+    batch[#batch + 1] = { calls, "entry" }
+    if #batch == 40 then batch = {} end
+  end
+end
+
 return workloads
