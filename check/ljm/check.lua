@@ -199,6 +199,8 @@ end
 -- opts.explain more calls (25), recorded, leave more than the limit alive
 -- (growth that was the VM's own, traces compiled, does not). The report
 -- names what those calls left alive.
+local OPTIONS = { iterations = true, warmups = true, limit = true, explain = true, rows = true }
+
 -- A whole number in lo..hi (opts of no_leak), or a usage error.
 local function whole(v, name, lo, hi)
   if type(v) ~= "number" or v ~= floor(v) or v < lo or v > hi then
@@ -214,6 +216,12 @@ function M.no_leak(fn, opts)
   end
   opts = opts or {}
   if type(opts) ~= "table" then error("ljm.check.no_leak: opts must be a table", 2) end
+  for key in pairs(opts) do
+    if not OPTIONS[key] then
+      error(fmt("ljm.check.no_leak: unknown option %s (iterations, warmups, limit, explain, rows)",
+                tostring(key)), 2)
+    end
+  end
   local n = whole(opts.iterations or 100, "iterations", 10, 1000000)
   local warmups = whole(opts.warmups or 3, "warmups", 0, 1000000)
   local k = whole(opts.explain or 25, "explain", 1, 1000000)

@@ -126,6 +126,7 @@ elseif case == "errors" then
   usage(function() check.no_leak(function() end, { iterations = math.huge }) end, "iterations must be")
   usage(function() check.no_leak(function() end, { rows = "all" }) end, 'rows must be a whole number from 0 to 1000, not "all"')
   usage(function() check.limit_memory("lots", function() end) end, "must be bytes")
+  usage(function() check.no_leak(function() end, { iteration = 10 }) end, "unknown option iteration")
   -- An error inside fn comes back with its traceback; nothing keeps
   -- recording and a stopped collector stays stopped.
   local function boom() error("boom in the test") end
