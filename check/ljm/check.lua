@@ -151,11 +151,20 @@ local function held(lines, a, per)
   end
 end
 
+-- core.analyze of a recording: the analysis, or nil and why there is none
+-- (also when it raises: the caller still removes the files).
+local function analyze(path, what, rows)
+  local ok, a, err = pcall(core.analyze, path, what, rows, ME)
+  if ok then return a, err end
+  return nil, a
+end
+
 -- The recorded pass that names what leaks: k more calls of fn recorded
 -- exactly with stacks, the JIT off (traces are flushed, and compiled code
 -- has no lines or stacks to name), and what they left alive at the end.
--- Returns the analysis, or nil and why there is none; raises fn's error.
-local function explain(fn, k, rows)
+-- collect: no_leak's full collection. Returns the analysis, or nil and why
+-- there is none; raises fn's error.
+local function explain(fn, k, rows, collect)
   local base, path = new_paths()
   local jit_on = jit and jit.status()
   if jit_on then
@@ -168,19 +177,16 @@ local function explain(fn, k, rows)
     ok, err = xpcall(function()
       for _ = 1, k do
         fn()
-        collectgarbage()
+        collect()
       end
     end, traceback)
-    collectgarbage()
+    collect()
     local stopped, serr = rec.stop()
     if not stopped then recording, why = false, serr end
   end
   if jit_on then jit.on() end
   local a, aerr
-  if ok and recording then
-    local aok, got, gerr = pcall(core.analyze, path, "inuse", rows, ME)
-    if aok then a, aerr = got, gerr else a, aerr = nil, got end
-  end
+  if ok and recording then a, aerr = analyze(path, "inuse", rows) end
   remove(base, path)
   if not ok then error(err, 0) end
   if not recording then return nil, why end
@@ -268,7 +274,7 @@ function M.no_leak(fn, opts)
   local a, why, unconfirmed = {}, nil, false
   if ok and leaked then
     local got
-    ok, got = pcall(function() return { explain(fn, k, rows) } end)
+    ok, got = pcall(function() return { explain(fn, k, rows, collect) } end)
     if ok then a, why = got[1] or {}, got[2] else err = got end
     -- The recorded calls left nothing alive: the growth is the VM's own
     -- (traces compiled, with the JIT on), not fn's.
@@ -328,10 +334,7 @@ function M.limit_memory(limit, fn, ...)
     error(err, 0)
   end
   local a, aerr
-  if stopped then
-    local aok, got, gerr = pcall(core.analyze, path, "peak", 5, ME)
-    if aok then a, aerr = got, gerr else aerr = got end
-  end
+  if stopped then a, aerr = analyze(path, "peak", 5) end
   remove(base, path)
   if not stopped then error("ljm.check.limit_memory: " .. tostring(serr), 2) end
   if not a then error("ljm.check.limit_memory: " .. tostring(aerr), 2) end
