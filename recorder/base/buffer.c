@@ -10,7 +10,7 @@
 
 #include "recorder/base/clock.h"
 #include "recorder/base/fork_mark.h"
-#include "recorder/base/signals.h"
+#include "recorder/base/thread.h"
 
 int rec_buf_init(RecBuf *b, size_t size, RecSinkFn sink, void *ud)
 {
@@ -130,7 +130,7 @@ int rec_buf_async(RecBuf *b)
     pthread_cond_init(&b->cv, &ca);
     pthread_condattr_destroy(&ca);
   }
-  e = rec_sig_thread(&b->th, writer_main, b);  /* no SIGPIPE, SIGXFSZ here */
+  e = rec_thread_start(&b->th, writer_main, b);  /* no SIGPIPE, SIGXFSZ here */
   if (e) {
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);

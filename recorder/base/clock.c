@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/base/signals.h"
+#include "recorder/base/thread.h"
 
 uint64_t rec_time_now_ns(void)
 {
@@ -92,7 +92,7 @@ int rec_ticker_start(RecTicker *t)
   pthread_cond_init(&t->cv, &ca);
   pthread_condattr_destroy(&ca);
   /* The ticker takes no signals: they stay with the program's threads. */
-  e = rec_sig_thread(&t->th, ticker_main, t);
+  e = rec_thread_start(&t->th, ticker_main, t);
   if (e) {
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);

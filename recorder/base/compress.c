@@ -42,7 +42,12 @@ int rec_zout_init(RecZout *z, RecZKind kind, RecSinkFn sink, void *ud)
     z->ctx = s;
   } else {
     ZSTD_CStream *s = ZSTD_createCStream();
-    if (!s || ZSTD_isError(ZSTD_CCtx_setParameter(s, ZSTD_c_compressionLevel, ZSTD_LEVEL))) {
+    ZSTD_inBuffer none_in = {NULL, 0, 0};
+    ZSTD_outBuffer none_out = {NULL, 0, 0};
+    /* The empty call sizes and allocates the stream's workspace here, on
+    ** the host's thread: the writer thread never allocates (base/thread.h). */
+    if (!s || ZSTD_isError(ZSTD_CCtx_setParameter(s, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_compressStream2(s, &none_out, &none_in, ZSTD_e_continue))) {
       ZSTD_freeCStream(s);
       free(z->out);
       z->out = NULL;

@@ -34,14 +34,3 @@ void rec_sig_restore(RecSigGuard *g)
   }
   pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
-
-int rec_sig_thread(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-  sigset_t all, old;
-  int e;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  e = pthread_create(th, NULL, fn, arg);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return e;
-}

@@ -3,7 +3,7 @@
 ** A write into a pipe whose reader has gone raises SIGPIPE, one past
 ** RLIMIT_FSIZE raises SIGXFSZ, in the writing thread; both kill the
 ** process by default. The recorder's own threads block every signal
-** (rec_sig_thread); its writes on the host's thread are bracketed by
+** (base/thread.h); its writes on the host's thread are bracketed by
 ** rec_sig_block/rec_sig_restore. Either way the write fails with EPIPE or
 ** EFBIG, an ordinary write error that ends the recording.
 */
@@ -23,8 +23,5 @@ void rec_sig_block(RecSigGuard *g);
 /* Consumes a SIGPIPE or SIGXFSZ that became pending since rec_sig_block
 ** (one the write raised), then restores the mask. */
 void rec_sig_restore(RecSigGuard *g);
-/* pthread_create with every signal blocked in the new thread: signals
-** stay with the host's threads. 0 or an errno value. */
-int rec_sig_thread(pthread_t *th, void *(*fn)(void *), void *arg);
 
 #endif

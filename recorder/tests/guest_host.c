@@ -10,6 +10,9 @@
 **             as much as the parent: it must neither hang nor write into
 **             the parent's file; its handle reports ECHILD and a new
 **             lua_State of the child records a stream of its own
+**   rawfork-start  50 raw forks each right after a start, while the
+**             recorder's threads are new: the child starts a recording
+**             of its own (threads that need the allocator) and ends
 **   fork      the same after glibc's fork()
 **   clonevm   a vfork()-style child (clone, CLONE_VM | CLONE_VFORK) runs Lua
 **             on the parent's VM: its allocations are the parent's heap's
@@ -159,6 +162,39 @@ static void scenario_fork(int raw)
   lua_close(L);
 }
 
+/* A recording's threads are running when start returns: a raw fork right
+** after it leaves the child no allocator lock of a thread's start-up. */
+static void scenario_fork_at_start(void)
+{
+  int i;
+  for (i = 0; i < 50; i++) {
+    lua_State *L = newvm();
+    LjmRecorder *r = start(L, "parent.ljm");
+    pid_t pid;
+    fflush(stdout);
+#ifdef SYS_fork
+    pid = (pid_t)syscall(SYS_fork);
+#else
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+    if (pid == 0) {
+      LjmRecError err;
+      lua_State *L2 = newvm();
+      LjmRecorder *r2 = ljm_recorder_start_path_ex(L2, out("child2.ljm"), &opts, &err);
+      CHECK(r2 != NULL, "child: a new lua_State starts a recording of its own");
+      allocate(L2, "=child2", 1000);
+      stop(r2, "child2.ljm");
+      lua_close(L2);
+      fflush(stdout);
+      _exit(failures ? 1 : 0);
+    }
+    wait_child(pid, "raw fork right after start");
+    allocate(L, "=parent", 1000);
+    stop(r, "parent.ljm");
+    lua_close(L);
+  }
+}
+
 /* -- vfork()-style clone: the child runs Lua on the parent's VM ----------- */
 
 static int vm_child(void *arg)
@@ -207,13 +243,14 @@ int main(int argc, char **argv)
 {
   const char *mode = argc > 3 ? argv[3] : "exact";
   if (argc < 3) {
-    fprintf(stderr, "usage: guest_host OUTDIR rawfork|fork|clonevm|spawn [exact|stacks|sampled]\n");
+    fprintf(stderr, "usage: guest_host OUTDIR rawfork|rawfork-start|fork|clonevm|spawn [exact|stacks|sampled]\n");
     return 2;
   }
   snprintf(outdir, sizeof(outdir), "%s", argv[1]);
   if (!strcmp(mode, "stacks")) opts.stacks = 1;
   else if (!strcmp(mode, "sampled")) opts.sample = 64, opts.seed = 7;
   if (!strcmp(argv[2], "rawfork")) scenario_fork(1);
+  else if (!strcmp(argv[2], "rawfork-start")) scenario_fork_at_start();
   else if (!strcmp(argv[2], "fork")) scenario_fork(0);
   else if (!strcmp(argv[2], "clonevm")) scenario_clonevm();
   else if (!strcmp(argv[2], "spawn")) scenario_spawn();

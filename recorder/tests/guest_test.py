@@ -148,6 +148,7 @@ for how, mode, via in FORK_RUNS:
 # The C API: forks by system call and by glibc, a vfork()-style child running
 # Lua on the parent's VM, posix_spawn().
 HOST_RUNS = [("rawfork", m) for m in ("exact", "stacks", "sampled")]
+HOST_RUNS += [("rawfork-start", "stacks")]
 HOST_RUNS += [("fork", "exact"), ("fork", "sampled"), ("clonevm", "exact"), ("clonevm", "sampled"),
               ("spawn", "stacks")]
 for scen, mode in HOST_RUNS:
@@ -167,6 +168,10 @@ for scen, mode in HOST_RUNS:
         res.check(whole2 and (not exact or 1000 <= at(rows2, "=child2:2") <= 1020),
                   "%s: the child's own lua_State recorded (%s, %d)"
                   % (tag, problems2, at(rows2, "=child2:2")))
+    elif scen == "rawfork-start":
+        whole2, rows2, problems2 = stream(os.path.join(d, "child2.ljm"))
+        res.check(whole and at(rows, "=parent:2") >= 1000 and whole2 and at(rows2, "=child2:2") >= 1000,
+                  "%s: the last parent's and child's streams (%s, %s)" % (tag, problems, problems2))
     elif scen == "clonevm":
         # The child's tables are in the parent's heap: they are its events.
         res.check(not exact or 5000 <= at(rows, "=vchild:2") <= 5020,
