@@ -40,5 +40,7 @@ int ljm_cmd_report(int argc, char **argv);
 /* ljm heap: a heap snapshot by type (cmd_heap.c). */
 int ljm_cmd_heap(int argc, char **argv);
 int ljm_cmd_convert(int argc, char **argv);
+/* ljm growth: what grows steadily over a recording's time (cmd_growth.c). */
+int ljm_cmd_growth(int argc, char **argv);
 
 #endif

@@ -71,6 +71,10 @@ typedef struct LjmExportOptions {
   const char *pattern;    /* --path-to, as given */
   LjmHeapLabelMatch match;   /* --path-to, or --top TYPE: the objects shown */
   void *match_ud;
+  /* ljm growth: the start left out (usec); *steepest, where set, gets the
+  ** steepest growing line's slope in bytes/s (0: none grows). */
+  uint64_t skip_us;
+  double *steepest;
 } LjmExportOptions;
 
 typedef struct LjmExporter {
@@ -83,6 +87,8 @@ typedef struct LjmExporter {
   int streaming;                    /* 1: begin before decoding, gets on_event */
   uint32_t slice_events;            /* streaming: slices it needs from the model
                                        (ljm_model_set_slices), 0: none */
+  int refuses;                      /* 1: finish may refuse a readable input with a
+                                       one-line reason (growth: no time marks) */
   /* Starts an export to 'out'. Returns state (non-NULL) or NULL with a
   ** one-line reason in err. */
   void *(*begin)(const LjmExportOptions *o, FILE *out, char *err, size_t errlen);

@@ -1,4 +1,4 @@
-/* check.h -- a minimal assertion helper for the decoder's unit tests. */
+/* check.h -- a minimal assertion helper for the decoder's and the model's unit tests. */
 #ifndef LJM_CHECK_H
 #define LJM_CHECK_H
 
@@ -12,6 +12,18 @@ static int check_failures, check_count;
     if (!(cond)) {                                                        \
       check_failures++;                                                   \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                     \
+  } while (0)
+
+/* CHECK that also says, printf-style, what it saw. */
+#define CHECKF(cond, ...)                                                 \
+  do {                                                                    \
+    check_count++;                                                        \
+    if (!(cond)) {                                                        \
+      check_failures++;                                                   \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fputc('\n', stderr);                                                \
     }                                                                     \
   } while (0)
 

@@ -1,7 +1,7 @@
 -- app.lua -- the example's handlers: memory that grows and memory that
 -- does not. /leak keeps every request's record in a module-level table
--- (what "what keeps growing?" should find); /work only allocates
--- temporaries. The tests count on one record table per /leak request.
+-- (what "what keeps growing?" should find); /work only allocates temporaries,
+-- /lru fills a cache. The tests count on one record table per /leak request.
 local M = {}
 
 local kept = {}  -- grows forever: one record per /leak request
@@ -18,6 +18,24 @@ function M.work()
     parts[i] = string.format("%d:%d", i, ngx.worker.pid())
   end
   ngx.say(table.concat(parts, ","))
+end
+
+-- Recent items in OpenResty's resty.lrucache, made at the first /lru
+-- request: it fills to 1000 items, then only replaces (memory that grows
+-- and levels off, not a leak).
+local lru_cache
+local lru_n = 0
+
+function M.lru()
+  lru_cache = lru_cache or assert(require("resty.lrucache").new(1000))
+  lru_n = lru_n + 1
+  local key = "item" .. (lru_n % 5000)  -- more keys than room: old ones go
+  local item = lru_cache:get(key)
+  if not item then
+    item = { key = key, at = lru_n }
+    lru_cache:set(key, item)
+  end
+  ngx.say(key, " ", item.at)
 end
 
 return M

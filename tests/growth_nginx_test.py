@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""growth_nginx_test.py -- `ljm growth` on a real nginx (the OpenResty example,
+examples/openresty/) under wrk's load, recorded as the example's README says
+for production: sampled with stacks.
+
+One worker serves /leak (keeps a ~100-byte record per request: app.lua:11),
+/lru (resty.lrucache of 1000 items, filled in the first second, then only
+replacing) and /work (temporaries only), in turns, for 20 s, recorded with
+one byte in 512 KiB, and again with one in 64 KiB. Each time:
+
+* the leaking line is the first line `ljm growth` lists (JIT on: the trace
+  that runs M.leak, named after it), and its stack;
+* its slope against the true bytes/s: the bytes one /leak request keeps on
+  that row, from an exact recording of the same nginx (ljm report's heap
+  summary over the requests nginx served), times the /leak requests per
+  second of nginx's access log (with $msec). 64 KiB: within 20%. 512 KiB:
+  within 20%, or three standard errors where its samples are too few for
+  that (20 s of ~100-byte leaks hold 50-100 samples: 1/sqrt(n) is 10-14%);
+* nothing of /lru, /work or resty.lrucache is listed;
+* --fail-above below the leak's rate exits 3, above it 0.
+
+usage: growth_nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from checks import Checks
+from nginxlib import Nginx, log_problems, make_prefix, scratch_top
+
+ljm, so = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+example = os.path.dirname(os.path.abspath([f for f in sys.argv[3:] if f.endswith("always.conf")][0]))
+check = Checks("growth_nginx")
+top = scratch_top()
+SECONDS = 20
+ALWAYS = 'require("ljm_nginx").always{ flush = 1 }'
+
+# wrk's requests in turns: /leak, /lru, /leak, /work, ...
+ROTATE = """local paths = {"/leak", "/lru", "/leak", "/work"}
+local i = 0
+request = function()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i])
+end
+"""
+
+
+def prefix_for(name, init):
+    """A prefix with one worker recording as init says, and an access log
+    of times (msec) and paths."""
+    prefix, (port, _) = make_prefix(top, name, example, so)
+    conf = open(prefix + "always.conf").read()
+    assert ALWAYS in conf and "worker_processes 2;" in conf and "access_log logs/access.log;" in conf
+    conf = conf.replace(ALWAYS, init).replace("worker_processes 2;", "worker_processes 1;")
+    conf = conf.replace("access_log logs/access.log;",
+                        "log_format times '$msec $request_uri $status';\n"
+                        "    access_log logs/access.log times;")
+    open(prefix + "always.conf", "w").write(conf)
+    open(prefix + "rotate.lua", "w").write(ROTATE)
+    return prefix, port
+
+
+def run(name, init, seconds):
+    """nginx recording under wrk for seconds; (prefix, stream, leak request times)."""
+    prefix, port = prefix_for(name, init)
+    ng = Nginx(prefix, "always.conf")
+    if not check(ng.wait_ready(port, n=1), "%s: nginx up" % name):
+        ng.quit()
+        return prefix, None, []
+    p = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % seconds, "-s", prefix + "rotate.lua",
+                        "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
+                       timeout=seconds + 60)
+    check(p.returncode == 0, "%s: wrk ran (%r)" % (name, p.stderr[-300:]))
+    ok, out = ng.quit()
+    check(ok, "%s: nginx stopped gracefully (%s)" % (name, out[-300:]))
+    check(not log_problems(prefix), "%s: nothing above [notice] in the error log: %s"
+             % (name, log_problems(prefix)[:3]))
+    streams = [os.path.join(prefix, "ljm", f) for f in os.listdir(prefix + "ljm")]
+    check(len(streams) == 1, "%s: one worker, one stream (%s)" % (name, streams))
+    leaks, bad = [], 0
+    for line in open(prefix + "logs/access.log"):
+        t, uri, status = line.split()
+        bad += status != "200"
+        if uri == "/leak":
+            leaks.append(float(t))
+    check(bad == 0 and leaks, "%s: every request answered (%d failed, %d /leak)"
+             % (name, bad, len(leaks)))
+    return prefix, streams[0] if streams else None, leaks
+
+
+# -- The truth: bytes one /leak request keeps, from an exact recording --------
+# JIT on, the handler runs as a trace that starts in M.leak: its row holds the
+# records; the array that lists them grows in the interpreter, on line 11's
+# own row (by doublings: not a steady line). Each row's bytes per request.
+prefix, exact, leaks = run("exact", 'require("ljm_nginx").always{ flush = 1, stacks = true }', 4)
+per_request = {}
+if exact and leaks:
+    p = subprocess.run([ljm, "report", "--leak-only", exact], capture_output=True, text=True)
+    app = re.escape(prefix + "lua/app.lua")
+    for kind, row in (("trace", r"^TRACE \[\d+\] started at @%s:(?:9|1[0-2]) holds (\d+)B: " % app),
+                      ("line", r"^@%s:11 holds (\d+)B: " % app)):
+        held = [int(m.group(1)) for m in re.finditer(row, p.stdout, re.M)]
+        per_request[kind] = sum(held) / len(leaks)
+    check(p.returncode == 0 and 100 <= per_request["trace"] + per_request["line"] <= 200,
+          "exact: about 100 bytes kept per /leak request (%s; %r)" % (per_request, p.stdout[-600:]))
+
+
+def growth_of(name, sample, rotation):
+    """ljm growth of a sampled recording: (first row, its relative error
+    against the truth, the samples it rests on)."""
+    prefix, sampled, leaks = run(name, 'require("ljm_nginx").always{ flush = 1, stacks = true, '
+                                 'sample = "%s" }' % sample, SECONDS)
+    if not (sampled and leaks and per_request):
+        return None
+    p = subprocess.run([ljm, "growth", "--skip", "2s", "--json", "--top", "50", sampled],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "%s: ljm growth: exit 0 (%s, %r)" % (name, p.returncode, p.stderr))
+    try:
+        g = json.loads(p.stdout)
+    except ValueError:
+        check(False, "%s: ljm growth --json: JSON (%r)" % (name, p.stdout[:300]))
+        return None
+    lines = g["lines"]
+    first = lines[0] if lines else {"line": ""}
+    # The line, or (JIT on) the trace that runs M.leak, named after it.
+    leak_row = r"^M\.leak \(app\.lua:11\)$|^TRACE \[\d+\] app\.lua:(9|1[0-2]) \(in M\.leak\)$"
+    if not check(re.match(leak_row, first["line"]), "%s: the leaking line first (%s)"
+                 % (name, [(l["line"], l["bytes_per_s"]) for l in lines[:5]])):
+        return None
+    kind = "trace" if first["line"].startswith("TRACE") else "line"
+    true_rate = per_request[kind] * len(leaks) / (leaks[-1] - leaks[0])
+    err = first["bytes_per_s"] / true_rate - 1
+    samples = first["in_use"] / g["sample_rate"]
+    print("%s: slope %.0f B/s, true %.0f B/s (%.1f B x %d requests in %.1f s): %+.1f%%, %.0f samples"
+          % (name, first["bytes_per_s"], true_rate, per_request[kind], len(leaks),
+             leaks[-1] - leaks[0], 100 * err, samples))
+    stacks = g["stacks"]
+    check(stacks and "M.leak (app.lua)" in stacks[0]["frames"],
+          "%s: the leaking stack first (%s)" % (name, stacks[0]["frames"] if stacks else None))
+    others = [l["line"] for l in lines if not re.match(leak_row, l["line"])]
+    check(not [o for o in others if re.search(r"lru|work|app\.lua", o)],
+          "%s: /lru, /work and resty.lrucache not listed (%s)" % (name, others))
+    others = [s["frames"] for s in stacks if any(re.search(r"lru|work", f) for f in s["frames"])]
+    check(not others, "%s: no stack through /lru or /work listed (%s)" % (name, others[:2]))
+    # The text view says the same, and --fail-above decides on the slope.
+    t = subprocess.run([ljm, "growth", "--skip", "2s", sampled], capture_output=True, text=True)
+    check(t.returncode == 0 and ("(in M.leak)" in t.stdout or "M.leak (app.lua:11)" in t.stdout),
+          "%s: text view: the line (%r)" % (name, t.stdout[-500:]))
+    low = subprocess.run([ljm, "growth", "--skip", "2s", "--fail-above", "%dB/s" % (true_rate / 4),
+                          sampled], capture_output=True, text=True)
+    check(low.returncode == 3 and "faster than --fail-above" in low.stderr,
+          "%s: --fail-above a quarter of the leak: exit 3 (%s, %r)" % (name, low.returncode, low.stderr))
+    high = subprocess.run([ljm, "growth", "--skip", "2s", "--fail-above",
+                           "%dKB/s" % (true_rate / 256), sampled], capture_output=True, text=True)
+    check(high.returncode == 0, "%s: --fail-above 4x the leak: exit 0 (%s, %r)"
+          % (name, high.returncode, high.stderr))
+    return err, samples
+
+
+# As the README recommends for production: one byte in 512 KiB. Its slope
+# rests on the few samples of 20 s (about 50-100): within 20% where they
+# allow it, else within three standard errors (1 / sqrt(samples)).
+res = growth_of("sampled-512k", "512k", ROTATE)
+if res:
+    err, samples = res
+    bound = max(0.2, 3 / samples ** 0.5)
+    check(abs(err) <= bound, "512k: slope within %.0f%% of the truth (%+.1f%%, %.0f samples)"
+          % (100 * bound, 100 * err, samples))
+# One byte in 64 KiB: eight times the samples, and 20% is four standard errors.
+res = growth_of("sampled-64k", "64k", ROTATE)
+if res:
+    err, samples = res
+    check(abs(err) <= 0.2, "64k: slope within 20%% of the truth (%+.1f%%, %.0f samples)"
+          % (100 * err, samples))
+
+shutil.rmtree(top, ignore_errors=True)
+sys.exit(check.done(minimum=10))
