@@ -16,16 +16,17 @@ static const char usage[] =
     "\n"
     "Lists the lines and call stacks whose in-use bytes grow steadily over the\n"
     "time of a recording, steepest first: the slope (bytes per second and per\n"
-    "hour), how steadily they grew (the share of ten stretches of time that\n"
-    "grew) and what they hold at the end. Memory that grows and then levels\n"
-    "off (a cache that fills) is not listed. FILE is a recording with time\n"
-    "marks: 'ljm record --stacks' (exact or --sample), or the Lua module's\n"
-    "{stacks = true}; gzip- or zstd-compressed, or '-' for standard input.\n"
+    "hour) since the time it is measured from, how steadily they grew (the\n"
+    "share of up to ten stretches of time that grew) and what they hold at the\n"
+    "end. Memory that grows and then levels off (a cache that fills) is not\n"
+    "listed. FILE is a recording with time marks: 'ljm record --stacks'\n"
+    "(exact or --sample), or the Lua module's {stacks = true}; gzip- or\n"
+    "zstd-compressed, or '-' for standard input.\n"
     "\n"
     "  --skip DURATION   leave out the first DURATION (warm-up): '30s', '2m',\n"
     "                    '500ms'; a bare number is seconds\n"
-    "  --fail-above RATE exit 3 when a line grows faster than RATE: '10KB/s',\n"
-    "                    '1MB/h', '512k/min'; a bare size is per second\n"
+    "  --fail-above RATE exit 3 when a line or a stack grows faster than RATE:\n"
+    "                    '10KB/s', '1MB/h', '512k/min'; a bare size is per second\n"
     "                    (k, M, G: 1024, 1024^2, 1024^3)\n"
     "  --top N           rows per table (default 10)\n"
     "  --json            JSON instead of text\n"
@@ -47,10 +48,10 @@ static int parse_duration(const char *s, uint64_t *usec)
   char *end;
   double v = strtod(s, &end), mul;
   if (end == s || !(v >= 0)) return -1;
-  if (!*end || !strcmp(end, "s")) mul = 1e6;
-  else if (!strcmp(end, "ms")) mul = 1e3;
-  else if (!strcmp(end, "m") || !strcmp(end, "min")) mul = 60e6;
-  else if (!strcmp(end, "h")) mul = 3600e6;
+  if (!*end || !strcasecmp(end, "s")) mul = 1e6;
+  else if (!strcasecmp(end, "ms")) mul = 1e3;
+  else if (!strcasecmp(end, "m") || !strcasecmp(end, "min")) mul = 60e6;
+  else if (!strcasecmp(end, "h")) mul = 3600e6;
   else return -1;
   if (v * mul >= 1.8e19) return -1;
   *usec = (uint64_t)(v * mul);
@@ -62,7 +63,7 @@ static int parse_rate(const char *s, double *rate)
 {
   char *end;
   double v = strtod(s, &end), mul = 1, per = 1;
-  if (end == s || !(v > 0) || isinf(v)) return -1;
+  if (end == s || !(v > 0)) return -1;
   switch (tolower((unsigned char)*end)) {
   case 'k': mul = 1024.0; end++; break;
   case 'm': mul = 1024.0 * 1024; end++; break;
@@ -73,15 +74,15 @@ static int parse_rate(const char *s, double *rate)
   if (tolower((unsigned char)*end) == 'b') end++;
   if (*end == '/') {
     end++;
-    if (!strcmp(end, "s")) per = 1;
-    else if (!strcmp(end, "min") || !strcmp(end, "m")) per = 60;
-    else if (!strcmp(end, "h")) per = 3600;
+    if (!strcasecmp(end, "s")) per = 1;
+    else if (!strcasecmp(end, "min") || !strcasecmp(end, "m")) per = 60;
+    else if (!strcasecmp(end, "h")) per = 3600;
     else return -1;
   } else if (*end) {
     return -1;
   }
   *rate = v * mul / per;
-  return 0;
+  return isfinite(*rate) && *rate > 0 ? 0 : -1;
 }
 
 int ljm_cmd_growth(int argc, char **argv)
@@ -173,16 +174,17 @@ int ljm_cmd_growth(int argc, char **argv)
     ljm_model_free(m);
     return rc ? rc : LJM_EXIT_BAD_INPUT;
   }
-  /* After a decoding error (rc 1) what was read is still analysed. */
+  /* After a decoding error (rc 1) what was read is still analysed; a
+  ** refusal then (no time marks, too short) adds nothing to that error. */
   if (e->finish(st, m, err, sizeof(err)) != 0) {
     fflush(stdout);
-    fprintf(stderr, "ljm growth: %s: %s\n", path, err);
+    if (!rc) fprintf(stderr, "ljm growth: %s: %s\n", path, err);
     rc = LJM_EXIT_BAD_INPUT;
   }
   ljm_model_free(m);
   if (ljm_cli_close_output(stdout, "stdout")) return LJM_EXIT_BAD_INPUT;
   if (!rc && fail_arg && steepest > fail_above) {
-    fprintf(stderr, "ljm growth: %s: a line grows %.0f bytes/s, faster than --fail-above %s\n",
+    fprintf(stderr, "ljm growth: %s: memory grows %.0f bytes/s, faster than --fail-above %s\n",
             path, steepest, fail_arg);
     return LJM_EXIT_ABOVE;
   }

@@ -206,43 +206,71 @@ static double theil_sen(const double *t, const double *v, uint32_t n, double *sc
 
 typedef struct Window {
   uint32_t first, n;      /* buckets first .. first + n - 1 */
+  uint64_t width;         /* usec per bucket */
+  uint64_t from_us;       /* the analysed time's start */
   double t[NB];           /* each point's time, seconds */
   int64_t min_growth;
   double scratch[NB * (NB - 1) / 2];
 } Window;
 
-/* Whether the series v (w->n points) grows steadily; fills row's figures. */
-static int steady(const Window *w, const double *v, LjmGrowthRow *row, double *scratch)
+/* The rules on v[0..n) at times t, but the fall: whether it grows steadily. */
+static int steady_in(const double *t, const double *v, uint32_t n, int64_t min_growth,
+                     LjmGrowthRow *row, double *scratch)
 {
-  uint32_t n = w->n, half = n / 2, q = n - n / 4;
+  uint32_t half = n / 2, q = n - n / 4;
   double first_max = v[0], last_min = v[q];
-  if (v[n - 1] - v[0] < (double)w->min_growth) return 0;
+  if (v[n - 1] - v[0] < (double)min_growth) return 0;
   for (uint32_t i = 1; i < half; i++)
     if (v[i] > first_max) first_max = v[i];
   for (uint32_t i = q + 1; i < n; i++)
     if (v[i] < last_min) last_min = v[i];
   if (last_min <= first_max) return 0;
-  /* A leak's minimum hardly falls; garbage's falls at each collection. */
-  double peak = v[0], fall = 0;
-  for (uint32_t i = 1; i < n; i++) {
-    if (v[i] > peak) peak = v[i];
-    else if (peak - v[i] > fall) fall = peak - v[i];
-  }
-  if (fall > (v[n - 1] - v[0]) * LJM_GROWTH_MAX_FALL) return 0;
   uint32_t stretches = n - 1 < LJM_GROWTH_STRETCHES ? n - 1 : LJM_GROWTH_STRETCHES, grew = 0;
   for (uint32_t s = 0; s < stretches; s++) {
     uint32_t a = s * (n - 1) / stretches, b = (s + 1) * (n - 1) / stretches;
     grew += v[b] > v[a];
   }
   if (2 * grew < stretches) return 0;
-  double slope = theil_sen(w->t, v, n, scratch);
+  double slope = theil_sen(t, v, n, scratch);
   if (slope <= 0) return 0;
-  double late = theil_sen(w->t + half, v + half, n - half, scratch);
+  double late = theil_sen(t + half, v + half, n - half, scratch);
   if (late < slope / 2) return 0;
   row->slope = slope;
   row->steady = (double)grew / stretches;
   row->grown = (int64_t)(v[n - 1] - v[0]);
   return 1;
+}
+
+/* Whether the series v (w->n points) grows steadily over the whole window,
+** or over its second half, or its last quarter (a leak that started late);
+** fills row's figures for the longest that does, or for a later one whose
+** slope is LJM_GROWTH_FASTER times as steep (growth that started or sped up
+** late). Over the whole window, the series never fell by more than
+** LJM_GROWTH_MAX_FALL of the gain: a leak's minimum hardly falls, garbage's
+** falls at each collection. */
+static int steady(const Window *w, const double *v, LjmGrowthRow *row, double *scratch)
+{
+  uint32_t n = w->n;
+  double peak = v[0], fall = 0;
+  for (uint32_t i = 1; i < n; i++) {
+    if (v[i] > peak) peak = v[i];
+    else if (peak - v[i] > fall) fall = peak - v[i];
+  }
+  const uint32_t starts[3] = {0, n / 2, n - n / 4};
+  int found = 0;
+  for (int i = 0; i < 3; i++) {
+    uint32_t s = starts[i];
+    LjmGrowthRow r = *row;
+    if (n - s < LJM_GROWTH_MIN_POINTS) break;
+    if (fall > (v[n - 1] - v[s]) * LJM_GROWTH_MAX_FALL) continue;
+    if (!steady_in(w->t + s, v + s, n - s, w->min_growth, &r, scratch)) continue;
+    if (found && r.slope < row->slope * LJM_GROWTH_FASTER) continue;
+    uint64_t since = (uint64_t)(w->first + s) * w->width;
+    r.since_us = since > w->from_us ? since : w->from_us;
+    *row = r;
+    found = 1;
+  }
+  return found;
 }
 
 static int row_order(const void *a, const void *b)
@@ -266,7 +294,7 @@ static int analyse_keys(LjmGrowth *g, Keys *ks, Window *w, LjmGrowthRow **rows, 
     fill(g, k, last);
     const float *p = g->pool + (size_t)k->slot * NB + w->first;
     for (uint32_t j = 0; j < w->n; j++) v[j] = p[j];
-    LjmGrowthRow row = {(uint32_t)i, 0, 0, k->cur, 0};
+    LjmGrowthRow row = {(uint32_t)i, 0, 0, k->cur, 0, 0};
     if (!steady(w, v, &row, w->scratch)) continue;
     if (n == cap) {
       size_t nc = cap ? cap * 2 : 16;
@@ -292,8 +320,8 @@ int ljm_growth_analyse(LjmGrowth *g, const LjmModel *m, uint64_t skip_us, LjmGro
   memset(r, 0, sizeof(*r));
   if (g->oom) return -1;
   uint32_t last = (uint32_t)(g->now / g->width), first = 0;
-  /* The first point at or after the skipped time: a bucket's point is its end. */
-  while (first < last && (uint64_t)(first + 1) * g->width < skip_us) first++;
+  /* The first bucket that ends after the skipped time. */
+  while (first < last && (uint64_t)(first + 1) * g->width <= skip_us) first++;
   r->from_us = skip_us < g->now ? skip_us : g->now;
   r->to_us = g->now;
   r->bucket_us = g->width;
@@ -309,9 +337,12 @@ int ljm_growth_analyse(LjmGrowth *g, const LjmModel *m, uint64_t skip_us, LjmGro
   }
   w->first = first;
   w->n = r->points;
-  for (uint32_t j = 0; j < w->n; j++) {
-    uint64_t end = (uint64_t)(first + j + 1) * g->width;
-    w->t[j] = (double)(end < g->now ? end : g->now) / 1e6;
+  w->width = g->width;
+  w->from_us = r->from_us;
+  for (uint32_t j = 0; j < w->n; j++) {  /* a bucket's end; the last one's is now */
+    uint64_t k = (uint64_t)first + j + 1;
+    uint64_t end = k > g->now / g->width ? g->now : k * g->width;
+    w->t[j] = (double)end / 1e6;
   }
   w->min_growth = si->sample_rate ? (int64_t)(LJM_GROWTH_MIN_SAMPLES * si->sample_rate)
                                   : (int64_t)LJM_GROWTH_MIN_EXACT;

@@ -9,7 +9,10 @@
 ** outgrows them, neighbours merge and the stretches double, so memory is
 ** bounded by the keys, whatever the duration.
 **
-** A key grows steadily when, over the points after the skipped start:
+** A key grows steadily when, over the points after the skipped start, or
+** their second half, or their last quarter (a leak that started late), all
+** of these hold (its slope is the longest such stretch's, or a later one's
+** that is LJM_GROWTH_FASTER times as steep):
 **   - it gained at least the minimum (exact: LJM_GROWTH_MIN_EXACT bytes;
 **     sampled: LJM_GROWTH_MIN_SAMPLES sampling intervals),
 **   - its Theil-Sen slope (the median of the slopes between every pair of
@@ -17,11 +20,11 @@
 **     of the second half is at least half of it (it still grows at the end),
 **   - the least it held in the last quarter is more than the most it held
 **     in the first half (memory that grew and levelled off fails here),
-**   - at least half of LJM_GROWTH_STRETCHES equal stretches grew,
-**   - it never fell by more than LJM_GROWTH_MAX_FALL of what it gained: the
-**     temporaries of a line fall at every collection, even where the heap
-**     a leak grows makes the collector's cycles, and so the garbage left
-**     between them, longer and longer.
+**   - at least half of up to LJM_GROWTH_STRETCHES equal stretches grew,
+**   - over all the points, it never fell by more than LJM_GROWTH_MAX_FALL
+**     of what it gained: the temporaries of a line fall at every
+**     collection, even where the heap a leak grows makes the collector's
+**     cycles, and so the garbage left between them, longer and longer.
 */
 #ifndef LJM_GROWTH_H
 #define LJM_GROWTH_H
@@ -42,6 +45,7 @@ extern "C" {
 #define LJM_GROWTH_MIN_EXACT 1024u     /* bytes */
 #define LJM_GROWTH_MIN_SAMPLES 4u
 #define LJM_GROWTH_MAX_FALL 0.25
+#define LJM_GROWTH_FASTER 1.5         /* a later window's slope that wins */
 
 typedef struct LjmGrowth LjmGrowth;
 
@@ -51,7 +55,10 @@ typedef struct LjmGrowthRow {
   double slope;        /* bytes per second */
   double steady;       /* share of the stretches that grew, 0..1 */
   int64_t in_use;      /* bytes in use at the end */
-  int64_t grown;       /* bytes gained over the analysed time */
+  int64_t grown;       /* bytes gained since since_us */
+  uint64_t since_us;   /* the time its steady growth is measured from: the
+                          analysed time's start, or a later one for growth
+                          that started late (usec) */
 } LjmGrowthRow;
 
 typedef struct LjmGrowthResult {

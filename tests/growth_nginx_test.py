@@ -30,6 +30,10 @@ import sys
 from checks import Checks
 from nginxlib import Nginx, log_problems, make_prefix, scratch_top
 
+# testlib (tests/lib): the environment that loads the module into nginx
+# (with --config=asan, the sanitizer runtime preloaded).
+import testlib
+
 ljm, so = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 example = os.path.dirname(os.path.abspath([f for f in sys.argv[3:] if f.endswith("always.conf")][0]))
 check = Checks("growth_nginx")
@@ -65,7 +69,7 @@ def prefix_for(name, init):
 def run(name, init, seconds):
     """nginx recording under wrk for seconds; (prefix, stream, leak request times)."""
     prefix, port = prefix_for(name, init)
-    ng = Nginx(prefix, "always.conf")
+    ng = Nginx(prefix, "always.conf", testlib.module_env(so))
     if not check(ng.wait_ready(port, n=1), "%s: nginx up" % name):
         ng.quit()
         return prefix, None, []

@@ -166,7 +166,8 @@ for stream, tolerance in ((exact, 0.10), (sampled, 0.20)):
 p = growth([exact])
 check(p.returncode == 0 and re.search(r"^Steady growth by line \(1;", p.stdout, re.M) and
       re.search(r"/s .*/h .*%.*server\.lua:5\)$", p.stdout, re.M) and
-      re.search(r"^#1 .*/s \(.*/h\), steady \d+%, .* in use now\n    server\.lua:5\n", p.stdout, re.M),
+      re.search(r"^#1 .*/s \(.*/h\), steady \d+%, .* in use now, since 0\.0 s\n    server\.lua:5\n", p.stdout,
+                re.M),
       "text: the line's row and its stack (%r)" % p.stdout)
 rate = truth / secs if truth and secs else 1000
 p = growth(["--fail-above", "%dB/s" % (rate / 2), exact])

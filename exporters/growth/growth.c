@@ -76,8 +76,9 @@ static const char *site_label(Growth *s, const LjmModel *m, uint32_t site)
 static void text_row(Growth *s, const LjmGrowthRow *r)
 {
   char a[32], b[32], c[32];
-  fprintf(s->base.out, "  %12s/s %12s/h %6.0f%% %11s  ", human(a, sizeof(a), r->slope),
-          human(b, sizeof(b), r->slope * 3600), r->steady * 100, human(c, sizeof(c), (double)r->in_use));
+  fprintf(s->base.out, "  %12s/s %12s/h %6.0f%% %11s %7.1f s  ", human(a, sizeof(a), r->slope),
+          human(b, sizeof(b), r->slope * 3600), r->steady * 100,
+          human(c, sizeof(c), (double)r->in_use), (double)r->since_us / 1e6);
 }
 
 static size_t shown(const Growth *s, size_t n)
@@ -89,19 +90,20 @@ static size_t shown(const Growth *s, size_t n)
 static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
 {
   FILE *f = s->base.out;
-  char a[32], b[32], note[160];
+  char a[32], b[32], c[32], note[160];
   const char *sampled = ljm_sampled_note(m, note, sizeof(note));
   fprintf(f, "%s: %.1f s to %.1f s, a point every %.1f s%s%s\n", s->base.o.in_path,
           (double)r->from_us / 1e6, (double)r->to_us / 1e6, (double)r->bucket_us / 1e6,
           sampled && *sampled ? "; " : "", sampled ? sampled : "");
-  if (!r->nsites) {
+  if (!r->nsites && !r->nstacks) {
     fprintf(f, "No steady growth: nothing in use grew by %s or more, steadily, to the end.\n",
             human(a, sizeof(a), (double)r->min_growth));
     return;
   }
-  fprintf(f, "\nSteady growth by line (%zu; slope of in-use bytes, share of %u stretches that grew):\n"
-          "  %14s %14s %7s %11s  %s\n", r->nsites, LJM_GROWTH_STRETCHES,
-          "slope", "per hour", "steady", "in use now", "line");
+  fprintf(f, "\nSteady growth by line (%zu; slope of in-use bytes since a time, share of up to "
+          "%u stretches that grew):\n  %14s %14s %7s %11s %9s  %s\n", r->nsites,
+          LJM_GROWTH_STRETCHES, "slope", "per hour", "steady", "in use now", "since", "line");
+  if (!r->nsites) fputs("  (none: the stacks below hold it)\n", f);
   for (size_t i = 0; i < shown(s, r->nsites); i++) {
     text_row(s, &r->sites[i]);
     fprintf(f, "%s\n", site_label(s, m, r->sites[i].key));
@@ -112,9 +114,10 @@ static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
   fprintf(f, "\nSteady growth by call stack (%zu), innermost frame first:\n", r->nstacks);
   for (size_t i = 0; i < shown(s, r->nstacks); i++) {
     const LjmGrowthRow *row = &r->stacks[i];
-    fprintf(f, "#%zu %s/s (%s/h), steady %.0f%%, %s in use now\n", i + 1,
+    fprintf(f, "#%zu %s/s (%s/h), steady %.0f%%, %s in use now, since %.1f s\n", i + 1,
             human(a, sizeof(a), row->slope), human(b, sizeof(b), row->slope * 3600),
-            row->steady * 100, human(note, sizeof(note), (double)row->in_use));
+            row->steady * 100, human(c, sizeof(c), (double)row->in_use),
+            (double)row->since_us / 1e6);
     ljm_frames_of(m, row->key, &s->frames);
     for (size_t j = s->frames.n; j-- > 0;) {
       ljm_buf_reset(&s->line);
@@ -129,8 +132,8 @@ static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
 static void json_row(Growth *s, const LjmGrowthRow *r)
 {
   fprintf(s->base.out, "\"bytes_per_s\": %.1f, \"bytes_per_hour\": %.0f, \"steady\": %.2f, "
-          "\"in_use\": %lld, \"grown\": %lld", r->slope, r->slope * 3600, r->steady,
-          (long long)r->in_use, (long long)r->grown);
+          "\"in_use\": %lld, \"grown\": %lld, \"since_s\": %.3f", r->slope, r->slope * 3600,
+          r->steady, (long long)r->in_use, (long long)r->grown, (double)r->since_us / 1e6);
 }
 
 static void write_json(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
@@ -148,6 +151,9 @@ static void write_json(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
     const LjmSite *site = ljm_model_site(m, row->key);
     fprintf(f, "%s\n  {\"line\": ", i ? "," : "");
     ljm_json_fputs(f, &s->out, &s->tmp, site_label(s, m, row->key));
+    /* A trace: the file and line it starts at. */
+    if (site->kind == LJM_SITE_TRACE && site->trace_start < ljm_model_nsites(m))
+      site = ljm_model_site(m, site->trace_start);
     fputs(", \"file\": ", f);
     ljm_json_fputs(f, &s->out, &s->tmp, site->file ? site->file : "");
     fprintf(f, ", \"line_number\": %lld, ", (long long)site->line);
@@ -196,16 +202,21 @@ static int gr_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     if (ljm_growth_oom(s->g))
       snprintf(err, errlen, "out of memory");
     else
-      snprintf(err, errlen, "%.1f s recorded%s: too short to tell steady growth (needs %u points "
-               "of %.1f s after --skip)", (double)ljm_growth_end(s->g) / 1e6,
-               s->base.o.skip_us ? ", some skipped" : "", LJM_GROWTH_MIN_POINTS,
+      snprintf(err, errlen, "%.1f s recorded, %.1f s after --skip: too short to tell steady "
+               "growth (it needs %u points; they are %.1f s apart here, 1/16 to 1/32 of the "
+               "recording)", (double)ljm_growth_end(s->g) / 1e6,
+               (double)(r.to_us - r.from_us) / 1e6, LJM_GROWTH_MIN_POINTS,
                (double)r.bucket_us / 1e6);
     gr_free(s);
     return -1;
   }
   if (s->base.o.json) write_json(s, m, &r);
   else write_text(s, m, &r);
-  if (s->base.o.steepest) *s->base.o.steepest = r.nsites ? r.sites[0].slope : 0;
+  if (s->base.o.steepest) {  /* a line's, or a stack's where no line grows as fast */
+    double top = r.nsites ? r.sites[0].slope : 0;
+    if (r.nstacks && r.stacks[0].slope > top) top = r.stacks[0].slope;
+    *s->base.o.steepest = top;
+  }
   if (s->line.oom || s->tmp.oom || s->out.oom || s->frames.oom) {
     snprintf(err, errlen, "out of memory");
     rc = -1;

@@ -141,6 +141,28 @@ int main(void)
   CHECKF(!ljm_growth_timed(g), "no time marks");
   ljm_growth_free(g);
 
+  /* A leak that starts at 60% of the time: listed, at its own slope, since
+  ** the second half; one that starts at 90% is not (it must span the last
+  ** quarter). */
+  for (int late = 0; late < 2; late++) {
+    uint64_t start = late ? 90000000 : 60000000;
+    g = ljm_growth_new();
+    for (uint64_t t = 0; t <= 100000000; t += 10000) {
+      ev = alloc_ev(0, t >= start ? 10 : 0, t);
+      ljm_growth_event(g, &ev);
+    }
+    CHECKF(analyse(g, 0, &r) == 0, "late leak analysed");
+    if (!late)
+      CHECKF(r.nsites == 1 && fabs(r.sites[0].slope - 1000) < 10 && r.sites[0].since_us >= 50000000 &&
+                 r.sites[0].since_us <= 60000000,
+             "a leak from 60 s: 1000 B/s since the second half (%zu rows, %.1f, %llu)", r.nsites,
+             r.nsites ? r.sites[0].slope : 0, r.nsites ? (unsigned long long)r.sites[0].since_us : 0);
+    else
+      CHECKF(r.nsites == 0, "a leak from 90 s: not listed");
+    ljm_growth_result_free(&r);
+    ljm_growth_free(g);
+  }
+
   /* A leak too small to tell: below LJM_GROWTH_MIN_EXACT over the time. */
   g = ljm_growth_new();
   for (uint64_t t = 0; t <= 10000000; t += 100000) {
