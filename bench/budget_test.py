@@ -8,11 +8,12 @@ than 3%.
 Figures, each the difference of two sizes of one input over the difference
 of their calls or events (what a start, a stop or a process's start-up
 costs cancels out):
-  recorder.standard/stacks/sampled  instructions per allocator call that
-      recording adds to binary_trees.lua (JIT off, depths 9 and 10) on the
-      VM of LJM_TEST_VM (Debian 12's luajit tree, built here), through
+  recorder.standard/stacks/time/sampled  instructions per allocator call
+      that recording adds to binary_trees.lua (JIT off, depths 9 and 10) on
+      the VM of LJM_TEST_VM (Debian 12's luajit tree, built here), through
       require "ljm.recorder": the exact standard stream, the exact one with
-      stacks, and {sample = "512k", stacks = true} with a fixed seed;
+      stacks, the exact one with time marks only ({time = true}), and
+      {sample = "512k", stacks = true} with a fixed seed;
       counted outside the VM's own code (valgrind_count.beside_vm), in a
       fixed environment, with LuaJIT's string hash seeded the same every run
       (FIXED_SEED_SO), per call the VM made to the mode's allocator;
@@ -72,7 +73,8 @@ PACED = {"main_thread": True, "exclude": ("rec_ext_mark",)}
 # figure is per, counted in each run. LuaJIT seeds its string hash at
 # random, and with it how far the collector gets before stop() (the frees
 # recorded): fixed_seed.so makes the runs repeat.
-WRAPPER = {"rec": "rec_alloc_exact", "stacks": "rec_alloc_exact", "sampled": "rec_alloc"}
+WRAPPER = {"rec": "rec_alloc_exact", "stacks": "rec_alloc_exact", "time": "rec_alloc_exact",
+           "sampled": "rec_alloc"}
 
 
 def recorder_figures(so, seed_so, driver, work, tmp):
@@ -94,7 +96,8 @@ def recorder_figures(so, seed_so, driver, work, tmp):
         plain[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, "off", work, d], cg, env,
                          **PACED)
     figs = {}
-    for mode, name in (("rec", "standard"), ("stacks", "stacks"), ("sampled", "sampled")):
+    for mode, name in (("rec", "standard"), ("stacks", "stacks"), ("time", "time"),
+                       ("sampled", "sampled")):
         added, calls = {}, {}
         for d in depths:
             n, calls[d] = count(valgrind_count.beside_vm, [testlib.LUAJIT, driver, mode, work, d, out],

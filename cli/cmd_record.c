@@ -37,7 +37,7 @@ static const char *const cli_only_libs[] = {
 };
 
 static const char USAGE[] =
-    "usage: ljm record [-o FILE] [--stacks [--stack-depth N]] [--flush-interval S]\n"
+    "usage: ljm record [-o FILE] [--stacks [--stack-depth N] | --time] [--flush-interval S]\n"
     "                  [--sample BYTES [--sample-seed N]] [-j CMD]...\n"
     "                  [--snapshot-at-exit FILE] [--write-timeout S]\n"
     "                  [--] script.lua [args...]\n"
@@ -53,6 +53,9 @@ static const char USAGE[] =
     "                      turns it back into the standard stream)\n"
     "  --stack-depth N     with --stacks: keep the N innermost frames of each\n"
     "                      stack, 1..65535 (default 256)\n"
+    "  --time              write time marks and RSS samples without stacks (an\n"
+    "                      extended stream, for ljm growth; --stacks and\n"
+    "                      --sample have them too)\n"
     "  --sample BYTES      sampled recording: one allocated byte in BYTES on\n"
     "                      average (1..1G, suffix k, M, G: 512k) picks the\n"
     "                      allocation that holds it; only those and their\n"
@@ -537,6 +540,8 @@ int ljm_record_main(int argc, char **argv)
       a.output = arg + 2;
     } else if (!strcmp(arg, "--stacks")) {
       a.opt.stacks = 1;
+    } else if (!strcmp(arg, "--time")) {
+      a.opt.time = 1;
     } else if (!strcmp(arg, "--stack-depth") || !strncmp(arg, "--stack-depth=", 14)) {
       const char *v = arg[13] == '=' ? arg + 14 : NULL;
       char *end;

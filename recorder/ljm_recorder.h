@@ -23,10 +23,13 @@
 **   LjmRecOptions opt = {.stacks = 1};   (default depth)
 **   LjmRecorder *r = ljm_recorder_start_path_ex(L, "out.ljm", &opt, &err);
 **
+** {.time = 1} writes time marks and RSS samples without stacks: what
+** ljm growth needs, without the cost of walking stacks.
+**
 ** A sampled recording (opt.sample = 512 * 1024) writes about one
 ** allocation per 512 KiB allocated, and the frees and reallocations of
 ** those blocks only: cheap enough to leave on, and every reader scales
-** its figures back to estimates.
+** its figures back to estimates. Its stream has time marks.
 **
 ** Several recordings may run at once on the same VM (each stream gets
 ** every event); only one VM per process can be recorded at a time: a
@@ -94,6 +97,9 @@ typedef struct LjmRecOptions {
                              as long for its reader. 0:
                              LJM_REC_WRITE_TIMEOUT_MS; at most a day, or
                              LJM_REC_WAIT_FOREVER. Regular files: none */
+  int time;               /* nonzero: time marks and RSS samples without
+                             stacks (an extended stream, flag TIME), for
+                             ljm growth; stacks and sample imply them */
 } LjmRecOptions;
 
 #define LJM_REC_STACK_DEPTH 256

@@ -4,15 +4,18 @@ behaviour is known, made here with `ljm record` (JIT off):
 
 * server.lua serves "requests" for a few seconds: leak() keeps ~100 bytes a
   request for ever (line 5), cached() fills a 2000-item cache in the first
-  second and then only replaces, clean() makes temporaries. Exact
-  with stacks, and sampled (one byte in 16 KiB, a fixed seed) with stacks:
-  line 5 is listed, first and alone, its stack under leak(); its slope is
+  second and then only replaces, clean() makes temporaries. Exact and
+  sampled (one byte in 16 KiB, a fixed seed), each with stacks and without
+  (exact --time; sampled streams have time marks): line 5 is listed, first
+  and alone, its stack under leak() where there are stacks; its slope is
   within 10% (exact) and 20% (sampled) of the truth, the bytes line 5 holds
   at the end (ljm report's heap summary) over the seconds the program ran.
+  The same from stdin ("-").
+* idle.lua allocates, then sleeps: the stream's last time mark is at its end.
 * levels.lua grows for the first 40% of its time, then holds, and makes
   garbage the collector frees every few steps: nothing listed.
-* Recordings without time marks (standard, sampled without stacks): one line
-  saying so and suggesting --stacks, exit 1, nothing on stdout.
+* A recording without time marks (standard): one line saying so and
+  suggesting --time, exit 1, nothing on stdout.
 * A cut stream: analysed up to the cut, with a one-line warning, exit 0.
 * --fail-above below the slope exits 3, above it 0; --json; --top; --skip
   past the end (too short: exit 1); usage errors (exit 2); a heap snapshot
@@ -26,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 
+import ljmread
 from checks import Checks
 
 LJM = os.path.abspath(sys.argv[1])
@@ -89,6 +93,13 @@ for step = 1, 500 do
 end
 """
 
+IDLE = r"""local ffi = require("ffi")
+ffi.cdef "int usleep(unsigned int);"
+local kept = {}
+for i = 1, 1000 do kept[i] = {i} end
+ffi.C.usleep(1500000)
+"""
+
 
 def path(name):
     return os.path.join(TMP, name)
@@ -122,7 +133,7 @@ def one_line(p):
     return p.stderr.count("\n") == 1
 
 
-for name, text in (("server.lua", SERVER), ("levels.lua", LEVELS)):
+for name, text in (("server.lua", SERVER), ("levels.lua", LEVELS), ("idle.lua", IDLE)):
     open(path(name), "w").write(text)
 
 # -- A leak, a cache, temporaries: exact and sampled -----------------------
@@ -131,7 +142,11 @@ truth = held_at(exact, 5)
 check(truth and secs and truth > 1e6, "the truth: line 5 holds %s bytes after %s s" % (truth, secs))
 sampled, _ = record("sampled.ljm", "server.lua", ["6"], ["--stacks", "--sample", "16k",
                                                        "--sample-seed", "7"])
-for stream, tolerance in ((exact, 0.10), (sampled, 0.20)):
+timed, _ = record("time.ljm", "server.lua", ["6"], ["--time"])
+plain, _ = record("sampled-nostacks.ljm", "server.lua", ["6"], ["--sample", "16k",
+                                                              "--sample-seed", "7"])
+for stream, tolerance, with_stacks in ((exact, 0.10, True), (sampled, 0.20, True),
+                                       (timed, 0.10, False), (plain, 0.20, False)):
     tag = os.path.basename(stream)
     p = growth(["--json", stream])
     check(p.returncode == 0 and p.stderr == "", "%s: exit 0, nothing on stderr (%s, %r)"
@@ -154,13 +169,30 @@ for stream, tolerance in ((exact, 0.10), (sampled, 0.20)):
         check(abs(g["lines"][0]["in_use"] - truth) <= tolerance * truth,
               "%s: in use now %d, truth %d" % (tag, g["lines"][0]["in_use"], truth))
     stacks = g["stacks"]
+    check(g["to_s"] >= 5 and g["points"] >= 30, "%s: the whole run analysed (%s s, %s points)"
+          % (tag, g["to_s"], g["points"]))
+    if not with_stacks:
+        check(stacks == [] and g["stacks_total"] == 0, "%s: no stacks, none listed" % tag)
+        continue
     check(stacks and stacks[0]["frames"][0].endswith("server.lua:5") and
           any(f.startswith("leak ") for f in stacks[0]["frames"]),
           "%s: the first stack is line 5 in leak() (%s)" % (tag, stacks[0]["frames"] if stacks else None))
     check(not [s for s in stacks if any("cached" in f or "clean" in f for f in s["frames"])],
           "%s: nothing under cached() or clean()" % tag)
-    check(g["to_s"] >= 5 and g["points"] >= 30, "%s: the whole run analysed (%s s, %s points)"
-          % (tag, g["to_s"], g["points"]))
+
+# From stdin: the same analysis.
+with open(timed, "rb") as f:
+    p = run([LJM, "growth", "--json", "-"], stdin=f)
+q = growth(["--json", timed])
+check(p.returncode == 0 and p.stdout.replace('"file": "-"', '"file": "%s"' % timed) == q.stdout,
+      "stdin: the same JSON as the file (%s, %r)" % (p.returncode, p.stderr))
+
+# The last time mark is at the stream's end, after 1.5 s of sleep.
+idle, _ = record("idle.ljm", "idle.lua", [], ["--time"])
+st = ljmread.parse(open(idle, "rb").read())
+check(st.complete and st.flags == 2 and not st.nodes and st.marks and st.marks[-1][1] >= 1400000,
+      "idle.ljm: flags TIME, no stack nodes, the last mark at the end (%s, %#x, %s)"
+      % (st.complete, st.flags, st.marks[-1][1] if st.marks else None))
 
 # The text view of the exact stream: the table and the stack.
 p = growth([exact])
@@ -192,13 +224,11 @@ check(p.returncode == 0 and json.loads(p.stdout)["lines"] == [], "levels off: --
 
 # -- No time marks -----------------------------------------------------------
 standard, _ = record("standard.ljm", "server.lua", ["1"], [])
-nomarks, _ = record("sampled-nostacks.ljm", "server.lua", ["1"], ["--sample", "4k"])
-for stream in (standard, nomarks):
-    p = growth([stream])
-    check(p.returncode == 1 and one_line(p) and "no time marks" in p.stderr and
-          "--stacks" in p.stderr and p.stdout == "",
-          "%s: one line, no time marks, --stacks suggested, exit 1 (%s, %r, %r)"
-          % (os.path.basename(stream), p.returncode, p.stderr, p.stdout))
+p = growth([standard])
+check(p.returncode == 1 and one_line(p) and "no time marks" in p.stderr and
+      "--time" in p.stderr and p.stdout == "",
+      "standard.ljm: one line, no time marks, --time suggested, exit 1 (%s, %r, %r)"
+      % (p.returncode, p.stderr, p.stdout))
 
 # -- A cut stream --------------------------------------------------------------
 data = open(exact, "rb").read()

@@ -16,7 +16,8 @@ allocates one table per turn) where users read them:
 
 bursts.lua (10 bursts of allocations, ~50 ms of idle work after each):
 the heaptrack file has time stamps in the idle stretches, so that
-heaptrack_gui's charts (a point per 'c' line) stay flat there.
+heaptrack_gui's charts (a point per 'c' line) stay flat there; recorded
+with --stacks and with --time, whose stream every format reads.
 
 usage: stacks_views_test.py LJM CHAINS_LUA JIT_CHAINS_LUA BURSTS_LUA
 """
@@ -70,12 +71,12 @@ def in_range(got, want):
     return lo <= got <= hi
 
 
-def record(script, work):
+def record(script, work, opt="--stacks"):
     shutil.copy(script, work)
     name = os.path.basename(script)
-    out = name.replace(".lua", ".ljm")
-    p = run([LJM, "record", "--stacks", "-o", out, name], work)
-    check(p.returncode == 0, "record --stacks %s: exit %d %s" % (name, p.returncode, p.stderr))
+    out = name.replace(".lua", opt.replace("--stacks", "").replace("--", "_") + ".ljm")
+    p = run([LJM, "record", opt, "-o", out, name], work)
+    check(p.returncode == 0, "record %s %s: exit %d %s" % (opt, name, p.returncode, p.stderr))
     return os.path.join(work, out)
 
 
@@ -281,13 +282,13 @@ def check_stream_names(work):
           % b.stderr)
 
 
-def check_idle(work):
+def check_idle(work, opt):
     """Heaptrack's time stamps keep idle stretches flat: after each burst but
     the last, two 'c' lines at least 30 ms apart with no allocation or free
     between them (heaptrack_gui draws a point per 'c' line: a flat line
     between them, not a ramp to the next burst), and the time axis spans
-    the run."""
-    prof = record(SCRIPTS[2], work)
+    the run; with --stacks and with --time (time marks, no stacks)."""
+    prof = record(SCRIPTS[2], work, opt)
     ht = prof + ".heaptrack.gz"
     p = run([LJM, "convert", "-o", ht, prof], work)
     check(p.returncode == 0, "heaptrack convert: %s" % p.stderr)
@@ -301,11 +302,34 @@ def check_idle(work):
             last_c, events_since = ms, 0
         elif line[:2] in ("+ ", "- "):
             events_since += 1
-    check(len(flat) >= 9, "heaptrack: flat stretches between bursts (two 'c' lines >= 30 ms "
-          "apart, nothing between): %r" % flat)
+    check(len(flat) >= 9, "heaptrack %s: flat stretches between bursts (two 'c' lines >= 30 ms "
+          "apart, nothing between): %r" % (opt, flat))
     check(stamps and stamps == sorted(stamps) and stamps[-1] >= 450,
-          "heaptrack: time stamps never go back and span the run (last %s ms)"
-          % (stamps[-1] if stamps else None))
+          "heaptrack %s: time stamps never go back and span the run (last %s ms)"
+          % (opt, stamps[-1] if stamps else None))
+    return prof
+
+
+FORMATS = ("text", "folded", "svg", "markdown", "json", "pprof", "heaptrack", "speedscope",
+           "heapprofile")
+
+
+def check_time_views(prof, work):
+    """A --time stream (time marks, no stacks) in every format: each written;
+    its report is its downgrade's (the same events); speedscope puts it in
+    time order."""
+    for fmt in FORMATS:
+        out = os.path.join(work, "timed." + fmt)
+        p = run([LJM, "convert", "-q", "-f", fmt, "-o", out, prof], work)
+        check(p.returncode == 0 and os.path.getsize(out) > 0,
+              "--time stream as %s: exit %d, %r" % (fmt, p.returncode, p.stderr[-200:]))
+    down = os.path.join(work, "timed-down.ljm")
+    p = run([LJM, "convert", "-q", "-f", "ljm", "-o", down, prof], work)
+    a, b = run([LJM, "report", prof], work), run([LJM, "report", down], work)
+    check(p.returncode == 0 and a.returncode == 0 and a.stdout == b.stdout and "bursts.lua:5" in a.stdout,
+          "--time stream: ljm report as its downgrade's, bursts.lua:5 in it")
+    sp = open(os.path.join(work, "timed.speedscope"), encoding="utf-8").read()
+    check("in time order" in sp, "--time stream: speedscope in time order")
 
 
 def main():
@@ -313,7 +337,8 @@ def main():
     check_chains(work)
     check_stream_names(work)
     check_jit(work)
-    check_idle(work)
+    check_idle(work, "--stacks")
+    check_time_views(check_idle(work, "--time"), work)
     return check.done(minimum=30)
 
 

@@ -1,7 +1,8 @@
 -- driver.lua MODE WORKLOAD SIZE [OUT]: runs a workload with the JIT off,
 -- either plain (MODE=off) or recorded with require "ljm.recorder"
 -- (MODE=rec: the standard stream; MODE=stacks: the extended stream with
--- call stacks, time and RSS; MODE=sampled: {sample = "512k", stacks = true},
+-- call stacks, time and RSS; MODE=time: {time = true}, time and RSS
+-- without stacks; MODE=sampled: {sample = "512k", stacks = true},
 -- a sampled stream with stacks, seeded with LJM_BENCH_SEED if set; all to
 -- OUT; MODE=loaded: the module is loaded and nothing recorded). Prints
 -- "<wall s> <cpu s> <thread cpu s> <minor page faults>" of the run, from
@@ -16,6 +17,7 @@ local chunk = assert(loadfile(workload))
 local rec = mode ~= "off" and require("ljm.recorder")
 if mode == "loaded" then rec = nil end
 local opts = mode == "stacks" and {stacks = true}
+  or mode == "time" and {time = true}
   or mode == "sampled" and {sample = os.getenv("LJM_BENCH_SAMPLE") or "512k",
                             stacks = os.getenv("LJM_BENCH_STACKS") ~= "0" or nil,
                             seed = tonumber(os.getenv("LJM_BENCH_SEED"))} or nil

@@ -193,8 +193,8 @@ static int gr_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   LjmGrowthResult r;
   int rc = 0;
   if (!ljm_growth_timed(s->g)) {
-    snprintf(err, errlen, "no time marks, which growth needs (only recordings with stacks have "
-             "them): record with 'ljm record --stacks' (exact or --sample) or {stacks = true}");
+    snprintf(err, errlen, "no time marks, which growth needs: record with 'ljm record --time' "
+             "(or --stacks, or --sample), or {time = true}");
     gr_free(s);
     return -1;
   }

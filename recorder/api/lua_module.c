@@ -7,7 +7,8 @@
 ** that failed and was never stopped is reported on stderr at lua_close or
 ** exit: nobody else would see the error.
 ** start(path, {stacks = true, depth = N}) writes the extended stream
-** (decoder/EXTENSION.md); {sample = BYTES, seed = N} a sampled one (BYTES
+** (decoder/EXTENSION.md), {time = true} one with time marks and no stacks
+** (for ljm growth); {sample = BYTES, seed = N} a sampled one (BYTES
 ** a number or a string with a k or M suffix: "512k"); {write_timeout = S}
 ** bounds how long a stalled reader of a pipe or FIFO may hold the host
 ** (ljm_recorder.h; 0: for ever); unknown keys, wrong types and strings with
@@ -129,6 +130,12 @@ static const char *read_options(lua_State *L, LjmRecOptions *opt, int *given,
         return "option 'stacks' must be a boolean";
       }
       opt->stacks = lua_toboolean(L, -1);
+    } else if (k && !strcmp(k, "time")) {
+      if (!lua_isboolean(L, -1)) {
+        lua_pop(L, 2);
+        return "option 'time' must be a boolean";
+      }
+      opt->time = lua_toboolean(L, -1);
     } else if (k && !strcmp(k, "depth")) {
       lua_Number d = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
       if (!(d >= 1 && d <= 65535) || d != (lua_Number)(unsigned)d) {

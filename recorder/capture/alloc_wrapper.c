@@ -53,6 +53,7 @@ REC_API void session_kill(LjmRecorder *r)
       R.nstacks--;
       R.stacks_dirty = 1;  /* the walker adapts outside the event */
     }
+    if (r->timed) R.next--;
     live_changed();
   }
 }
@@ -78,22 +79,25 @@ REC_API void stacks_update(void)
 ** So the location's and the stack's announcements are written first, the
 ** selection and the event after the call. */
 
-/* The allocator wrapper while extended sessions are live. */
+/* The allocator wrapper of exact recordings while extended sessions
+** (with stacks, or with time marks only) are live. */
 static __attribute__((noinline)) void *
 rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 {
   LjmRecorder *r;
   void *res;
-  int ev;
-  rec_stack_event(R.g, loc, ptr, osize, nsize);
+  int ev, walk = R.nstacks != 0;
+  if (walk) rec_stack_event(R.g, loc, ptr, osize, nsize);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
-    rec_ext_pre(&r->st, R.g, &rec_walk);
+    if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
+    else rec_ext_tick(&r->st);
     rec_stream_announce(&r->st, R.g, loc);
   } else {
     for (r = R.list; r; r = r->next) {
       if (!r->live) continue;
       if (r->ext) rec_ext_pre(&r->st, R.g, &rec_walk);
+      else if (r->timed) rec_ext_tick(&r->st);
       rec_stream_announce(&r->st, R.g, loc);
     }
   }
@@ -101,14 +105,14 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   if (nsize == 0) {
     ev = REC_EV_FREE;
   } else if (__builtin_expect(!res, 0)) {
-    rec_stack_forget();  /* failed: nothing happened, no event written */
+    if (walk) rec_stack_forget();  /* failed: nothing happened, no event written */
     return res;
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
-    rec_ext_select(&r->st);
+    if (r->ext) rec_ext_select(&r->st);
     rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
@@ -155,6 +159,8 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     rec_stack_resync();  /* frames may have gone and come back unseen */
     rec_stack_event(R.g, &loc, ptr, osize, nsize);
     rec_ext_pre(&r->st, R.g, &rec_walk);
+  } else if (r->timed) {
+    rec_ext_tick(&r->st);
   }
   rec_stream_announce(&r->st, R.g, &loc);
   res = R.orig(R.orig_ud, ptr, osize, nsize);
@@ -200,7 +206,7 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ud, void *ptr, size
   if (__builtin_expect(!rec_fork_unchanged(R.gen), 0)) return rec_alloc_forked(ptr, osize, nsize);
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
-  if (__builtin_expect(R.nstacks != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
+  if (__builtin_expect(R.next != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
     /* One stream (the usual case): the event writer inline, no loop. */

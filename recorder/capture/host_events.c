@@ -83,6 +83,7 @@ REC_API void forked_child(uint32_t gen, int in_handler)
   R.sampled_ext = 0;
   if (R.nstacks) rec_stack_stop();
   R.nstacks = 0;
+  R.next = 0;
   R.stacks_dirty = 0;
   if (R.g) {
     unwrap(mainthread(R.g));

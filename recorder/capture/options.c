@@ -28,6 +28,7 @@ REC_API int take_options(LjmRecorder *r, const LjmRecOptions *opt, LjmRecError *
     return set_err(err, EBUSY, "%s", "a sampled recording runs alone: another recording of this Lua state is running");
   r->sample = opt->sample;
   r->seed = opt->seed;
+  r->timed = opt->stacks || opt->time || opt->sample;
   if (!opt->stacks) {
     if (opt->stack_depth)
       return set_err(err, EINVAL, "%s", "a stack depth needs stacks");

@@ -57,7 +57,9 @@ struct LjmRecorder {
   char *name;            /* path or "<fd N>" for messages */
   dev_t dev;             /* file identity, to refuse a second stream */
   ino_t ino;             /* into the same file (both 0 if unknown) */
-  int ext;               /* extended stream (stacks, time, RSS) */
+  int ext;               /* a stream with stacks (and time marks, RSS) */
+  int timed;             /* a stream with time marks and RSS samples: with
+                            stacks, sampled or asked for (st.ext set) */
   uint32_t flush_ms;     /* flush interval (files), 0: when a buffer fills */
   uint32_t depth;        /* its stack depth limit */
   uint64_t sample;       /* sampled recording: its rate, else 0 */
@@ -74,7 +76,9 @@ typedef struct RecState {
   int nlive;             /* live sessions */
   LjmRecorder *one;      /* the live session if there is exactly one */
   int atexit_done;       /* atexit handler registered */
-  int nstacks;           /* live extended sessions */
+  int nstacks;           /* live sessions with stacks */
+  int next;              /* live extended sessions: with stacks or time
+                            marks (the exact wrapper's slow path) */
   int stacks_dirty;      /* nstacks or their limits changed */
   LjmRecorder *sampled;  /* the live sampled session (then the only one) */
   int sampled_ext;       /* ... and it records stacks */

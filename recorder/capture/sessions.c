@@ -144,7 +144,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   global_State *g = G(L);
   stacks_update();
   if (rec_stream_init(&r->st, r->sample ? REC_BUF_SIZE_SAMPLED : REC_BUF_SIZE, r->write ? cb_sink : fd_sink, r) ||
-      (r->ext && rec_ext_init(&r->st, r->depth))) {
+      (r->timed && rec_ext_init(&r->st, r->ext ? r->depth : 0))) {
     rec_stream_free(&r->st);
     set_err(err, ENOMEM, "%s", "out of memory");
     return NULL;
@@ -195,6 +195,7 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   r->live = 1;
   R.nlive++;
   if (r->ext) R.nstacks++;
+  if (r->timed) R.next++;
   if (r->sample) {  /* nothing can fail any more: the sampler is its */
     if (sampler_owner) rec_sample_free(&sampler);  /* a stopped session's, not freed yet */
     rec_sample_init(&sampler, r->sample, r->seed, !r->write && r->flush_ms ? REC_SAMPLE_STOP : 0);

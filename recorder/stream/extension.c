@@ -123,6 +123,7 @@ int rec_ext_init(RecStream *s, uint32_t depth)
   x->tk.fd = -1;
   rec_map_init(&x->dnames);
   s->ext = x;
+  s->ext_flags = (uint8_t)(REC_EXT_TIME | (depth ? REC_EXT_STACKS : 0));
   s->hooks = &ext_hooks;
   return 0;
 }
@@ -139,6 +140,7 @@ void rec_ext_free(RecStream *s)
   free(x);
   s->ext = NULL;
   s->hooks = NULL;
+  s->ext_flags = 0;
 }
 
 /* Microseconds since the stream began, never going down. */
@@ -191,7 +193,12 @@ void rec_ext_begin(RecStream *s)
 
 void rec_ext_end(RecStream *s)
 {
-  if (s->ext) rec_ticker_stop(&s->ext->tk);
+  RecExt *x = s->ext;
+  uint64_t us;
+  if (!x) return;
+  us = now_us(x);  /* the end: a program idle since its last event shows so */
+  if (us - x->last_us >= REC_TICK_US) put_mark(s, us, 0);
+  rec_ticker_stop(&x->tk);
 }
 
 void rec_ext_forked(RecStream *s, int close_fds)

@@ -1,13 +1,15 @@
 /* extension.h -- the extension items of an extended stream.
 **
-** decoder/EXTENSION.md: the event section starts "ljm" 3 0x03 0 0
-** (STACKS|TIME); stack nodes (0x20) form a trie per stream, written once
-** each, parents first, after the symbol entries they name; a selection
-** (0x21) precedes each event whose stack differs from the last one; time
-** marks (0x22) come at the first event 5 ms after the last (the ticker or
-** the clock, base/clock.h), each followed by an RSS sample (0x23) at most
-** every REC_RSS_US. Each prototype's definition name (0x25) follows its
-** announcement, or its parent's when that comes later.
+** decoder/EXTENSION.md: the event section of a stream with stacks starts
+** "ljm" 3 0x03 0 0 (STACKS|TIME), one with time marks only "ljm" 3 0x02
+** 0 0 (TIME; a sampled stream adds 0x04). Stack nodes (0x20) form a trie
+** per stream, written once each, parents first, after the symbol entries
+** they name; a selection (0x21) precedes each event whose stack differs
+** from the last one; time marks (0x22) come at the first event 5 ms after
+** the last (the ticker or the clock, base/clock.h) and at the end, each
+** followed by an RSS sample (0x23) at most every REC_RSS_US. Each
+** prototype's definition name (0x25) follows its announcement, or its
+** parent's when that comes later.
 */
 #ifndef REC_EXT_H
 #define REC_EXT_H
@@ -51,9 +53,10 @@ typedef struct RecExt {
   RecMap dnames;             /* prototype -> its name (DefName), until announced */
 } RecExt;
 
-/* Makes s an extended stream keeping depth frames; 0 or ENOMEM. Call
-** after rec_stream_init(), before rec_stream_begin(). The standard stream
-** then calls the four below at its seams (RecStreamHooks): */
+/* Makes s an extended stream keeping depth frames of each stack, or
+** (depth 0) one with time marks and no stacks; 0 or ENOMEM. Call after
+** rec_stream_init(), before rec_stream_begin(). The standard stream then
+** calls the four below at its seams (RecStreamHooks): */
 REC_API int rec_ext_init(RecStream *s, uint32_t depth);
 /* With rec_stream_free(): the trie, the names, the ticker. */
 REC_API void rec_ext_free(RecStream *s);
@@ -66,7 +69,7 @@ REC_API void rec_ext_begin(RecStream *s);
 REC_API void rec_ext_proto(RecStream *s, const GCproto *pt);
 /* The same for every prototype of g's leading symtab, after the prologue. */
 REC_API void rec_ext_protos(RecStream *s, global_State *g);
-/* Before the epilogue: stops the ticker. */
+/* Before the epilogue: the last time mark; stops the ticker. */
 REC_API void rec_ext_end(RecStream *s);
 /* In a fork()ed child: forgets the ticker (rec_ticker_forked). */
 REC_API void rec_ext_forked(RecStream *s, int close_fds);
@@ -96,6 +99,14 @@ rec_ext_pre(RecStream *s, global_State *g, const RecWalk *w)
   } else {
     x->leaf = rec_ext_stack(s, g, w);
   }
+}
+
+/* Before the real allocator runs, for each event of a stream with time
+** marks and no stacks: the time mark, when one is due. */
+static inline __attribute__((always_inline)) void rec_ext_tick(RecStream *s)
+{
+  if (__builtin_expect(atomic_load_explicit(&s->ext->tk.tick, memory_order_relaxed), 0))
+    rec_ext_mark(s);
 }
 
 /* After the allocator succeeded, right before the event: its stack's

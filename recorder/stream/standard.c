@@ -90,7 +90,7 @@ void rec_stream_begin(RecStream *s, global_State *g)
   rec_buf_need(b, 1 + sizeof(ljm));
   rec_buf_byte(b, SYM_FINAL);
   memcpy(b->p, ljm, sizeof(ljm));
-  b->p[4] = (uint8_t)((s->ext ? REC_EXT_FLAGS : 0) | (s->sample_rate ? REC_EXT_SAMPLED : 0));
+  b->p[4] = (uint8_t)(s->ext_flags | (s->sample_rate ? REC_EXT_SAMPLED : 0));
   b->p += sizeof(ljm);
   if (s->sample_rate) {  /* first item of a sampled stream: its rate */
     rec_buf_need(b, 11);

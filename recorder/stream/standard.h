@@ -26,8 +26,9 @@
 #define REC_EV_FREE    2
 #define REC_EV_REALLOC 3
 
-/* The prologue's flags of an extended stream: STACKS | TIME. */
-#define REC_EXT_FLAGS 0x03
+/* The prologue's flags of an extended stream (RecStream.ext_flags). */
+#define REC_EXT_STACKS 0x01
+#define REC_EXT_TIME 0x02
 
 struct RecExt;
 struct RecStream;
@@ -46,6 +47,7 @@ typedef struct RecStream {
   RecBuf out;        /* output buffer and sink */
   struct RecExt *ext;  /* extension items (stream/extension.h), NULL: standard */
   const RecStreamHooks *hooks;  /* the extension's, NULL: standard */
+  uint8_t ext_flags;  /* the extension's flags (REC_EXT_STACKS, REC_EXT_TIME) */
   uint64_t sample_rate;  /* sampled stream (capture/sampler.h): its rate, else 0 */
   RecMap protos;     /* prototype -> identity it was announced with */
   RecMap traces;     /* trace number -> identity it was announced with */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """nothreads_test.py -- a host that cannot make threads (pthread_create
 fails: tests/nothreads_shim.c preloaded): ljm record --stacks still writes
-a whole stream, exact and sampled, on the VM's thread, and its time marks
+a whole stream, exact and sampled, on the VM's thread, and so does --time, and its time marks
 and RSS samples keep their promises without the ticker (the events read
 the clock). Plain builds only: under ASan the executable's own
 pthread_create interceptor comes before any preloaded one.
@@ -22,9 +22,11 @@ work = testlib.scratch("nothreads")
 
 env = testlib.vm_env()
 env["LD_PRELOAD"] = ":".join(filter(None, [env.get("LD_PRELOAD"), shim]))
-for mode, argv in (("exact", []), ("sampled", ["--sample", "4k", "--sample-seed", "5"])):
+for mode, argv in (("exact", ["--stacks"]),
+                   ("sampled", ["--stacks", "--sample", "4k", "--sample-seed", "5"]),
+                   ("time", ["--time"])):
     out = "busy_%s.ljm" % mode
-    p = subprocess.run([record, "--stacks"] + argv + ["-o", out, busy, "1.0", "probe"],
+    p = subprocess.run([record] + argv + ["-o", out, busy, "1.0", "probe"],
                        capture_output=True, text=True, cwd=work, env=env, timeout=300)
     got = p.stdout.split()
     res.check(p.returncode == 0 and got[1:] == ["1", "11"],

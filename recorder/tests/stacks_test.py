@@ -187,6 +187,20 @@ data, st = record("busy.lua", "busy.ljm", "--stacks")
 valid(st, "busy")
 probs = ljmread.check_busy(st)
 res.check(not probs, "busy: a mark every few ms and RSS every 100 ms over a second: %s" % probs)
+# --time: the same marks and RSS samples, no stacks; its downgrade is a
+# standard stream with the same events.
+data, st = record("busy.lua", "busy_time.ljm", "--time")
+res.check(st.complete and st.flags == 2 and not st.problems and not st.nodes and
+          not st.selections and not any(e.stack for e in st.events) and st.events,
+          "--time: flags TIME, no stack nodes, selections or stacks (%#x, %s)"
+          % (st.flags, st.problems[:3]))
+probs = ljmread.check_busy(st)
+res.check(not probs, "--time: a mark every few ms and RSS every 100 ms over a second: %s" % probs)
+dst = ljmread.parse(ljmread.downgrade(data))
+res.check(dst.complete and dst.flags == 0 and not dst.marks and len(dst.events) == len(st.events),
+          "--time: the downgrade is a standard stream with every event")
+st = record("busy.lua", "busy_both.ljm", "--time", "--stacks")[1]
+valid(st, "--time --stacks")
 
 # -- Exit paths: os.exit(), fork() -----------------------------------------
 with open(os.path.join(work, "exit3.lua"), "w") as f:
@@ -222,6 +236,20 @@ valid(st, "module")
 res.check(any(k[:2] == ("@module_stacks.lua:29", "@module_stacks.lua:31") and v == 100
               for k, v in st.chains(A).items()), "module: {stacks = true} records chains")
 res.check(all(len(k) <= 9 for k in st.chains()), "module: depth = 8 keeps 8 frames")
+p = subprocess.run([testlib.LUAJIT, "-e", """
+local rec = require("ljm.recorder")
+local ok, msg = rec.start("mod_bad.ljm", {time = 1})
+assert(not ok and msg:find("'time' must be a boolean"), msg)
+assert(rec.start("mod_time.ljm", {time = true}))
+local t = {}
+for i = 1, 1000 do t[i] = {i} end
+assert(rec.stop())
+print("time: ok")"""], capture_output=True, text=True, env=env, cwd=work, timeout=120)
+res.check(p.returncode == 0 and "time: ok" in p.stdout, "module: {time = true} starts, {time = 1} is "
+          "misuse (%r)" % p.stderr[-300:])
+st = ljmread.parse(open(os.path.join(work, "mod_time.ljm"), "rb").read()) if p.returncode == 0 else None
+res.check(st is not None and st.complete and st.flags == 2 and st.marks and not st.nodes and
+          not st.problems and len(st.events) >= 1000, "module: {time = true} writes marks, no stacks")
 for name in ("mod_plain.ljm", "mod_nil.ljm"):
     st = ljmread.parse(open(os.path.join(work, name), "rb").read())
     res.check(st.complete and st.flags == 0 and not st.nodes, name + ": a standard stream")
