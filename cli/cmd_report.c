@@ -8,12 +8,16 @@
 #include "exporters/text/trace_lines.h"
 
 static const char usage[] =
-    "usage: ljm report [--leak-only] [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
+    "usage: ljm report [--by KEY] [--leak-only] [--human-readable] [--traces=lines] [--strict]\n"
+    "                  [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip- or zstd-compressed,\n"
     "or '-' for standard input. Rows with equal counts are ordered by name.\n"
     "\n"
+    "  --by KEY          first a table of the bytes and blocks allocated, freed\n"
+    "                    and in use per value of label KEY (rec.label), a block\n"
+    "                    counting for the labels it was allocated under\n"
     "  --leak-only       print only the HEAP SUMMARY (and ALIASES)\n"
     "  --human-readable  sizes in KiB/MiB/GiB instead of bytes\n"
     "  --traces=lines    charge each JIT trace's events to the line the trace\n"
@@ -32,6 +36,7 @@ static const char usage[] =
 int ljm_cmd_report(int argc, char **argv)
 {
   static const struct option longopts[] = {
+    { "by", required_argument, NULL, 'b' },
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
@@ -46,6 +51,10 @@ int ljm_cmd_report(int argc, char **argv)
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "hq", longopts, "report")) != -1) {
     switch (c) {
+    case 'b':
+      if (!*optarg) return ljm_cli_usage_error("report", "--by wants a label key");
+      o.by_key = optarg;
+      break;
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
@@ -74,7 +83,7 @@ int ljm_cmd_report(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  ljm_model_set_reference_only(m);
+  if (!o.by_key) ljm_model_set_reference_only(m);  /* labels need the whole model */
   int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);
   if (worth) {  /* even after an error: what was read is kept */
     char err[256] = "";

@@ -39,6 +39,8 @@ typedef struct Dec {
   uint32_t stack;         /* stack of the events that follow */
   uint64_t time;          /* last time mark, or LJM_NO_TIME */
   int nosample;           /* a 0x31 item waits for its reallocation */
+  uint32_t labels;        /* label set of the events that follow */
+  uint8_t label_def[LJM_LABEL_SETS / 8 + 1];  /* label sets defined */
 } Dec;
 
 static uint64_t dec_off(const Dec *d) { return d->base + (uint64_t)(d->p - d->buf); }
@@ -343,6 +345,70 @@ static int dec_header_ok(Dec *d, uint8_t h)
   return (int)src;
 }
 
+/* One string of a label pair at p: its bytes (at most max) and the bytes
+** consumed, or 0 when it is cut or longer. */
+static size_t label_str(const uint8_t *p, const uint8_t *end, uint64_t max, LjmLabel *l, int value)
+{
+  uint64_t len;
+  int k = ljm_uleb_decode(p, end, &len);
+  if (k <= 0 || len > max || len > (uint64_t)(end - p - k)) return 0;
+  if (value) {
+    l->value = (const char *)p + k;
+    l->vlen = (size_t)len;
+  } else {
+    l->key = (const char *)p + k;
+    l->klen = (size_t)len;
+  }
+  return (size_t)k + (size_t)len;
+}
+
+/* 0x26 len:U set:U (key:S value:S)*: read whole (at most
+** LJM_LABEL_ITEM_MAX bytes), then checked. */
+static Rd dec_label_set(Dec *d)
+{
+  uint64_t len, set;
+  LjmLabel lab[LJM_LABEL_PAIRS];
+  unsigned n = 0;
+  int k;
+  d->what = "a label set";
+  TRY(dec_uleb(d, &len));
+  if (len > LJM_LABEL_ITEM_MAX)
+    return dec_error(d, d->item, "a label set of %llu bytes (at most %d)",
+                     (unsigned long long)len, LJM_LABEL_ITEM_MAX);
+  TRY(dec_bytes(d, len));
+  const uint8_t *p = (const uint8_t *)d->str, *end = p + len;
+  if ((k = ljm_uleb_decode(p, end, &set)) <= 0)
+    return dec_error(d, d->item, "a label set without its id");
+  p += k;
+  if (set < 1 || set > LJM_LABEL_SETS)
+    return dec_error(d, d->item, "label set %llu (1..%d)", (unsigned long long)set, LJM_LABEL_SETS);
+  if (d->label_def[set / 8] & (1u << (set % 8)))
+    return dec_error(d, d->item, "label set %llu defined twice", (unsigned long long)set);
+  while (p < end) {
+    if (n == LJM_LABEL_PAIRS)
+      return dec_error(d, d->item, "label set %llu has more than %d labels",
+                       (unsigned long long)set, LJM_LABEL_PAIRS);
+    size_t used;
+    if (!(used = label_str(p, end, LJM_LABEL_KEY_MAX, &lab[n], 0)))
+      return dec_error(d, d->item, "label set %llu: label %u's key is cut or longer than %d bytes",
+                       (unsigned long long)set, n + 1, LJM_LABEL_KEY_MAX);
+    p += used;
+    if (!(used = label_str(p, end, LJM_LABEL_VALUE_MAX, &lab[n], 1)))
+      return dec_error(d, d->item, "label set %llu: label %u's value is cut or longer than %d bytes",
+                       (unsigned long long)set, n + 1, LJM_LABEL_VALUE_MAX);
+    p += used;
+    for (unsigned i = 0; i < n; i++)
+      if (lab[i].klen == lab[n].klen && !memcmp(lab[i].key, lab[n].key, lab[n].klen))
+        return dec_error(d, d->item, "label set %llu: label %u's key is label %u's",
+                         (unsigned long long)set, n + 1, i + 1);
+    n++;
+  }
+  d->label_def[set / 8] |= (uint8_t)(1u << (set % 8));
+  dec_flush(d);
+  if (d->cb->on_label_set) d->cb->on_label_set(d->ud, (uint32_t)set, lab, n);
+  return RD_OK;
+}
+
 /* One extension item (EXTENSION.md), its header h already read. */
 static Rd dec_ext(Dec *d, uint8_t h)
 {
@@ -418,7 +484,30 @@ static Rd dec_ext(Dec *d, uint8_t h)
     if (d->cb->on_proto_name) d->cb->on_proto_name(d->ud, proto, d->str, d->strlen);
     return RD_OK;
   }
-  default: {  /* 0x24 function name, 0x26..0x2F skipped: len, then the body */
+  case 0x26: return dec_label_set(d);
+  case 0x27:
+  case 0x28: {  /* labels of the events that follow; sets folded so far */
+    d->what = h == 0x27 ? "a label selection" : "a folded-labels count";
+    TRY(dec_uleb(d, &a));
+    if (a > LJM_LABEL_ITEM_MAX)
+      return dec_error(d, d->item, "%s of %llu bytes (at most %d)", d->what,
+                       (unsigned long long)a, LJM_LABEL_ITEM_MAX);
+    uint64_t start = dec_off(d);
+    TRY(dec_uleb(d, &b));
+    uint64_t used = dec_off(d) - start;
+    if (used > a) return dec_error(d, d->item, "%s longer than its length", d->what);
+    TRY(dec_skip(d, a - used));
+    if (h == 0x28) {
+      dec_flush(d);
+      if (d->cb->on_labels_folded) d->cb->on_labels_folded(d->ud, b);
+      return RD_OK;
+    }
+    if (b > LJM_LABEL_SETS || (b && !(d->label_def[b / 8] & (1u << (b % 8)))))
+      return dec_error(d, d->item, "label set %llu is not defined", (unsigned long long)b);
+    d->labels = (uint32_t)b;
+    return RD_OK;
+  }
+  default: {  /* 0x24 function name, 0x29..0x2F skipped: len, then the body */
     d->what = h == 0x24 ? "a function name" : "an annotation";
     TRY(dec_uleb(d, &a));
     if (h != 0x24) return dec_skip(d, a);  /* any length: nothing is kept */
@@ -529,6 +618,7 @@ static void dec_events_fast(Dec *d)
     ev->nsize = ns;
     ev->offset = base + (uint64_t)(uintptr_t)p;
     ev->stack = d->stack;
+    ev->labels = d->labels;
     ev->time = d->time;
     ev->nosample = d->nosample;
     d->nosample = 0;
@@ -602,6 +692,7 @@ static Rd dec_events(Dec *d)
     ev->kind = (LjmRawKind)(h & 3);
     ev->offset = d->item;
     ev->stack = d->stack;
+    ev->labels = d->labels;
     ev->time = d->time;
     ev->nosample = d->nosample;
     d->nosample = 0;

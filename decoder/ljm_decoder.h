@@ -31,13 +31,22 @@
 **              | 0x23 bytes:U                         RSS sample (TIME)
 **              | 0x24 len:U node:U what:U name        function name (STACKS)
 **              | 0x25 len:U proto:U name               definition name (any flag)
-**              | 0x26..0x2F len:U byte*                reserved: skipped
+**              | 0x26 len:U set:U pair*                label set (any flag)
+**              | 0x27 len:U set:U                      labels of later events (any flag)
+**              | 0x28 len:U folded:U                   label sets folded so far (any flag)
+**              | 0x29..0x2F len:U byte*                reserved: skipped
 **   frame     := 0x01 proto:U line:U | 0x02 addr:U | 0x03 traceno:U
 **              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
 **   name      := the item's remaining bytes (len counts node, what, name);
 **                what: 1 global, 2 local, 3 method, 4 field, 5 upvalue,
 **                6 metamethod; at most LJM_NAME_ITEM_MAX bytes (0x24 and
 **                0x25 alike)
+**   pair      := key:S value:S (keys distinct, at most LJM_LABEL_KEY_MAX and
+**                LJM_LABEL_VALUE_MAX bytes, LJM_LABEL_PAIRS pairs); no pair:
+**                the (other) set, where sets past the recorder's limit went;
+**                set 1..LJM_LABEL_SETS, each defined once before it is used;
+**                0x27 set 0: no labels; 0x26..0x28 at most LJM_LABEL_ITEM_MAX
+**                bytes
 **
 ** Input comes from a file, stdin ("-"), a gzip or a zstd file (recognised
 ** by its magic bytes) through a fixed-size buffer: memory does not grow with the
@@ -100,6 +109,7 @@ typedef struct LjmRawEvent {
   uint64_t time;     /* extended streams: last time mark (usec), else LJM_NO_TIME */
   int nosample;      /* sampled streams: a REALLOC whose new block is not
                         in the sample (item 0x31): only its old half counts */
+  uint32_t labels;   /* extended streams: label set of the event (0x27), 0 if none */
 } LjmRawEvent;
 
 #define LJM_NO_TIME UINT64_MAX
@@ -111,6 +121,19 @@ typedef struct LjmRawEvent {
 #define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME | LJM_EXT_SAMPLED)
 /* Largest sampling rate a sampled stream may declare (bytes). */
 #define LJM_SAMPLE_RATE_MAX (1ull << 32)
+
+/* Labels (0x26..0x28): limits a stream must keep. */
+#define LJM_LABEL_SETS 4096
+#define LJM_LABEL_PAIRS 16
+#define LJM_LABEL_KEY_MAX 63
+#define LJM_LABEL_VALUE_MAX 127
+#define LJM_LABEL_ITEM_MAX 4096
+
+/* One label of a set; strings valid during the callback only. */
+typedef struct LjmLabel {
+  const char *key, *value;
+  size_t klen, vlen;
+} LjmLabel;
 
 /* One frame of a stack node (the 'frame' of the grammar). */
 typedef enum LjmFrameKind {
@@ -168,6 +191,11 @@ typedef struct LjmCallbacks {
   ** at addr ("make_tables", "M.new", "Obj:m"); an announcement at addr
   ** after it is another prototype, unnamed until named again. */
   void (*on_proto_name)(void *ud, uint64_t addr, const char *name, size_t len);
+  /* Optional (0x26): label set id, before any event that carries it; n 0:
+  ** the (other) set. (0x28): how many label sets the recorder folded into
+  ** (other) so far. */
+  void (*on_label_set)(void *ud, uint32_t id, const LjmLabel *labels, unsigned n);
+  void (*on_labels_folded)(void *ud, uint64_t folded);
 } LjmCallbacks;
 
 /* Longest name (S) delivered whole. A real one this long is a loaded
@@ -178,8 +206,8 @@ typedef struct LjmCallbacks {
 /* What a node's name is (0x24 items). */
 enum { LJM_NAME_GLOBAL = 1, LJM_NAME_LOCAL, LJM_NAME_METHOD, LJM_NAME_FIELD,
        LJM_NAME_UPVALUE, LJM_NAME_META };
-/* Largest 0x24 item body read (longer: an error at the item); 0x25..0x2F
-** items of any length are skipped. */
+/* Largest 0x24 and 0x25 item body read (longer: an error at the item);
+** 0x29..0x2F items of any length are skipped. */
 #define LJM_NAME_ITEM_MAX 4096
 
 typedef struct LjmInput LjmInput;

@@ -62,6 +62,7 @@ typedef struct LjmExportOptions {
   int leak_only;          /* text report --leak-only */
   int human_readable;     /* text report --human-readable */
   int traces_as_lines;    /* text report --traces=lines: traces at their start lines */
+  const char *by_key;     /* text report --by KEY: a table per value of label KEY first */
   /* ljm heap's views (heapreport): the summary, or what grew since 'base',
   ** or the paths to what 'match' picks (--path-to 'pattern'). 'top' is the
   ** number of rows. */

@@ -49,7 +49,8 @@ LjmModel *ljm_model_new(void)
   bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
-  bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key);
+  bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key) |
+         ljm_hmap_init(&m->ctx_by_label);
   bad |= ljm_hmap_init(&m->fn_by_text);
   ljm_addrset_init(&m->caddrs);
   m->loc_mask = 255;
@@ -80,6 +81,7 @@ void ljm_model_free(LjmModel *m)
   ljm_hmap_free(&m->src_by_chunk);
   ljm_sources_free(m);
   ljm_stacks_free(m);
+  ljm_labels_free(m);
   ljm_addrmap_free(&m->blocks);
   ljm_addrset_free(&m->caddrs);
   free(m->protos);
@@ -221,6 +223,11 @@ static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t
     nf->inuse_count += count;
     nf->inuse_bytes += size;
   }
+  if (__builtin_expect(m->label_fig != NULL, 0) && m->ctxs[owner].labels) {
+    LjmFigures *lf = &m->label_fig[m->ctxs[owner].labels];
+    lf->inuse_count += count;
+    lf->inuse_bytes += size;
+  }
   m->live_count += count;
   m->live_bytes += size;
 }
@@ -236,6 +243,11 @@ static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t
     LjmFigures *nf = node_touch(m, m->ctxs[owner].node);
     nf->inuse_count -= count;
     nf->inuse_bytes -= size;
+  }
+  if (__builtin_expect(m->label_fig != NULL, 0) && m->ctxs[owner].labels) {
+    LjmFigures *lf = &m->label_fig[m->ctxs[owner].labels];
+    lf->inuse_count -= count;
+    lf->inuse_bytes -= size;
   }
   m->live_count -= count;
   m->live_bytes -= size;
@@ -353,7 +365,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   if (m->slice_events) slice_at(m, m->totals.events, ev->time);
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
-    owner = ljm_stacks_ctx(m, si, node);
+    owner = ljm_stacks_ctx(m, si, node, ev->labels);
     if (node == NONE || owner == NONE) return;
     NodeFig *nd = ljm_stacks_fig(m, node);
     if (!nd) return;
@@ -362,7 +374,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
       nd->last_time = ev->time;
     }
-  } else if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si)) == NONE) {
+  } else if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) {
     return;
   }
   LjmBlock old, dropped;
@@ -394,6 +406,23 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     }
     if (impossible_estimate(m, ev, &w)) return;
   }
+  /* Label sets' figures, as the sites' (set 0's are the rest: made at the
+  ** end); a reallocation stays with the labels its block was allocated under. */
+  LjmFigures *lf = NULL;
+  if (__builtin_expect(m->label_fig != NULL, 0)) {
+    uint32_t ol = had_old ? m->ctxs[old.site].labels : 0;
+    if (had_old && ev->kind == LJM_RAW_REALLOC && ol != m->ctxs[owner].labels &&
+        (owner = ljm_stacks_ctx(m, si, node, ol)) == NONE)
+      return;
+    if (ev->kind == LJM_RAW_FREE) {
+      if (ol) {
+        m->label_fig[ol].free_count += w.oc;
+        m->label_fig[ol].free_bytes += w.ob;
+      }
+    } else if (m->ctxs[owner].labels) {
+      lf = &m->label_fig[m->ctxs[owner].labels];
+    }
+  }
   if (ev->kind == LJM_RAW_FREE) {
     f->free_count += w.oc;
     f->free_bytes += w.ob;
@@ -405,6 +434,10 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   } else {  /* the allocated half */
     f->alloc_count += w.nc;
     f->alloc_bytes += w.nb;
+    if (lf) {
+      lf->alloc_count += w.nc;
+      lf->alloc_bytes += w.nb;
+    }
     if (nf) {
       nf->alloc_count += w.nc;
       nf->alloc_bytes += w.nb;
@@ -588,12 +621,26 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line,
   if (!m->oom) ljm_sym_trace(m, traceno, proto, line);
 }
 
+/* Extended streams may carry labels (0x26): their blocks are owned by
+** ctxs, which say the label set. */
 static void on_flags(void *ud, unsigned flags)
 {
   LjmModel *m = ud;
   m->info.ext_flags = flags;
   m->stacks = (flags & LJM_EXT_STACKS) != 0;
-  m->ctx_owners = m->stacks || m->slice_events;
+  m->ctx_owners = m->stacks || m->slice_events || flags != 0;
+}
+
+static void on_label_set(void *ud, uint32_t id, const LjmLabel *l, unsigned n)
+{
+  LjmModel *m = ud;
+  if (!m->oom && !m->bad) ljm_labels_on_set(m, id, l, n);
+}
+
+static void on_labels_folded(void *ud, uint64_t folded)
+{
+  LjmModel *m = ud;
+  m->info.labels_folded = folded;
 }
 
 static void on_stack_node(void *ud, uint32_t id, uint32_t parent, const LjmRawFrame *f)
@@ -660,7 +707,7 @@ static void on_progress(void *ud, uint64_t offset)
 static const LjmCallbacks model_callbacks = {
   on_versions, on_proto, on_cfunc, on_trace, on_event, on_events, stopped, on_progress,
   on_flags, on_stack_node, on_rss, on_time, on_node_name, on_long_string, on_sample_rate,
-  on_proto_name
+  on_proto_name, on_label_set, on_labels_folded
 };
 
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud)
@@ -686,6 +733,20 @@ static void finish_figures(LjmModel *m)
     t->free_bytes += f->free_bytes;
     t->inuse_count += f->inuse_count;
     t->inuse_bytes += f->inuse_bytes;
+  }
+  if (m->label_fig) {  /* set 0, no labels: what the sets do not hold */
+    LjmFigures *z = &m->label_fig[0];
+    *z = *t;
+    z->peak_count = z->peak_bytes = 0;
+    for (uint32_t s = 1; s <= LJM_LABEL_SETS; s++) {
+      const LjmFigures *f = &m->label_fig[s];
+      z->alloc_count -= f->alloc_count;
+      z->alloc_bytes -= f->alloc_bytes;
+      z->free_count -= f->free_count;
+      z->free_bytes -= f->free_bytes;
+      z->inuse_count -= f->inuse_count;
+      z->inuse_bytes -= f->inuse_bytes;
+    }
   }
 }
 
@@ -754,7 +815,7 @@ const LjmStreamInfo *ljm_model_stream(const LjmModel *m) { return &m->info; }
 void ljm_model_set_slices(LjmModel *m, uint32_t events)
 {
   m->slice_events = events;
-  m->ctx_owners = m->stacks || events;
+  m->ctx_owners = m->stacks || events || m->info.ext_flags;
 }
 
 void ljm_model_set_reference_only(LjmModel *m) { m->reference_only = 1; }

@@ -202,6 +202,8 @@ typedef struct LjmStreamInfo {
   uint64_t sample_rate;   /* a sampled stream (EXTENSION.md, "Sampling"): one
                              byte in this many was sampled, and every figure
                              of the model is an estimate; 0: exact */
+  uint32_t label_sets;    /* label sets the stream defined (0x26) */
+  uint64_t labels_folded; /* label sets the recorder folded into (other) */
 } LjmStreamInfo;
 
 const LjmTotals *ljm_model_totals(const LjmModel *m);
@@ -287,6 +289,32 @@ typedef struct LjmStr {
   const char *s;
   size_t len;
 } LjmStr;
+
+/* -- Labels (EXTENSION.md, "Labels") ---------------------------------------
+** Label set 0 is "no labels"; sets 1..LJM_LABEL_SETS are the stream's. A
+** block belongs to the set its allocation was made under (a reallocation
+** keeps it); a free counts for the block's set, a free of a block the
+** stream never showed allocated for none (set 0). Figures mean what the
+** sites' do: a reallocation is an allocation (of its new size), not a
+** free; the sets' figures add up to the totals. */
+
+/* Whether set id was defined, and its number of labels (0: none, or the
+** (other) set where the recorder folded sets past its limit). */
+int ljm_model_label_defined(const LjmModel *m, uint32_t set);
+int ljm_model_label_other(const LjmModel *m, uint32_t set);
+unsigned ljm_model_label_count(const LjmModel *m, uint32_t set);
+/* Label i of a set (0-based): key and value. */
+void ljm_model_label(const LjmModel *m, uint32_t set, unsigned i, LjmStr *key, LjmStr *value);
+/* The value of key in a set: 1 and *value, or 0 when the set has no such key. */
+int ljm_model_label_value(const LjmModel *m, uint32_t set, const char *key, size_t klen,
+                          LjmStr *value);
+/* The label set of an owner (LjmLiveEvent.owner, old_owner, ...): its
+** blocks' (a reallocation's new block keeps its old block's); 0: none. */
+uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner);
+/* Figures of the blocks of a set: allocated and freed, in use at the end
+** (no peaks); NULL for a stream without label sets. Estimates where the
+** rest are. */
+const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set);
 
 /* One row of a section: all events of one location id. Byte sums are
 ** doubles because the reference sums Lua numbers (exact below 2^53). */

@@ -113,7 +113,14 @@ typedef struct NodeFig {
 typedef struct Ctx {
   uint32_t site, node;
   uint64_t slice;
+  uint32_t labels;   /* label set of its blocks (0: none) */
 } Ctx;
+
+/* A label set of the stream (ljm_labels.c): pairs[first .. first+n). */
+typedef struct LabelSet {
+  uint32_t first, n;
+  int defined;
+} LabelSet;
 
 /* Source text of a chunk (ljm_sources.c); text NULL: not readable. */
 typedef struct SrcText {
@@ -198,6 +205,11 @@ struct LjmModel {
   /* (function text, file name) -> the function (fnids) that shows it */
   LjmHmap fn_by_text;  FnId *fnids;  uint32_t nfnids, capfnids;
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
+  LjmHmap ctx_by_label;  /* (ctx without labels << 13 | label set) -> ctx */
+  /* labels (ljm_labels.c): sets by id, their pairs (strtab ids, key then
+  ** value), figures per set; allocated at the first set */
+  LabelSet *lsets;  uint32_t *lpairs;  uint32_t nlpairs, caplpairs;
+  LjmFigures *label_fig;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
   LjmRssSample *rss;  uint32_t nrss, caprss;
@@ -251,14 +263,20 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
 uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site);
 /* The node a site is on its own (standard streams: node id == site id). */
 uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
-/* Interned owner (site, node, current slice) of a block (m->ctx_owners). */
-uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node);
+/* Interned owner (site, node, label set, current slice) of a block
+** (m->ctx_owners). */
+uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node, uint32_t labels);
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
 /* The figures of node n, made on first use; NULL when out of memory. */
 NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n);
 /* Node figures once decoding is over (peaks and totals). */
 void ljm_stacks_finish(LjmModel *m);
 void ljm_stacks_free(LjmModel *m);
+
+/* ljm_labels.c: label sets from the decoder, freed with the model. */
+int ljm_labels_init(LjmModel *m);
+void ljm_labels_on_set(LjmModel *m, uint32_t id, const LjmLabel *l, unsigned n);
+void ljm_labels_free(LjmModel *m);
 
 /* ljm_refagg.c: the reference aggregation. Rows and Overrides entries are
 ** created out of line; the per-event part (ljm_refagg_event) is inline:

@@ -111,14 +111,15 @@ uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
   return leaf_node(m, n, site);
 }
 
-uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
+/* The ctx of (site, node) without labels: a small direct-mapped cache, then
+** the map. */
+static uint32_t plain_ctx(LjmModel *m, uint32_t site, uint32_t node)
 {
-  if (node == NONE) return NONE;
-  /* Events take turns between a few stacks: a small direct-mapped cache. */
+  /* Events take turns between a few stacks. */
   uint32_t ci = (site * 0x9E3779B1u + node * 0x85EBCA6Bu) >> 26;
   uint32_t hit = m->ctx_cache[ci];
   if (hit < m->nctxs && m->ctxs[hit].site == site && m->ctxs[hit].node == node &&
-      m->ctxs[hit].slice == m->slice)
+      m->ctxs[hit].slice == m->slice)  /* labelled ctxs never enter the cache */
     return hit;
   /* The map holds each pair's latest ctx: older slices take no new blocks. */
   uint64_t key = (uint64_t)site << 32 | node;
@@ -130,13 +131,45 @@ uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node)
       m->ctxs = p;
     }
     c = m->nctxs++;
-    m->ctxs[c] = (Ctx){ site, node, m->slice };
+    m->ctxs[c] = (Ctx){ site, node, m->slice, 0 };
     if (ljm_hmap_put(&m->ctx_by_key, key, c) != 0) {
       m->oom = 1;
       return NONE;
     }
   }
   return m->ctx_cache[ci] = c;
+}
+
+/* The ctx of (site, node) with labels: its unlabelled ctx and the set pick
+** it. */
+static __attribute__((noinline)) uint32_t labelled_ctx(LjmModel *m, uint32_t site, uint32_t node,
+                                                       uint32_t labels)
+{
+  uint32_t c0 = plain_ctx(m, site, node);
+  if (c0 == NONE) return NONE;
+  uint64_t key = (uint64_t)c0 << 13 | labels;
+  uint32_t c = ljm_hmap_get(&m->ctx_by_label, key);
+  if (c != NONE) return c;
+  if (m->nctxs == m->capctxs) {
+    Ctx *p = ljm_model_grow(m, m->ctxs, &m->capctxs, sizeof(*p));
+    if (!p) return NONE;
+    m->ctxs = p;
+  }
+  c = m->nctxs++;
+  m->ctxs[c] = m->ctxs[c0];
+  m->ctxs[c].labels = labels;
+  if (ljm_hmap_put(&m->ctx_by_label, key, c) != 0) {
+    m->oom = 1;
+    return NONE;
+  }
+  return c;
+}
+
+uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node, uint32_t labels)
+{
+  if (node == NONE) return NONE;
+  if (__builtin_expect(labels != 0, 0)) return labelled_ctx(m, site, node, labels);
+  return plain_ctx(m, site, node);
 }
 
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes)
@@ -225,5 +258,6 @@ void ljm_stacks_free(LjmModel *m)
   free(m->ctxs);
   free(m->rss);
   ljm_hmap_free(&m->ctx_by_key);
+  ljm_hmap_free(&m->ctx_by_label);
   ljm_hmap_free(&m->leaf_by_key);
 }

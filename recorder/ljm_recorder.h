@@ -170,6 +170,21 @@ int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err);
 ** (LuaJIT 2.1.0-beta3, GC64)"; NULL if none does. */
 const char *ljm_recorder_build(lua_State *L);
 
+/* Labels (doc/labels.md): key=value pairs on a coroutine, carried by every
+** allocation it makes into extended streams (stacks, time or sampled) while
+** such a recording of its VM runs; a coroutine created while labels are
+** set starts with a copy. Not kept while none runs; the last one's end
+** forgets them. Sets key (1..63 bytes; longer is cut) on coroutine L to
+** value (at most 127 bytes, cut; NULL removes the key). Returns 0, ENOENT
+** when no recording keeps labels (nothing kept), EINVAL for an empty key,
+** E2BIG past 16 labels on L, ENOMEM; EBUSY or ENOTSUP as a start does. */
+int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *value,
+                       size_t vlen, LjmRecError *err);
+/* Calls fn with each label of coroutine L, in key order; returns how many. */
+typedef void (*LjmRecLabelFn)(void *ud, const char *key, size_t klen, const char *value,
+                              size_t vlen);
+int ljm_recorder_labels(lua_State *L, LjmRecLabelFn fn, void *ud);
+
 /* Parses a byte count for LjmRecOptions.sample: digits with an optional
 ** suffix k/K (KiB), m/M (MiB) or g/G (GiB), e.g. "512k". 0, or EINVAL
 ** (not such a count, or above 2^53). */

@@ -87,7 +87,8 @@ static void on_trace(void *ud, uint64_t traceno, uint64_t proto, uint64_t line, 
 static void mix_event(Seen *s, const LjmRawEvent *e)
 {
   uint64_t f[] = { e->kind, e->loc.source, e->loc.addr, e->loc.line, e->loc.traceno,
-                   e->oaddr, e->osize, e->naddr, e->nsize, e->offset, e->stack, e->time, (uint64_t)e->nosample };
+                   e->oaddr, e->osize, e->naddr, e->nsize, e->offset, e->stack, e->time, (uint64_t)e->nosample,
+                   e->labels };
   for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) mix(s, f[i]);
   s->events++;
 }
@@ -179,12 +180,29 @@ static void on_proto_name(void *ud, uint64_t addr, const char *name, size_t len)
   for (size_t i = 0; i < len; i++) mix(ud, (unsigned char)name[i]);
 }
 
+static void on_label_set(void *ud, uint32_t id, const LjmLabel *l, unsigned n)
+{
+  call(ud, 15);
+  mix(ud, id);
+  for (unsigned i = 0; i < n; i++) {
+    for (size_t k = 0; k < l[i].klen; k++) mix(ud, (unsigned char)l[i].key[k]);
+    for (size_t k = 0; k < l[i].vlen; k++) mix(ud, (unsigned char)l[i].value[k]);
+  }
+}
+
+static void on_labels_folded(void *ud, uint64_t folded)
+{
+  call(ud, 16);
+  mix(ud, folded);
+}
+
 /* A consumer of every call, batched or one by one. */
 static void callbacks(int batched, LjmCallbacks *cb)
 {
   *cb = (LjmCallbacks){ on_versions, on_proto, on_cfunc, on_trace, on_event, on_events,
                         stopped, on_progress, on_flags, on_stack_node, on_rss, on_time,
-                        on_node_name, on_long_string, on_sample_rate, on_proto_name };
+                        on_node_name, on_long_string, on_sample_rate, on_proto_name,
+                        on_label_set, on_labels_folded };
   if (!batched) cb->on_events = NULL;
 }
 

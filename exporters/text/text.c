@@ -7,6 +7,7 @@
 #include "exporters/common/sampled.h"
 #include "exporters/common/state.h"
 #include "exporters/ljm_exporter.h"
+#include "exporters/text/by_label.h"
 #include "exporters/text/bytes_fmt.h"
 #include "exporters/text/trace_lines.h"
 
@@ -128,6 +129,12 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   if (ljm_sampled_note(m, note, sizeof(note))) {  /* one line first; rows as the reference's */
     t->sampled = 1;
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
+  }
+  if (t->base.o.by_key && ljm_by_label_write(t->base.out, m, t->base.o.by_key,
+                                             t->base.o.human_readable, t->sampled, err, errlen)) {
+    ljm_trace_lines_free(&t->tl);
+    free(t);
+    return -1;
   }
   if (!t->base.o.leak_only) {
     put_section(t, m, LJM_SEC_ALLOC, "ALLOCATIONS");

@@ -156,6 +156,19 @@ int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err)
   return fl ? fl->snapshot(L, path, err) : err ? err->code : ENOTSUP;
 }
 
+int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *value,
+                       size_t vlen, LjmRecError *err)
+{
+  const RecFlavour *fl = pick(L, err);
+  return fl ? fl->set_label(L, key, klen, value, vlen, err) : err ? err->code : ENOTSUP;
+}
+
+int ljm_recorder_labels(lua_State *L, LjmRecLabelFn fn, void *ud)
+{
+  const RecFlavour *fl = pick(L, NULL);
+  return fl ? fl->get_labels(L, fn, ud) : 0;
+}
+
 const char *ljm_recorder_build(lua_State *L)
 {
   const RecFlavour *fl = pick(L, NULL);

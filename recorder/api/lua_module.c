@@ -11,7 +11,9 @@
 ** (for ljm growth); {sample = BYTES, seed = N} a sampled one (BYTES
 ** a number or a string with a k or M suffix: "512k"); {write_timeout = S}
 ** bounds how long a stalled reader of a pipe or FIFO may hold the host
-** (ljm_recorder.h; 0: for ever); unknown keys, wrong types and strings with
+** (ljm_recorder.h; 0: for ever); label(key, value), labels() and
+** with_labels(t, fn, ...) label the running coroutine (doc/labels.md);
+** unknown keys, wrong types and strings with
 ** a NUL byte are misuse (nil, message, EINVAL).
 */
 #include "recorder/api/lua_module.h"
@@ -248,6 +250,73 @@ static int rec_snapshot(lua_State *L)
   return 1;
 }
 
+/* label(key, value): sets (value nil: removes) a label of the running
+** coroutine. true; false and the reason when no recording keeps labels
+** (nothing kept); a Lua error for a key or value of another type, an
+** empty key, a 17th label. */
+static int rec_label(lua_State *L)
+{
+  size_t kl = 0, vl = 0;
+  const char *k, *v = NULL;
+  LjmRecError err;
+  int e;
+  if (lua_type(L, 1) != LUA_TSTRING) return luaL_typerror(L, 1, "string");
+  if (!lua_isnoneornil(L, 2) && lua_type(L, 2) != LUA_TSTRING)
+    return luaL_typerror(L, 2, "string or nil");
+  k = lua_tolstring(L, 1, &kl);
+  if (!lua_isnoneornil(L, 2)) v = lua_tolstring(L, 2, &vl);
+  e = ljm_recorder_label(L, k, kl, v, vl, &err);
+  if (e == ENOENT) {
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, err.msg);
+    return 2;
+  }
+  if (e) return luaL_error(L, REPORT_PREFIX "%s", err.msg);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static void push_label(void *ud, const char *k, size_t kl, const char *v, size_t vl)
+{
+  lua_State *L = ud;
+  lua_pushlstring(L, k, kl);
+  lua_pushlstring(L, v, vl);
+  lua_rawset(L, -3);
+}
+
+/* labels(): the running coroutine's labels, a table key -> value. */
+static int rec_labels(lua_State *L)
+{
+  lua_newtable(L);
+  ljm_recorder_labels(L, push_label, L);
+  return 1;
+}
+
+/* with_labels(t, fn, ...): fn(...) with t's labels added, the previous
+** ones back afterwards, also when fn errors (the error goes on). In Lua,
+** so that fn may yield (an nginx request's cosockets). */
+static const char with_labels_lua[] =
+    "local label, labels, pairs, pcall, type, error = ...\n"
+    "local function finish(saved, ok, ...)\n"
+    "  for k, v in pairs(saved) do label(k, v or nil) end\n"
+    "  if not ok then error((...), 0) end\n"
+    "  return ...\n"
+    "end\n"
+    "return function(t, fn, ...)\n"
+    "  if type(t) ~= 'table' then\n"
+    "    error(\"bad argument #1 to 'with_labels' (table expected, got \" .. type(t) .. ')', 2)\n"
+    "  end\n"
+    "  local cur, saved = labels(), {}\n"
+    "  for k, v in pairs(t) do\n"
+    "    if type(k) ~= 'string' or type(v) ~= 'string' then\n"
+    "      error(\"bad argument #1 to 'with_labels' (string keys and values expected)\", 2)\n"
+    "    end\n"
+    "    saved[k] = cur[k] or false\n"
+    "  end\n"
+    "  for k, v in pairs(t) do label(k, v) end\n"
+    "  return finish(saved, pcall(fn, ...))\n"
+    "end\n";
+
 /* The LuaJIT build this VM matches, or nil and the reason none does. */
 static int rec_build(lua_State *L)
 {
@@ -283,10 +352,24 @@ int ljm_recorder_open(lua_State *L)
     {"build", rec_build},
     {"builds", rec_builds},
     {"snapshot", rec_snapshot},
+    {"label", rec_label},
+    {"labels", rec_labels},
     {NULL, NULL}
   };
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 9);
   luaL_register(L, NULL, funcs);
+  if (luaL_loadbuffer(L, with_labels_lua, sizeof(with_labels_lua) - 1, "=ljm.recorder") == 0) {
+    lua_getfield(L, -2, "label");
+    lua_getfield(L, -3, "labels");
+    lua_getglobal(L, "pairs");
+    lua_getglobal(L, "pcall");
+    lua_getglobal(L, "type");
+    lua_getglobal(L, "error");
+    lua_call(L, 6, 1);
+    lua_setfield(L, -2, "with_labels");
+  } else {
+    lua_pop(L, 1);
+  }
   return 1;
 }
 

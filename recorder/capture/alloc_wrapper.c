@@ -53,7 +53,7 @@ REC_API void session_kill(LjmRecorder *r)
       R.nstacks--;
       R.stacks_dirty = 1;  /* the walker adapts outside the event */
     }
-    if (r->timed) R.next--;
+    if (r->timed && !--R.next) labels_clear();  /* no stream keeps them any more */
     live_changed();
   }
 }
@@ -80,13 +80,15 @@ REC_API void stacks_update(void)
 ** selection and the event after the call. */
 
 /* The allocator wrapper of exact recordings while extended sessions
-** (with stacks, or with time marks only) are live. */
-static __attribute__((noinline)) void *
-rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+** (with stacks, or with time marks only) are live; lon: labels are on
+** (labels.c), a constant of each copy (rec_alloc_ext). */
+static inline __attribute__((always_inline)) void *
+alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, const int lon)
 {
   LjmRecorder *r;
   void *res;
   int ev, walk = R.nstacks != 0;
+  uint32_t lab = lon ? labels_now(R.g) : 0;
   if (walk) rec_stack_event(R.g, loc, ptr, osize, nsize);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
@@ -110,9 +112,11 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
+  if (lon) labels_track(ptr, osize, nsize, res, lab);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
     if (r->ext) rec_ext_select(&r->st);
+    if (lon && nsize) labels_select(&r->st, lab);
     rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
@@ -120,6 +124,7 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
     for (r = R.list; r; r = r->next) {
       if (!r->live) continue;
       if (r->ext) rec_ext_select(&r->st);
+      if (lon && nsize) labels_select(&r->st, lab);
       rec_stream_event_out(&r->st, loc, ev, ptr, osize, res, nsize);
       rec_buf_tick(&r->st.out);
       if (r->st.out.err) session_kill(r);
@@ -127,6 +132,21 @@ rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
   }
   if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
   return res;
+}
+
+static __attribute__((noinline)) void *
+rec_alloc_ext_labels(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+{
+  return alloc_ext(ptr, osize, nsize, loc, 1);
+}
+
+/* Without labels the wrapper keeps no label state in registers across
+** the real allocator's call: a copy of its own. */
+static __attribute__((noinline)) void *
+rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+{
+  if (__builtin_expect(labels_on, 0)) return rec_alloc_ext_labels(ptr, osize, nsize, loc);
+  return alloc_ext(ptr, osize, nsize, loc, 0);
 }
 
 /* A sampled recording with stacks: an allocation of sizeof(lua_State)
@@ -150,6 +170,7 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
   RecLoc loc;
   void *res;
   int ev;
+  uint32_t lab = labels_on ? labels_now(R.g) : 0;
   if (hit) rec_sample_redraw(sp);
   /* Frees of prototypes go unseen here: the map's identity check, not the
   ** last prototype, decides whether this one was announced. */
@@ -174,9 +195,11 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
   }
   if (r->ext) note_thread(ptr, nsize);
+  if (labels_on) labels_track(ptr, osize, nsize, res, lab);
   if (tracked) rec_sample_del(sp, ptr);
   if (hit && rec_sample_add(sp, res)) r->st.out.err = ENOMEM;
   if (r->ext) rec_ext_select(&r->st);
+  if (labels_on && hit) labels_select(&r->st, lab);
   if (ev == REC_EV_REALLOC && !hit) {  /* the old block leaves the sample */
     rec_buf_need(&r->st.out, 1);
     rec_buf_byte(&r->st.out, REC_IT_UNSAMPLED);
@@ -279,6 +302,8 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
     else note_thread(ptr, nsize);
   }
   res = R.orig(R.orig_ud, ptr, osize, nsize);
+  if (labels_on && (nsize ? !ptr && nsize == sizeof(lua_State) : osize == sizeof(lua_State)))
+    labels_track(ptr, osize, nsize, res, labels_now(R.g));  /* a thread made or freed */
   if (stop) {  /* hand the buffer over if the flush interval passed */
     rec_buf_clock(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) {

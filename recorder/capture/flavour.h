@@ -35,6 +35,10 @@ typedef struct RecFlavour {
   uint64_t (*bytes)(const LjmRecorder *r);
   /* ljm_recorder_snapshot for this flavour. */
   int (*snapshot)(lua_State *L, const char *path, LjmRecError *err);
+  /* ljm_recorder_label and ljm_recorder_labels for this flavour. */
+  int (*set_label)(lua_State *L, const char *key, size_t klen, const char *value, size_t vlen,
+                   LjmRecError *err);
+  int (*get_labels)(lua_State *L, LjmRecLabelFn fn, void *ud);
 } RecFlavour;
 
 /* Every flavour's LjmRecorder begins with this: the public API finds a

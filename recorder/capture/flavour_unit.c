@@ -17,6 +17,7 @@
 #include "recorder/vm/heap_snapshot.c"
 #include "recorder/stream/standard.c"
 #include "recorder/stream/extension.c"
+#include "recorder/capture/labels.c"
 #include "recorder/capture/alloc_wrapper.c"
 #include "recorder/capture/sessions.c"
 #include "recorder/capture/sinks.c"
@@ -48,4 +49,6 @@ const RecFlavour LJM_FLAVOUR_SYM = {
   is_running,
   bytes,
   snapshot,
+  label,
+  labels,
 };

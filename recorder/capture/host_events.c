@@ -84,6 +84,7 @@ REC_API void forked_child(uint32_t gen, int in_handler)
   if (R.nstacks) rec_stack_stop();
   R.nstacks = 0;
   R.next = 0;
+  labels_clear();
   R.stacks_dirty = 0;
   if (R.g) {
     unwrap(mainthread(R.g));

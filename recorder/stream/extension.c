@@ -219,6 +219,34 @@ __attribute__((noinline, cold)) void rec_ext_mark(RecStream *s)
   put_mark(s, us, atomic_load_explicit(&x->tk.rss, memory_order_relaxed));
 }
 
+/* -- Labels -------------------------------------------------------------- */
+
+/* 0x26..0x28 len:U body: the length first. */
+static void put_labels_item(RecBuf *b, uint8_t h, uint64_t id, const uint8_t *body, uint32_t len)
+{
+  rec_buf_need(b, 21);
+  rec_buf_byte(b, h);
+  rec_buf_uleb(b, uleb_len(id) + len);
+  rec_buf_uleb(b, id);
+  if (len) rec_buf_raw(b, (const char *)body, len);
+}
+
+__attribute__((noinline)) void rec_ext_labels(RecStream *s, uint32_t set, const uint8_t *def,
+                                              uint32_t len, uint64_t folded)
+{
+  RecExt *x = s->ext;
+  if (set && set <= REC_LABEL_SETS && !(x->ldef[set / 8] & (1u << (set % 8)))) {
+    put_labels_item(&s->out, REC_IT_LABELS, set, def, len);
+    x->ldef[set / 8] |= (uint8_t)(1u << (set % 8));
+  }
+  if (folded != x->lfolded) {
+    put_labels_item(&s->out, REC_IT_LFOLDED, folded, NULL, 0);
+    x->lfolded = folded;
+  }
+  if (set != x->lsel) put_labels_item(&s->out, REC_IT_LSELECT, set, NULL, 0);
+  x->lsel = set;
+}
+
 /* -- The trie ------------------------------------------------------------ */
 
 static size_t node_hash(uint32_t parent, uint8_t kind, uint64_t a, uint64_t ident,

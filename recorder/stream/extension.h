@@ -26,6 +26,16 @@
 #define REC_IT_RSS 0x23
 #define REC_IT_DEFNAME 0x25  /* a prototype's definition name */
 #define REC_RSS_US 100000u   /* RSS samples at most every 100 ms */
+#define REC_IT_LABELS 0x26   /* a label set's definition */
+#define REC_IT_LSELECT 0x27  /* the label set of later events */
+#define REC_IT_LFOLDED 0x28  /* label sets folded into (other) so far */
+/* Labels: ids 1..REC_LABEL_SETS - 1, REC_LABEL_SETS the (other) set; at
+** most REC_LABEL_PAIRS pairs a set, keys and values cut to their limits
+** (one ULEB128 byte each). */
+#define REC_LABEL_SETS 4096
+#define REC_LABEL_PAIRS 16
+#define REC_LABEL_KEY_MAX 63
+#define REC_LABEL_VALUE_MAX 127
 
 typedef struct RecNode {     /* trie entry: (parent, frame) -> id */
   uint64_t a, ident;
@@ -51,6 +61,9 @@ typedef struct RecExt {
   int rss_written;
   int clocked;               /* no ticker: every event reads the clock */
   RecMap dnames;             /* prototype -> its name (DefName), until announced */
+  uint32_t lsel;             /* label set last selected (0x27), 0: none */
+  uint64_t lfolded;          /* folded count last written (0x28) */
+  uint8_t ldef[REC_LABEL_SETS / 8 + 1];  /* label sets defined (0x26) */
 } RecExt;
 
 /* Makes s an extended stream keeping depth frames of each stack, or
@@ -73,6 +86,13 @@ REC_API void rec_ext_protos(RecStream *s, global_State *g);
 REC_API void rec_ext_end(RecStream *s);
 /* In a fork()ed child: forgets the ticker (rec_ticker_forked). */
 REC_API void rec_ext_forked(RecStream *s, int close_fds);
+
+/* Selects label set 'set' for the events that follow (0x27) if it is not
+** selected: before it, the set's definition (0x26: def, len bytes of
+** pairs; none for the (other) set) the first time, and the folded count
+** (0x28) if it grew. */
+REC_API void rec_ext_labels(RecStream *s, uint32_t set, const uint8_t *def, uint32_t len,
+                            uint64_t folded);
 
 /* Cold and out-of-line parts of rec_ext_pre. */
 REC_API void rec_ext_mark(RecStream *s);

@@ -449,7 +449,7 @@ def parse_report(text):
 
 
 class Event:
-    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize", "nosample")
+    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize", "nosample", "labels")
 
 
 class Stream:
@@ -466,6 +466,9 @@ class Stream:
         self.rss = []          # (offset, bytes, last mark usec)
         self.ev_start = 0      # offset of the event section
         self.rate = None       # SAMPLED: the rate item (0x30)
+        self.label_sets = {}   # id -> {key: value} (bytes), None: the (other) set (0x26)
+        self.label_selections = 0  # 0x27 items
+        self.labels_folded = 0     # the last 0x28 item
 
     def chain(self, node):
         """Labels of a stack, innermost first."""
@@ -580,6 +583,7 @@ def parse(data):
                 bad("sampling rate %d" % st.rate)
         nosample = None     # offset of a pending 0x31
         sel = None          # None: no selection yet
+        lsel = 0            # label set selected (0x27)
         last_us = None
         nevents = 0
         while True:
@@ -593,6 +597,34 @@ def parse(data):
                 if r.i < len(data):
                     bad("%d bytes after the end marker" % (len(data) - r.i))
                 break
+            if is_annotation(h) and h in (0x26, 0x27, 0x28) and st.flags:
+                rb = Reader(read_body(r))
+                try:
+                    ident = rb.uleb()
+                    if h == 0x26:
+                        pairs = {}
+                        while rb.i < len(rb.d):
+                            k = rb.take(rb.uleb())
+                            pairs[k] = rb.take(rb.uleb())
+                    elif rb.i != len(rb.d):
+                        bad("byte %d: item %#x longer than its number" % (off, h))
+                except Truncated:
+                    bad("byte %d: item %#x cut" % (off, h))
+                    continue
+                if h == 0x26:
+                    if ident in st.label_sets or not 1 <= ident <= 4096:
+                        bad("byte %d: label set %d defined twice or out of range" % (off, ident))
+                    st.label_sets[ident] = pairs or None
+                elif h == 0x27:
+                    if ident and ident not in st.label_sets:
+                        bad("byte %d: label set %d selected, not defined" % (off, ident))
+                    if ident == lsel:
+                        bad("byte %d: label set %d selected again (no change)" % (off, ident))
+                    lsel = ident
+                    st.label_selections += 1
+                else:
+                    st.labels_folded = ident
+                continue
             if is_annotation(h):
                 name_item(off, h, read_body(r))
                 continue
@@ -680,6 +712,7 @@ def parse(data):
             e.ev, e.name, e.off, e.us = ev, name, off, last_us
             e.nosample, nosample = nosample is not None, None
             e.stack = sel or 0
+            e.labels = lsel
             if st.flags & STACKS and sel is None:
                 bad("byte %d: event before the first selection" % off)
             st.events.append(e)

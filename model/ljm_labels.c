@@ -1,0 +1,114 @@
+/* ljm_labels.c -- the stream's label sets (0x26) and their figures. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/ljm_model_int.h"
+
+/* Tables for every possible set, made at the first set: 4097 entries
+** (set 0's figures are made at the end, from the totals). */
+int ljm_labels_init(LjmModel *m)
+{
+  if (m->lsets) return 0;
+  m->lsets = calloc(LJM_LABEL_SETS + 1, sizeof(*m->lsets));
+  m->label_fig = calloc(LJM_LABEL_SETS + 1, sizeof(*m->label_fig));
+  if (!m->lsets || !m->label_fig) {
+    free(m->lsets);
+    free(m->label_fig);
+    m->lsets = NULL;
+    m->label_fig = NULL;
+    m->oom = 1;
+    return -1;
+  }
+  return 0;
+}
+
+void ljm_labels_on_set(LjmModel *m, uint32_t id, const LjmLabel *l, unsigned n)
+{
+  if (id == 0 || id > LJM_LABEL_SETS || ljm_labels_init(m)) return;
+  if (m->nlpairs + 2 * n > m->caplpairs) {
+    uint32_t cap = m->caplpairs ? m->caplpairs : 64;
+    while (cap < m->nlpairs + 2 * n) cap *= 2;
+    uint32_t *p = realloc(m->lpairs, cap * sizeof(*p));
+    if (!p) {
+      m->oom = 1;
+      return;
+    }
+    m->lpairs = p;
+    m->caplpairs = cap;
+  }
+  LabelSet *s = &m->lsets[id];
+  s->first = m->nlpairs;
+  s->n = n;
+  s->defined = 1;
+  for (unsigned i = 0; i < n; i++) {
+    uint32_t k = ljm_strtab_intern(&m->str, l[i].key, l[i].klen);
+    uint32_t v = ljm_strtab_intern(&m->str, l[i].value, l[i].vlen);
+    if (k == UINT32_MAX || v == UINT32_MAX) {
+      m->oom = 1;
+      return;
+    }
+    m->lpairs[m->nlpairs++] = k;
+    m->lpairs[m->nlpairs++] = v;
+  }
+  m->info.label_sets++;
+}
+
+void ljm_labels_free(LjmModel *m)
+{
+  free(m->lsets);
+  free(m->lpairs);
+  free(m->label_fig);
+}
+
+int ljm_model_label_defined(const LjmModel *m, uint32_t set)
+{
+  return m->lsets && set >= 1 && set <= LJM_LABEL_SETS && m->lsets[set].defined;
+}
+
+int ljm_model_label_other(const LjmModel *m, uint32_t set)
+{
+  return ljm_model_label_defined(m, set) && m->lsets[set].n == 0;
+}
+
+unsigned ljm_model_label_count(const LjmModel *m, uint32_t set)
+{
+  return ljm_model_label_defined(m, set) ? m->lsets[set].n : 0;
+}
+
+static LjmStr str_of(const LjmModel *m, uint32_t id)
+{
+  const LjmStrEntry *e = ljm_strtab_get(&m->str, id);
+  return (LjmStr){ e->s, e->len };
+}
+
+void ljm_model_label(const LjmModel *m, uint32_t set, unsigned i, LjmStr *key, LjmStr *value)
+{
+  const uint32_t *p = &m->lpairs[m->lsets[set].first + 2 * i];
+  *key = str_of(m, p[0]);
+  *value = str_of(m, p[1]);
+}
+
+int ljm_model_label_value(const LjmModel *m, uint32_t set, const char *key, size_t klen,
+                          LjmStr *value)
+{
+  unsigned n = ljm_model_label_count(m, set);
+  for (unsigned i = 0; i < n; i++) {
+    LjmStr k, v;
+    ljm_model_label(m, set, i, &k, &v);
+    if (k.len == klen && !memcmp(k.s, key, klen)) {
+      *value = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner)
+{
+  return m->ctx_owners && owner < m->nctxs ? m->ctxs[owner].labels : 0;
+}
+
+const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set)
+{
+  return m->label_fig && set <= LJM_LABEL_SETS ? &m->label_fig[set] : NULL;
+}

@@ -1,0 +1,252 @@
+/* labels.c -- labels of coroutines: what every allocation carries in an
+** extended stream (decoder/EXTENSION.md, "Labels").
+**
+** A label set is a list of key=value pairs sorted by key, kept as the
+** bytes of its stream definition (0x26: klen key vlen value ...) and
+** interned: one id per distinct set, 1..REC_LABEL_SETS - 1, after which
+** new sets share the (other) set, REC_LABEL_SETS, and are counted. Each
+** coroutine (lua_State) with labels maps to its set; a coroutine created
+** while labels are set starts with its creator's (an allocation of
+** sizeof(lua_State) is taken for a thread; a free of that size forgets
+** the address, so a block of that size that is no thread leaves nothing
+** behind). Labels live while an extended recording runs: set when none
+** does, they are not kept, and the last one's end forgets them all.
+*/
+#include "recorder/capture/session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An interned set: its definition's pair bytes. */
+typedef struct RecLabelSet {
+  uint64_t hash;
+  uint32_t n;        /* pairs */
+  uint32_t len;      /* bytes of def */
+  uint8_t def[];
+} RecLabelSet;
+
+static struct {
+  RecLabelSet **set;     /* by id, REC_LABEL_SETS + 1 entries once used */
+  uint32_t nsets;        /* ids 1..nsets given */
+  uint32_t *slots;       /* hash -> id, open addressing, REC_LABEL_SLOTS */
+  RecMap thr;            /* lua_State -> set id */
+  uintptr_t cache_L;     /* the coroutine last looked up, and its set */
+  uint32_t cache_set;
+  uint64_t folded;       /* label changes that found the sets full */
+} RL;
+
+#define REC_LABEL_SLOTS 8192u  /* twice REC_LABEL_SETS: a power of two */
+
+/* Labels are on: the allocator wrapper tracks threads and selects sets. */
+static int labels_on;
+
+static uint64_t label_hash(const uint8_t *p, size_t len)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  while (len--) h = (h ^ *p++) * 0x100000001b3ull;
+  return h;
+}
+
+/* Forgets every label (the last extended recording ended, or a fork). */
+REC_API void labels_clear(void)
+{
+  uint32_t i;
+  if (RL.set)
+    for (i = 1; i <= RL.nsets; i++) free(RL.set[i]);
+  free(RL.set);
+  free(RL.slots);
+  rec_map_free(&RL.thr);
+  memset(&RL, 0, sizeof(RL));
+  labels_on = 0;
+}
+
+/* The set of coroutine L (0: none). */
+static uint32_t labels_of(uintptr_t L)
+{
+  RecMapEntry *e;
+  if (L == RL.cache_L) return RL.cache_set;
+  e = RL.thr.e ? rec_map_get(&RL.thr, L) : NULL;
+  RL.cache_L = L;
+  RL.cache_set = e ? (uint32_t)e->val : 0;
+  return RL.cache_set;
+}
+
+/* The set of the running coroutine: what an allocation now is made under. */
+static inline uint32_t labels_now(global_State *g)
+{
+  lua_State *L = gco2th(gcref(g->cur_L));
+  return labels_of((uintptr_t)(L ? L : mainthread(g)));
+}
+
+static int labels_put(uintptr_t L, uint32_t set)
+{
+  if (L == RL.cache_L) RL.cache_set = set;
+  if (!set) {
+    if (RL.thr.e) rec_map_del(&RL.thr, L);
+    return 0;
+  }
+  if (!RL.thr.e) rec_map_init(&RL.thr);
+  return rec_map_put(&RL.thr, L, set) ? ENOMEM : 0;
+}
+
+/* After an allocator call while labels are on: a new thread takes the
+** running coroutine's set, a freed one is forgotten. */
+static inline void labels_track(void *ptr, size_t osize, size_t nsize, void *res, uint32_t set)
+{
+  if (!ptr && nsize == sizeof(lua_State) && res) labels_put((uintptr_t)res, set);
+  else if (ptr && !nsize && osize == sizeof(lua_State)) labels_put((uintptr_t)ptr, 0);
+}
+
+/* The id of the set with these definition bytes, made when new; the
+** (other) set when REC_LABEL_SETS - 1 are taken. 0 on ENOMEM. */
+static uint32_t labels_intern(const uint8_t *def, size_t len, uint32_t n)
+{
+  uint64_t h = label_hash(def, len);
+  uint32_t i, id;
+  RecLabelSet *s;
+  if (!RL.set) {
+    RL.set = calloc(REC_LABEL_SETS + 1, sizeof(*RL.set));
+    RL.slots = calloc(REC_LABEL_SLOTS, sizeof(*RL.slots));
+    if (!RL.set || !RL.slots) {
+      labels_clear();
+      return 0;
+    }
+  }
+  for (i = (uint32_t)h & (REC_LABEL_SLOTS - 1);; i = (i + 1) & (REC_LABEL_SLOTS - 1)) {
+    id = RL.slots[i];
+    if (!id) break;
+    s = RL.set[id];
+    if (s->hash == h && s->len == len && !memcmp(s->def, def, len)) return id;
+  }
+  if (RL.nsets + 1 >= REC_LABEL_SETS) {
+    RL.folded++;
+    return REC_LABEL_SETS;
+  }
+  if (!(s = malloc(sizeof(*s) + len))) return 0;
+  s->hash = h;
+  s->n = n;
+  s->len = (uint32_t)len;
+  memcpy(s->def, def, len);
+  id = ++RL.nsets;
+  RL.set[id] = s;
+  RL.slots[i] = id;
+  return id;
+}
+
+/* One pair of a definition: its key and value, and the bytes after it. */
+static const uint8_t *pair_at(const uint8_t *p, const uint8_t **k, uint32_t *kl,
+                              const uint8_t **v, uint32_t *vl)
+{
+  *kl = *p++;  /* lengths are below 128: one ULEB128 byte */
+  *k = p;
+  p += *kl;
+  *vl = *p++;
+  *v = p;
+  return p + *vl;
+}
+
+static uint8_t *put_pair(uint8_t *o, const void *k, uint32_t kl, const void *v, uint32_t vl)
+{
+  *o++ = (uint8_t)kl;
+  memcpy(o, k, kl);
+  o += kl;
+  *o++ = (uint8_t)vl;
+  memcpy(o, v, vl);
+  return o + vl;
+}
+
+static int key_cmp(const void *a, uint32_t al, const void *b, uint32_t bl)
+{
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (int)al - (int)bl;
+}
+
+/* ljm_recorder_label for this flavour: the set of L with key set to
+** value (NULL: removed). */
+static int label(lua_State *L, const char *key, size_t klen, const char *value, size_t vlen,
+                 LjmRecError *err)
+{
+  uint8_t def[REC_LABEL_PAIRS * (2 + REC_LABEL_KEY_MAX + REC_LABEL_VALUE_MAX) + 2];
+  uint8_t *o = def;
+  const uint8_t *p, *end;
+  uint32_t cur, n = 0, kl = (uint32_t)klen, id;
+  int done = value == NULL, e;
+  if (!key || !klen) return set_err(err, EINVAL, "%s", "a label's key is a non-empty string");
+  if (klen > REC_LABEL_KEY_MAX) kl = REC_LABEL_KEY_MAX;  /* cut, as documented */
+  if (vlen > REC_LABEL_VALUE_MAX) vlen = REC_LABEL_VALUE_MAX;
+  if ((e = R_lock(err)) != 0) return e;
+  fork_check();
+  if (!R.g || R.g != G(L) || (!R.next && !R.sampled)) {
+    R_unlock();
+    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
+  }
+  cur = labels_of((uintptr_t)L);
+  if (cur == REC_LABEL_SETS) cur = 0;  /* (other): its pairs are unknown, start afresh */
+  p = cur ? RL.set[cur]->def : NULL;
+  end = cur ? p + RL.set[cur]->len : NULL;
+  while (p && p < end) {  /* merge the key into the sorted pairs */
+    const uint8_t *k, *v;
+    uint32_t pkl, pvl;
+    const uint8_t *next = pair_at(p, &k, &pkl, &v, &pvl);
+    int c = key_cmp(k, pkl, key, kl);
+    if (c >= 0 && !done) {
+      if (value) {
+        o = put_pair(o, key, kl, value, (uint32_t)vlen);
+        n++;
+      }
+      done = 1;
+    }
+    if (c != 0) {
+      if (n == REC_LABEL_PAIRS) break;
+      o = put_pair(o, k, pkl, v, pvl);
+      n++;
+    }
+    p = next;
+  }
+  if (!done && n < REC_LABEL_PAIRS) {
+    o = put_pair(o, key, kl, value, (uint32_t)vlen);
+    n++;
+    done = 1;
+  }
+  if (!done || (p && p < end)) {
+    R_unlock();
+    return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
+  }
+  id = n ? labels_intern(def, (size_t)(o - def), n) : 0;
+  e = (n && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
+  if (id) labels_on = 1;
+  R_unlock();
+  return e ? set_err(err, e, "%s", "out of memory") : 0;
+}
+
+/* ljm_recorder_labels for this flavour. */
+static int labels(lua_State *L, LjmRecLabelFn fn, void *ud)
+{
+  const uint8_t *p, *end;
+  uint32_t set;
+  int n = 0;
+  if (R_lock(NULL)) return 0;
+  set = R.g == G(L) ? labels_of((uintptr_t)L) : 0;
+  if (set && set < REC_LABEL_SETS) {
+    for (p = RL.set[set]->def, end = p + RL.set[set]->len; p < end; n++) {
+      const uint8_t *k, *v;
+      uint32_t kl, vl;
+      p = pair_at(p, &k, &kl, &v, &vl);
+      if (fn) fn(ud, (const char *)k, kl, (const char *)v, vl);
+    }
+  }
+  R_unlock();
+  return n;
+}
+
+/* Before an event of stream s made under set: the selection (0x27) when
+** the set changed, the set's definition (0x26) before its first use, the
+** folded count (0x28) when it grew. */
+static inline void labels_select(RecStream *s, uint32_t set)
+{
+  if (s->ext && (set != s->ext->lsel || RL.folded != s->ext->lfolded)) {
+    const RecLabelSet *d = set && set < REC_LABEL_SETS ? RL.set[set] : NULL;
+    rec_ext_labels(s, set, d ? d->def : NULL, d ? d->len : 0, RL.folded);
+  }
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""labels_test.py -- labels (rec.label) from recording to ljm report --by.
+
+* testdata/labels/plugins.lua, recorded by `ljm record --time` (JIT off):
+  its own checks of the module (label, labels, with_labels restoring after
+  an error and around a yield, a coroutine inheriting its creator's labels,
+  misuse raising errors, keys and values cut to 63 and 127 bytes) print
+  "plugins: ok"; the stream defines each set once, selects only changes,
+  and `ljm report --by plugin` gives plugin a its 1000 kept tables (plus
+  the array that holds them, which stays a's when it grows under c), c
+  its coroutine's 500 and the coroutine, b 1000 tables it dropped; the
+  rest of the report is the downgraded stream's.
+* With 5000 distinct request ids: 4095 sets, then (other), and the folded
+  count in the stream and the report.
+* Sampled (--sample 4k): the same values listed.
+* A standard recording: rec.label returns false (nothing kept) and
+  --by refuses in one line; every format reads a labelled stream.
+* Hand-made label items the decoder refuses, each in one line at its byte.
+
+* testdata/ext/labelled.ljm (make_labelled.py): the table its docstring
+  works out by hand.
+
+usage: labels_test.py LJM PLUGINS_LUA TESTDATA"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import ljmread
+from checks import Checks
+from ljmwrite import lstr, uleb
+
+LJM = os.path.abspath(sys.argv[1])
+TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+SCRIPT = os.path.join(TMP, "plugins.lua")
+shutil.copy(sys.argv[2], SCRIPT)
+check = Checks("labels")
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=TMP, **kw)
+
+
+def record(name, opts, args=()):
+    out = os.path.join(TMP, name)
+    p = run([LJM, "record", "-joff", "-o", out] + opts + [SCRIPT] + list(args))
+    check(p.returncode == 0 and "plugins: ok" in p.stdout,
+          "record %s %s: the script's own checks pass (%r %r)" % (name, opts, p.stdout[-200:],
+                                                                 p.stderr[-500:]))
+    return out
+
+
+def by_table(text, key):
+    """ljm report --by's rows: value -> (in use, blocks, allocated, allocs, freed, frees)."""
+    m = re.search(r"^BY LABEL %s .*\n.*\n((?:.*\S.*\n)*)" % re.escape(key), text, re.M)
+    rows = {}
+    for line in (m.group(1) if m else "").splitlines():
+        f = line.split()
+        if len(f) >= 7 and f[0][0].isdigit():
+            rows[" ".join(f[6:])] = tuple(int(x.rstrip("B")) for x in f[:6])
+    return rows
+
+
+# -- Exact, with time marks ----------------------------------------------------
+prof = record("plugins.ljm", ["--time"])
+st = ljmread.parse(open(prof, "rb").read())
+check(st.complete and not st.problems and st.flags == 2, "a whole --time stream, no problems (%s)"
+      % st.problems[:3])
+values = {dict(v).get(b"plugin") for v in st.label_sets.values() if v}
+check({b"a", b"b", b"c", b"d"} <= values and b"e" not in values,
+      "label sets of plugins a..d defined, not e's, under which nothing was allocated (%s)" % values)
+check(st.label_selections >= 8, "label selections: %d" % st.label_selections)
+p = run([LJM, "report", "--by", "plugin", prof])
+check(p.returncode == 0 and p.stderr == "", "report --by plugin: exit 0 (%r)" % p.stderr)
+rows = by_table(p.stdout, "plugin")
+a, b, c = rows.get("a"), rows.get("b"), rows.get("c")
+check(a and 1001 <= a[1] <= 1003 and a[3] >= 1001,
+      "plugin a: its 1000 tables and their array in use (%s)" % (a,))
+check(c and 501 <= c[1] <= 510 and c[3] >= 501,
+      "plugin c: the coroutine's 500 tables and the coroutine (%s)" % (c,))
+check(b and b[3] >= 1001 and b[1] <= b[3], "plugin b: 1000 tables and more allocated (%s)" % (b,))
+check("(none)" in rows and all(r[0] >= 0 for r in rows.values()), "(none) listed: %s" % sorted(rows))
+# The counts are the stream's: a's allocations, and the keep array's
+# reallocations (at most a dozen doublings), which stay a's under c.
+sets_a = {i for i, v in st.label_sets.items() if v and dict(v).get(b"plugin") == b"a"}
+n_a = sum(1 for e in st.events if e.ev == 1 and e.labels in sets_a)
+check(a and n_a <= a[3] <= n_a + 12, "plugin a's allocations are the stream's (%s, %d + the array's "
+      "reallocations)" % (a and a[3], n_a))
+rest = run([LJM, "report", prof]).stdout
+check(p.stdout.endswith(rest) and p.stdout.startswith("BY LABEL plugin"),
+      "the usual report follows the table")
+p = run([LJM, "report", "--by", "route", prof])
+rows = by_table(p.stdout, "route")
+check(p.returncode == 0 and "/y" in rows and "(none)" in rows, "report --by route: %s" % sorted(rows))
+
+# -- Many distinct sets: (other) ---------------------------------------------------
+many = record("many.ljm", ["--time"], ["many"])
+st = ljmread.parse(open(many, "rb").read())
+check(st.complete and not st.problems and 4000 <= len(st.label_sets) <= 4096 and
+      None in st.label_sets.values() and max(st.label_sets) <= 4096 and st.labels_folded >= 900,
+      "5000 ids: at most 4095 sets and (other), folded %d (%d sets, problems %s)"
+      % (st.labels_folded, len(st.label_sets), st.problems[:3]))
+p = run([LJM, "report", "--by", "request", many])
+rows = by_table(p.stdout, "request")
+check(p.returncode == 0 and "(other)" in rows and len(rows) <= 4097 and
+      re.search(r"^\(other\): \d+ label changes", p.stdout, re.M),
+      "report --by request: (other) row and its count (%d rows)" % len(rows))
+
+# -- Sampled ---------------------------------------------------------------------
+sampled = record("sampled.ljm", ["--sample", "4k", "--sample-seed", "3"])
+p = run([LJM, "report", "--by", "plugin", sampled])
+rows = by_table(p.stdout, "plugin")
+check(p.returncode == 0 and "a" in rows and "b" in rows and p.stdout.startswith("SAMPLED"),
+      "sampled: a and b listed (%s)" % sorted(rows))
+
+# -- Standard: nothing kept ------------------------------------------------------------
+std = os.path.join(TMP, "std.ljm")
+p = run([LJM, "record", "-joff", "-o", std, "-"], input='print(misc.memprof.label("plugin", "a"))')
+check(p.returncode == 0 and p.stdout.startswith("false"), "standard recording: label() false (%r)"
+      % p.stdout)
+p = run([LJM, "report", "--by", "plugin", std])
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr,
+      "--by on a stream without labels: one line, exit 1 (%r)" % p.stderr)
+p = run([LJM, "report", "--by", "", std])
+check(p.returncode == 2, "--by '': usage error")
+for fmt in ("folded", "svg", "markdown", "json", "pprof", "heaptrack", "speedscope", "heapprofile",
+            "ljm"):
+    out = os.path.join(TMP, "o." + fmt)
+    p = run([LJM, "convert", "-q", "-f", fmt, "-o", out, prof])
+    check(p.returncode == 0 and os.path.getsize(out) > 0, "a labelled stream as %s (%r)"
+          % (fmt, p.stderr[-200:]))
+
+# -- Label items the decoder refuses -------------------------------------------------
+SYMS = b"\x00" + uleb(0x100) + lstr(b"@x.lua") + uleb(1)
+
+
+def item(h, body):
+    return bytes([h]) + uleb(len(body)) + body
+
+
+def lset(i, *pairs):
+    return item(0x26, uleb(i) + b"".join(lstr(k) + lstr(v) for k, v in pairs))
+
+
+ALLOC = b"\x09" + uleb(0x100) + uleb(2) + uleb(0x5000) + uleb(32)
+# (what, items before, the item refused, what the message says)
+BAD = [
+    ("selects an undefined set", b"", item(0x27, uleb(3)), "label set 3 is not defined"),
+    ("defines a set twice", lset(1, (b"k", b"v")), lset(1, (b"k", b"w")), "defined twice"),
+    ("set 0", b"", lset(0, (b"k", b"v")), "label set 0"),
+    ("set 4097", b"", lset(4097, (b"k", b"v")), "label set 4097"),
+    ("17 labels", b"", lset(1, *[(b"k%d" % i, b"v") for i in range(17)]), "more than 16"),
+    ("a 64-byte key", b"", lset(1, (b"k" * 64, b"v")), "key"),
+    ("a 128-byte value", b"", lset(1, (b"k", b"v" * 128)), "value"),
+    ("a key twice", b"", lset(1, (b"k", b"v"), (b"k", b"w")), "key is label 1's"),
+    ("a cut pair", b"", item(0x26, uleb(1) + uleb(5) + b"ab"), "cut"),
+    ("an item of 5000 bytes", b"", item(0x26, uleb(1) + b"\x00" * 4999), "5000 bytes"),
+]
+HEAD = b"ljs\x03\x00\x00\x00" + SYMS + b"\x80" + b"ljm\x03\x02\x00\x00\x22\x00"
+for what, before, bad, want in BAD:
+    path = os.path.join(TMP, "bad.ljm")
+    data = HEAD + before + bad + ALLOC + b"\x80"
+    open(path, "wb").write(data)
+    p = run([LJM, "report", path])
+    check(p.returncode == 1 and p.stderr.count("\n") == 1 and want in p.stderr and
+          "byte %d:" % len(HEAD + before) in p.stderr,
+          "a stream that %s: one line at byte %d, exit 1 (%r)" % (what, len(HEAD + before), p.stderr))
+ok = (HEAD + lset(1, (b"plugin", b"x")) + item(0x27, uleb(1)) + ALLOC + item(0x28, uleb(7)) + b"\x80")
+open(os.path.join(TMP, "ok.ljm"), "wb").write(ok)
+p = run([LJM, "report", "--by", "plugin", os.path.join(TMP, "ok.ljm")])
+rows = by_table(p.stdout, "plugin")
+check(p.returncode == 0 and rows.get("x") == (32, 1, 32, 1, 0, 0) and "(other): 7 label" in p.stdout,
+      "a hand-made labelled stream: x holds its 32 bytes, 7 folded (%r)" % p.stdout[:400])
+
+p = run([LJM, "report", "--by", "plugin", os.path.join(os.path.abspath(sys.argv[3]), "ext",
+                                                  "labelled.ljm")])
+want = {"auth": (128, 1, 292, 3, 100, 1), "(other)": (57, 2, 57, 2, 0, 0),
+        "json": (40, 1, 40, 1, 0, 0), "(none)": (10, 1, 10, 1, 0, 0)}
+got = by_table(p.stdout, "plugin")
+check(p.returncode == 0 and got == want and list(got) == list(want),
+      "labelled.ljm: the table worked out by hand, in order (%s)" % got)
+
+sys.exit(check.done(minimum=30))
