@@ -82,6 +82,7 @@ void ljm_model_free(LjmModel *m)
   ljm_sources_free(m);
   ljm_stacks_free(m);
   ljm_labels_free(m);
+  free(m->site_time);
   ljm_addrmap_free(&m->blocks);
   ljm_addrset_free(&m->caddrs);
   free(m->protos);
@@ -352,6 +353,27 @@ static int impossible_estimate(LjmModel *m, const LjmRawEvent *ev, const LjmWeig
   return 0;
 }
 
+/* A stream with time marks and no stacks: site si's first and last event
+** times (ljm_model_node_times). 0, or -1 when out of memory. */
+static __attribute__((noinline)) int site_time(LjmModel *m, uint32_t si, uint64_t t)
+{
+  if (si >= m->capsite_time) {
+    uint32_t cap = m->capsite_time ? m->capsite_time : 256;
+    while (cap <= si) cap *= 2;
+    uint64_t *p = realloc(m->site_time, (size_t)cap * 2 * sizeof(*p));
+    if (!p) {
+      m->oom = 1;
+      return -1;
+    }
+    for (uint32_t i = m->capsite_time; i < cap; i++) p[2 * i] = p[2 * i + 1] = LJM_NO_TIME_US;
+    m->site_time = p;
+    m->capsite_time = cap;
+  }
+  if (m->site_time[2 * si] == LJM_NO_TIME_US) m->site_time[2 * si] = t;
+  m->site_time[2 * si + 1] = t;
+  return 0;
+}
+
 /* One event; okey and nkey are the map keys of its freed and new blocks
 ** (ljm_addrmap_key), computed ahead by on_events. */
 static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
@@ -374,8 +396,9 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
       nd->last_time = ev->time;
     }
-  } else if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) {
-    return;
+  } else {
+    if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) return;
+    if (ev->time != LJM_NO_TIME && site_time(m, si, ev->time)) return;
   }
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;

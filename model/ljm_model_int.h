@@ -210,6 +210,9 @@ struct LjmModel {
   ** value), figures per set; allocated at the first set */
   LabelSet *lsets;  uint32_t *lpairs;  uint32_t nlpairs, caplpairs;
   LjmFigures *label_fig;
+  /* a stream with time marks and no stacks: each site's first and last
+  ** event time (2 per site, LJM_NO_TIME_US for none), as nodes' with stacks */
+  uint64_t *site_time;  uint32_t capsite_time;
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
   LjmRssSample *rss;  uint32_t nrss, caprss;

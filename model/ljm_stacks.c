@@ -242,7 +242,13 @@ const LjmFigures *ljm_model_node_total(const LjmModel *m, uint32_t id)
 
 void ljm_model_node_times(const LjmModel *m, uint32_t id, uint64_t *first, uint64_t *last)
 {
-  uint32_t i = m->stacks ? m->node_fig[id] : NONE;
+  if (!m->stacks) {  /* node id is site id; times where the stream has them */
+    int t = id < m->capsite_time;
+    *first = t ? m->site_time[2 * id] : LJM_NO_TIME_US;
+    *last = t ? m->site_time[2 * id + 1] : LJM_NO_TIME_US;
+    return;
+  }
+  uint32_t i = m->node_fig[id];
   *first = i == NONE ? LJM_NO_TIME_US : m->figs[i].first_time;
   *last = i == NONE ? LJM_NO_TIME_US : m->figs[i].last_time;
 }

@@ -180,7 +180,9 @@ const char *ljm_recorder_build(lua_State *L);
 ** E2BIG past 16 labels on L, ENOMEM; EBUSY or ENOTSUP as a start does. */
 int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *value,
                        size_t vlen, LjmRecError *err);
-/* Calls fn with each label of coroutine L, in key order; returns how many. */
+/* Calls fn with each label of coroutine L, in key order (on a copy: fn
+** may call the recorder); returns how many. A write callback
+** (LjmRecWriteFn) must not call the recorder. */
 typedef void (*LjmRecLabelFn)(void *ud, const char *key, size_t klen, const char *value,
                               size_t vlen);
 int ljm_recorder_labels(lua_State *L, LjmRecLabelFn fn, void *ud);

@@ -292,13 +292,19 @@ static int rec_labels(lua_State *L)
   return 1;
 }
 
-/* with_labels(t, fn, ...): fn(...) with t's labels added, the previous
-** ones back afterwards, also when fn errors (the error goes on). In Lua,
-** so that fn may yield (an nginx request's cosockets). */
+/* with_labels(t, fn, ...): fn(...) with t's labels added, and the
+** coroutine's labels as they were before afterwards (those fn set too),
+** also when fn errors (the error goes on) or when t holds a 17th label.
+** In Lua, so that fn may yield (an nginx request's cosockets). */
 static const char with_labels_lua[] =
     "local label, labels, pairs, pcall, type, error = ...\n"
+    "local function set_each(t) for k, v in pairs(t) do label(k, v) end end\n"
+    "local function set_all(want)\n"
+    "  for k in pairs(labels()) do if want[k] == nil then label(k, nil) end end\n"
+    "  set_each(want)\n"
+    "end\n"
     "local function finish(saved, ok, ...)\n"
-    "  for k, v in pairs(saved) do label(k, v or nil) end\n"
+    "  set_all(saved)\n"
     "  if not ok then error((...), 0) end\n"
     "  return ...\n"
     "end\n"
@@ -306,14 +312,14 @@ static const char with_labels_lua[] =
     "  if type(t) ~= 'table' then\n"
     "    error(\"bad argument #1 to 'with_labels' (table expected, got \" .. type(t) .. ')', 2)\n"
     "  end\n"
-    "  local cur, saved = labels(), {}\n"
     "  for k, v in pairs(t) do\n"
-    "    if type(k) ~= 'string' or type(v) ~= 'string' then\n"
-    "      error(\"bad argument #1 to 'with_labels' (string keys and values expected)\", 2)\n"
+    "    if type(k) ~= 'string' or k == '' or type(v) ~= 'string' then\n"
+    "      error(\"bad argument #1 to 'with_labels' (non-empty string keys, string values)\", 2)\n"
     "    end\n"
-    "    saved[k] = cur[k] or false\n"
     "  end\n"
-    "  for k, v in pairs(t) do label(k, v) end\n"
+    "  local saved = labels()\n"
+    "  local ok, err = pcall(set_each, t)\n"
+    "  if not ok then set_all(saved) error(err, 2) end\n"
     "  return finish(saved, pcall(fn, ...))\n"
     "end\n";
 

@@ -53,7 +53,7 @@ REC_API void session_kill(LjmRecorder *r)
       R.nstacks--;
       R.stacks_dirty = 1;  /* the walker adapts outside the event */
     }
-    if (r->timed && !--R.next) labels_clear();  /* no stream keeps them any more */
+    if (r->timed && !--R.next) labels_on = 0;  /* no stream keeps them: freed by labels_gc */
     live_changed();
   }
 }
@@ -134,18 +134,17 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, const int lo
   return res;
 }
 
+/* Two copies: without labels the wrapper keeps no label state in
+** registers across the real allocator's call. */
 static __attribute__((noinline)) void *
 rec_alloc_ext_labels(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 {
   return alloc_ext(ptr, osize, nsize, loc, 1);
 }
 
-/* Without labels the wrapper keeps no label state in registers across
-** the real allocator's call: a copy of its own. */
 static __attribute__((noinline)) void *
 rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 {
-  if (__builtin_expect(labels_on, 0)) return rec_alloc_ext_labels(ptr, osize, nsize, loc);
   return alloc_ext(ptr, osize, nsize, loc, 0);
 }
 
@@ -229,7 +228,9 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ud, void *ptr, size
   if (__builtin_expect(!rec_fork_unchanged(R.gen), 0)) return rec_alloc_forked(ptr, osize, nsize);
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
   rec_attr(R.g, ptr, &loc);
-  if (__builtin_expect(R.next != 0, 0)) return rec_alloc_ext(ptr, osize, nsize, &loc);
+  if (__builtin_expect(R.next != 0, 0))
+    return labels_on ? rec_alloc_ext_labels(ptr, osize, nsize, &loc)
+                     : rec_alloc_ext(ptr, osize, nsize, &loc);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
     /* One stream (the usual case): the event writer inline, no loop. */

@@ -10,7 +10,11 @@
 ** sizeof(lua_State) is taken for a thread; a free of that size forgets
 ** the address, so a block of that size that is no thread leaves nothing
 ** behind). Labels live while an extended recording runs: set when none
-** does, they are not kept, and the last one's end forgets them all.
+** does, they are not kept, and the last one's end forgets them all: it
+** turns them off (labels_on), and the memory goes at the next start or
+** label call (labels_gc), on the VM's thread and outside the wrapper, so
+** that an exit() on another thread or a write callback never frees what
+** an allocator call in progress reads.
 */
 #include "recorder/capture/session.h"
 
@@ -48,7 +52,7 @@ static uint64_t label_hash(const uint8_t *p, size_t len)
   return h;
 }
 
-/* Forgets every label (the last extended recording ended, or a fork). */
+/* Forgets every label: a fork's child, or labels_gc. */
 REC_API void labels_clear(void)
 {
   uint32_t i;
@@ -72,11 +76,21 @@ static uint32_t labels_of(uintptr_t L)
   return RL.cache_set;
 }
 
-/* The set of the running coroutine: what an allocation now is made under. */
+/* Frees the labels once no extended recording keeps them (R held, on the
+** VM's thread: no allocator call is in progress). */
+static void labels_gc(void)
+{
+  if (!R.next && (RL.set || RL.thr.e)) labels_clear();
+}
+
+/* The set of the running coroutine: what an allocation now is made under.
+** A coroutine a host left by lua_resume stays g->cur_L; the host runs on
+** the main thread then (as the attribution reads it, vm/attribution.h). */
 static inline uint32_t labels_now(global_State *g)
 {
   lua_State *L = gco2th(gcref(g->cur_L));
-  return labels_of((uintptr_t)(L ? L : mainthread(g)));
+  if (!L || !rec_thread_running(L)) L = mainthread(g);
+  return labels_of((uintptr_t)L);
 }
 
 static int labels_put(uintptr_t L, uint32_t set)
@@ -176,8 +190,8 @@ static int label(lua_State *L, const char *key, size_t klen, const char *value, 
   if (klen > REC_LABEL_KEY_MAX) kl = REC_LABEL_KEY_MAX;  /* cut, as documented */
   if (vlen > REC_LABEL_VALUE_MAX) vlen = REC_LABEL_VALUE_MAX;
   if ((e = R_lock(err)) != 0) return e;
-  fork_check();
-  if (!R.g || R.g != G(L) || (!R.next && !R.sampled)) {
+  labels_gc();
+  if (!R.g || R.g != G(L) || !R.next) {
     R_unlock();
     return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
   }
@@ -220,23 +234,27 @@ static int label(lua_State *L, const char *key, size_t klen, const char *value, 
   return e ? set_err(err, e, "%s", "out of memory") : 0;
 }
 
-/* ljm_recorder_labels for this flavour. */
+/* ljm_recorder_labels for this flavour: fn is called on a copy, without
+** the lock (it may allocate, run a finalizer that records, or raise). */
 static int labels(lua_State *L, LjmRecLabelFn fn, void *ud)
 {
-  const uint8_t *p, *end;
+  uint8_t def[REC_LABEL_PAIRS * (2 + REC_LABEL_KEY_MAX + REC_LABEL_VALUE_MAX)];
+  const uint8_t *p = def, *end = def;
   uint32_t set;
   int n = 0;
   if (R_lock(NULL)) return 0;
-  set = R.g == G(L) ? labels_of((uintptr_t)L) : 0;
+  set = R.g == G(L) && labels_on ? labels_of((uintptr_t)L) : 0;
   if (set && set < REC_LABEL_SETS) {
-    for (p = RL.set[set]->def, end = p + RL.set[set]->len; p < end; n++) {
-      const uint8_t *k, *v;
-      uint32_t kl, vl;
-      p = pair_at(p, &k, &kl, &v, &vl);
-      if (fn) fn(ud, (const char *)k, kl, (const char *)v, vl);
-    }
+    memcpy(def, RL.set[set]->def, RL.set[set]->len);
+    end = def + RL.set[set]->len;
   }
   R_unlock();
+  for (; p < end; n++) {
+    const uint8_t *k, *v;
+    uint32_t kl, vl;
+    p = pair_at(p, &k, &kl, &v, &vl);
+    if (fn) fn(ud, (const char *)k, kl, (const char *)v, vl);
+  }
   return n;
 }
 
@@ -245,7 +263,7 @@ static int labels(lua_State *L, LjmRecLabelFn fn, void *ud)
 ** folded count (0x28) when it grew. */
 static inline void labels_select(RecStream *s, uint32_t set)
 {
-  if (s->ext && (set != s->ext->lsel || RL.folded != s->ext->lfolded)) {
+  if (s->ext && (set != s->ext->lsel || (set == REC_LABEL_SETS && RL.folded != s->ext->lfolded))) {
     const RecLabelSet *d = set && set < REC_LABEL_SETS ? RL.set[set] : NULL;
     rec_ext_labels(s, set, d ? d->def : NULL, d ? d->len : 0, RL.folded);
   }

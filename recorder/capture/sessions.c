@@ -195,7 +195,10 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
   r->live = 1;
   R.nlive++;
   if (r->ext) R.nstacks++;
-  if (r->timed) R.next++;
+  if (r->timed) {
+    labels_gc();  /* a past recording's, before this one keeps new ones */
+    R.next++;
+  }
   if (r->sample) {  /* nothing can fail any more: the sampler is its */
     if (sampler_owner) rec_sample_free(&sampler);  /* a stopped session's, not freed yet */
     rec_sample_init(&sampler, r->sample, r->seed, !r->write && r->flush_ms ? REC_SAMPLE_STOP : 0);

@@ -53,6 +53,44 @@ rec.label(("k"):rep(100), ("v"):rep(300))
 local long = next(rec.labels())
 check(#long == 63 and #rec.labels()[long] == 127, "key and value cut to 63 and 127 bytes")
 rec.label(long, nil)
+-- with_labels leaves the labels as they were: after a 17th label, an empty
+-- key, a key longer than 63 bytes, labels fn set itself
+local function dump()
+  local t = {}
+  for k, v in pairs(rec.labels()) do t[#t + 1] = k .. "=" .. v end
+  table.sort(t)
+  return table.concat(t, ",")
+end
+for i = 1, 15 do rec.label("k" .. string.char(96 + i), "v") end
+local before = dump()
+check(not pcall(rec.with_labels, {aa = "1", zz = "2"}, print), "a 17th label in t is an error")
+check(dump() == before, "labels as before after a 17th: " .. dump())
+check(not pcall(rec.with_labels, {a = "1", [""] = "2"}, print), "an empty key in t is an error")
+check(dump() == before, "labels as before after an empty key")
+for i = 1, 15 do rec.label("k" .. string.char(96 + i), nil) end
+rec.label(("k"):rep(63), "orig")
+rec.with_labels({[("k"):rep(70)] = "tmp"}, function() end)
+check(dump() == ("k"):rep(63) .. "=orig", "a long key's previous value back: " .. dump())
+rec.label(("k"):rep(63), nil)
+rec.with_labels({a = "1"}, function() rec.label("b", "2") end)
+check(dump() == "", "labels fn set are undone: " .. dump())
+-- a finalizer that labels while labels() runs: no lock held, nothing raised
+for i = 1, 16 do rec.label("f" .. i, "v") end
+local armed = true
+local function mk()
+  local p = newproxy(true)
+  getmetatable(p).__gc = function() if armed then rec.label("f1", "w") end end
+  return p
+end
+for _ = 1, 500 do
+  for _ = 1, 50 do mk() end
+  local ok, e = pcall(rec.labels)
+  check(ok, "labels() under finalizers: " .. tostring(e))
+end
+armed = false
+collectgarbage()
+check(rec.label("f2", "x") == true, "label() works after the finalizers")
+for i = 1, 16 do rec.label("f" .. i, nil) end
 if arg[1] == "many" then
   for i = 1, 5000 do rec.label("request", tostring(i)) local x = {i} end
   rec.label("request", nil)
