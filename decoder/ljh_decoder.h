@@ -47,7 +47,9 @@
 **          taken after a full collection add up to nearly gctotal (the VM's
 **          count of allocated bytes, collectgarbage("count") * 1024).
 **   label: a string's first 64 bytes; "chunk:line" of a function or
-**          prototype; a userdata's metatable __name; "ctype N" of a cdata;
+**          prototype; a C function's exported symbol, else its object and
+**          offset ("luajit+0x8a00"), else its address ("0x55d3..."); a
+**          userdata's metatable __name; "ctype N" of a cdata;
 **          "TRACE [N]"; an internal's name.
 **
 ** Impossible figures are errors at the number's offset, as in ljm streams:

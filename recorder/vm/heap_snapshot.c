@@ -12,6 +12,7 @@
 ** bytes of each MiB of address space that holds objects (1/64 of the
 ** heap's span), so a snapshot of a large heap needs a small part of it.
 */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -424,6 +425,25 @@ static void trace_edges(Snap *s, GCtrace *T)
   }
 }
 
+/* A C function's label: its exported symbol, else its object and offset
+** ("luajit+0x2fa00", as the profiles name a function no symbol names),
+** else its address. dladdr keeps no state of the recorder's: it is safe
+** while another thread records. */
+static void cfunc_label(uintptr_t f, char *label, size_t lcap)
+{
+  Dl_info info;
+  if (dladdr((void *)f, &info) && info.dli_fname && *info.dli_fname) {
+    const char *b = strrchr(info.dli_fname, '/');
+    if (info.dli_sname && (uintptr_t)info.dli_saddr == f)
+      snprintf(label, lcap, "%s", info.dli_sname);
+    else
+      snprintf(label, lcap, "%s+%#llx", b ? b + 1 : info.dli_fname,
+               (unsigned long long)(f - (uintptr_t)info.dli_fbase));
+  } else {
+    snprintf(label, lcap, "%p", (void *)f);
+  }
+}
+
 /* Size, type and label of o; its edges into s->ebuf. */
 static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *label,
                      size_t lcap)
@@ -458,7 +478,7 @@ static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *lab
     } else {
       *type = SN_CFUNC;
       *size = sizeCfunc((MSize)fn->c.nupvalues);
-      snprintf(label, lcap, "%p", (void *)(uintptr_t)fn->c.f);
+      cfunc_label((uintptr_t)fn->c.f, label, lcap);
     }
     func_edges(s, fn);
     break;

@@ -145,15 +145,34 @@ def check_retainers(br, objs):
             % (inst["text"], want_idx, [t for t in rows if "intable" in t][:4]))
 
 
-def check_function_names(br, doc):
-    """Expands "Function": its instances must read as the snapshot names its
-    closures (string.rep, table.move, tick), none by an address."""
+# The heap grid's "Show all N" button under an expanded constructor.
+SHOW_ALL = r"""() => { %s
+  const b = deep(document, "button, devtools-button, [role=button]").find((e) =>
+    /^Show all [0-9,]+$/.test(e.textContent.trim()));
+  return b ? center(b) : null; }""" % DEEP
+
+
+def check_function_names(br, count):
+    """Expands "Function" (count instances): its instances must read as the
+    snapshot names its closures (string.rep, table.move, tick), none by an
+    address. The grid draws only the rows in view, and the first 100
+    instances until "Show all" is pressed: both, before the rows are read."""
     row = poll(br, ROW, "Function×", 10)
     br.call("click", x=row["x"], y=row["y"])
-    rows = poll(br, """() => { const r = (%s)().map((c) => c[0].replace(/\s+/g, " "));
-      return r.filter((t) => /\(\) ?@[0-9]+$/.test(t)).length > 20 ? r : null; }""" % ROWS, None, 10)
+    poll(br, """() => { const r = (%s)().filter((c) => /\(\) ?@[0-9]+$/.test(c[0].replace(/\s+/g, " ")));
+      return r.length > 20 ? r : null; }""" % ROWS, None, 10)
     br.screenshot("heapsnapshot_devtools_functions.png")
+    br.call("viewport", width=1400, height=max(1000, 24 * (count + 40)))
+    try:
+        button = poll(br, SHOW_ALL, None, 5)
+        br.call("click", x=button["x"], y=button["y"])
+    except RuntimeError:
+        pass  # 100 instances or fewer: no button
+    rows = poll(br, """(n) => { const r = (%s)().map((c) => c[0].replace(/\s+/g, " "));
+      return r.filter((t) => /\(\) ?@[0-9]+$/.test(t)).length >= n ? r : null; }""" % ROWS, count, 10)
+    br.call("viewport", width=1400, height=1000)
     shown = [t for t in rows if re.search(r"\(\) ?@[0-9]+$", t)]  # "name() @id", not "Point @id"
+    T.check(len(shown) == count, "DevTools lists %d functions, the snapshot has %d" % (len(shown), count))
     for name in ("string.rep", "table.move", "tick"):
         T.check(any(t.startswith(name + "()") or t.startswith(name + " ()") for t in shown),
                 "DevTools shows the function %s by name: %r" % (name, shown[:12]))
@@ -213,7 +232,7 @@ def main():
             T.check(ok, "DevTools Summary %r: shows %r, the snapshot has %d objects of %d bytes"
                     % (name, got, count, size))
         check_retainers(br, objs)
-        check_function_names(br, doc)
+        check_function_names(br, want["Function"][0])
         errs = [m for m in br.call("log") if m["type"] == "pageerror"]
         T.check(not errs, "DevTools page errors: %r" % errs[:5])
     except RuntimeError as e:
