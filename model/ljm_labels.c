@@ -58,6 +58,24 @@ void ljm_labels_free(LjmModel *m)
   free(m->lsets);
   free(m->lpairs);
   free(m->label_fig);
+  free(m->ctx_fig);
+}
+
+LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c)
+{
+  if (c >= m->capctx_fig) {
+    uint64_t cap = m->capctx_fig ? m->capctx_fig : 64;
+    while (cap <= c) cap *= 2;
+    LjmFigures *p = cap > UINT32_MAX ? NULL : realloc(m->ctx_fig, cap * sizeof(*p));
+    if (!p) {
+      m->oom = 1;
+      return NULL;
+    }
+    memset(p + m->capctx_fig, 0, (cap - m->capctx_fig) * sizeof(*p));
+    m->ctx_fig = p;
+    m->capctx_fig = (uint32_t)cap;
+  }
+  return &m->ctx_fig[c];
 }
 
 int ljm_model_label_defined(const LjmModel *m, uint32_t set)
@@ -111,4 +129,19 @@ uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner)
 const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set)
 {
   return m->label_fig && set <= LJM_LABEL_SETS ? &m->label_fig[set] : NULL;
+}
+
+uint32_t ljm_model_nowners(const LjmModel *m)
+{
+  return m->ctx_owners ? m->nctxs : (uint32_t)m->nsites;
+}
+
+const LjmFigures *ljm_model_owner_label_figures(const LjmModel *m, uint32_t owner,
+                                                uint32_t *node, uint32_t *set)
+{
+  if (!m->ctx_owners || owner >= m->nctxs || !m->ctxs[owner].labels) return NULL;
+  *node = m->ctxs[owner].node;
+  *set = m->ctxs[owner].labels;
+  static const LjmFigures none;
+  return owner < m->capctx_fig ? &m->ctx_fig[owner] : &none;
 }

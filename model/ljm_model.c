@@ -228,6 +228,10 @@ static inline __attribute__((always_inline)) void live_add(LjmModel *m, uint32_t
     LjmFigures *lf = &m->label_fig[m->ctxs[owner].labels];
     lf->inuse_count += count;
     lf->inuse_bytes += size;
+    if ((lf = ljm_labels_ctx_fig(m, owner))) {
+      lf->inuse_count += count;
+      lf->inuse_bytes += size;
+    }
   }
   m->live_count += count;
   m->live_bytes += size;
@@ -249,6 +253,10 @@ static inline __attribute__((always_inline)) void live_sub(LjmModel *m, uint32_t
     LjmFigures *lf = &m->label_fig[m->ctxs[owner].labels];
     lf->inuse_count -= count;
     lf->inuse_bytes -= size;
+    if ((lf = ljm_labels_ctx_fig(m, owner))) {
+      lf->inuse_count -= count;
+      lf->inuse_bytes -= size;
+    }
   }
   m->live_count -= count;
   m->live_bytes -= size;
@@ -431,7 +439,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   }
   /* Label sets' figures, as the sites' (set 0's are the rest: made at the
   ** end); a reallocation stays with the labels its block was allocated under. */
-  LjmFigures *lf = NULL;
+  LjmFigures *lf = NULL, *cf = NULL;
   if (__builtin_expect(m->label_fig != NULL, 0)) {
     uint32_t ol = had_old ? m->ctxs[old.site].labels : 0;
     if (had_old && ev->kind == LJM_RAW_REALLOC && ol != m->ctxs[owner].labels &&
@@ -441,9 +449,14 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       if (ol) {
         m->label_fig[ol].free_count += w.oc;
         m->label_fig[ol].free_bytes += w.ob;
+        if ((cf = ljm_labels_ctx_fig(m, old.site))) {
+          cf->free_count += w.oc;
+          cf->free_bytes += w.ob;
+        }
       }
     } else if (m->ctxs[owner].labels) {
       lf = &m->label_fig[m->ctxs[owner].labels];
+      if (!(cf = ljm_labels_ctx_fig(m, owner))) return;
     }
   }
   if (ev->kind == LJM_RAW_FREE) {
@@ -460,6 +473,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     if (lf) {
       lf->alloc_count += w.nc;
       lf->alloc_bytes += w.nb;
+      cf->alloc_count += w.nc;
+      cf->alloc_bytes += w.nb;
     }
     if (nf) {
       nf->alloc_count += w.nc;

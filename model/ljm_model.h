@@ -315,6 +315,13 @@ uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner);
 ** (no peaks); NULL for a stream without label sets. Estimates where the
 ** rest are. */
 const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set);
+/* Owners run from 0 to ljm_model_nowners(m) - 1 (see LjmLiveEvent). */
+uint32_t ljm_model_nowners(const LjmModel *m);
+/* An owner whose blocks carry labels: its call-tree node, its set, and its
+** blocks' figures (allocated, freed, in use; no peaks): the node's share
+** under that set. NULL for an owner without labels. */
+const LjmFigures *ljm_model_owner_label_figures(const LjmModel *m, uint32_t owner,
+                                                uint32_t *node, uint32_t *set);
 
 /* One row of a section: all events of one location id. Byte sums are
 ** doubles because the reference sums Lua numbers (exact below 2^53). */

@@ -210,6 +210,9 @@ struct LjmModel {
   ** value), figures per set; allocated at the first set */
   LabelSet *lsets;  uint32_t *lpairs;  uint32_t nlpairs, caplpairs;
   LjmFigures *label_fig;
+  /* figures of the ctxs with labels, by ctx id (others' stay zero): a
+  ** node's share per label set, for pprof's sample labels */
+  LjmFigures *ctx_fig;  uint32_t capctx_fig;
   /* a stream with time marks and no stacks: each site's first and last
   ** event time (2 per site, LJM_NO_TIME_US for none), as nodes' with stacks */
   uint64_t *site_time;  uint32_t capsite_time;
@@ -280,6 +283,9 @@ void ljm_stacks_free(LjmModel *m);
 int ljm_labels_init(LjmModel *m);
 void ljm_labels_on_set(LjmModel *m, uint32_t id, const LjmLabel *l, unsigned n);
 void ljm_labels_free(LjmModel *m);
+/* The figures of ctx c (one with labels), made on first use; NULL when out
+** of memory. */
+LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c);
 
 /* ljm_refagg.c: the reference aggregation. Rows and Overrides entries are
 ** created out of line; the per-event part (ljm_refagg_event) is inline:

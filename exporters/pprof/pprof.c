@@ -21,6 +21,13 @@
 ** alloc_space, inuse_objects, inuse_space]; their sums are the model's
 ** totals. All Locations point at one pseudo Mapping so that pprof does not
 ** ask for the main binary.
+**
+** Labels (rec.label): a node's blocks made under a label set are a Sample
+** of their own carrying the set's labels as string labels (key, value), so
+** that -tags, -tagfocus=plugin=auth, -tagignore and -tagroot=plugin read
+** them; the (other) set, where the recorder folded sets past its limit, is
+** labelled "labels" = "(other)". A node's sample without labels holds the
+** rest of its figures.
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +50,7 @@ typedef Perftools__Profiles__Mapping PbMapping;
 typedef Perftools__Profiles__Location PbLocation;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__Label PbLabel;
 
 #define NVALUES 4
 #define SITEFRAMES 2  /* a site on its own: at most a trace and its start */
@@ -134,6 +142,10 @@ typedef struct Builder {
   LjmBuf clean;           /* the name being cleaned */
   LjmBuf qual;            /* a qualified function name */
   uint64_t *node_loc;     /* location of each stack node's frame, 0: not yet */
+  uint32_t *smp_set;      /* each sample's label set (0: none) */
+  PbLabel *lab;           /* the labels of the sets samples carry */
+  size_t nlab, caplab, capsmp_set;
+  uint32_t *set_lab;      /* per set: its first label + 1 (0: not made yet) */
   void *tmp;              /* for GROW */
   int oom;
 } Builder;
@@ -322,16 +334,41 @@ static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
   }
 }
 
+/* The labels of set (made once per set): 0, or -1 when out of memory. */
+static int set_labels(Builder *b, const LjmModel *m, uint32_t set)
+{
+  if (b->set_lab[set]) return 0;
+  unsigned n = ljm_model_label_count(m, set), other = ljm_model_label_other(m, set);
+  if (!GROW(b, lab, caplab, b->nlab + n + 1)) return -1;
+  b->set_lab[set] = (uint32_t)b->nlab + 1;
+  for (unsigned k = 0; k < n || (other && k < 1); k++) {
+    PbLabel *l = &b->lab[b->nlab++];
+    perftools__profiles__label__init(l);
+    if (other) {
+      l->key = str(b, "labels");
+      l->str = str(b, "(other)");
+    } else {
+      LjmStr key, value;
+      ljm_model_label(m, set, k, &key, &value);
+      l->key = str_n(b, key.s, key.len, NAME_MAX_BYTES);
+      l->str = str_n(b, value.s, value.len, NAME_MAX_BYTES);
+    }
+  }
+  return 0;
+}
+
 /* One Sample per call-tree node with a figure of its own: a site on its
-** own (standard streams), or a real stack, leaf first. */
-static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
+** own (standard streams), or a real stack, leaf first; f its figures, set
+** their label set (0: none). */
+static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigures *f,
+                       uint32_t set)
 {
   const LjmNode *nd = ljm_model_node(m, id);
-  const LjmFigures *f = ljm_model_node_self(m, id);
   if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
     return;
   size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 1 + SITEFRAMES;
   if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
+      !GROW(b, smp_set, capsmp_set, i) || (set && set_labels(b, m, set)) ||
       !GROW(b, ids, capids, need) || !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
     b->oom = 1;
     return;
@@ -350,6 +387,7 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
     if (k != LJM_NO_NODE) ids[n++] = other_frame(b, FK_MARK, "[...]", "[LuaJIT VM]");
   }
   b->first[i] = b->nids;
+  b->smp_set[i] = set;
   b->nids += n;
   int64_t *v = b->vals + i * NVALUES;
   v[0] = clamp(f->alloc_count);
@@ -360,6 +398,37 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id)
   b->smp[i].n_location_id = n;
   b->smp[i].n_value = NVALUES;
   b->nsmp++;
+}
+
+static void sub_figures(LjmFigures *a, const LjmFigures *b)
+{
+  a->alloc_count -= b->alloc_count;
+  a->alloc_bytes -= b->alloc_bytes;
+  a->inuse_count -= b->inuse_count;
+  a->inuse_bytes -= b->inuse_bytes;
+}
+
+/* The samples of a stream with label sets: each node's blocks under each
+** set, then its unlabelled rest. */
+static void add_labelled(Builder *b, const LjmModel *m, size_t nn)
+{
+  LjmFigures *rest = malloc((nn ? nn : 1) * sizeof(*rest));
+  b->set_lab = calloc(LJM_LABEL_SETS + 1, sizeof(*b->set_lab));
+  if (!rest || !b->set_lab) {
+    free(rest);
+    b->oom = 1;
+    return;
+  }
+  for (uint32_t i = 0; i < nn; i++) rest[i] = *ljm_model_node_self(m, i);
+  uint32_t no = ljm_model_nowners(m), node, set;
+  for (uint32_t o = 0; o < no && !b->oom; o++) {
+    const LjmFigures *f = ljm_model_owner_label_figures(m, o, &node, &set);
+    if (!f || node >= nn) continue;
+    add_sample(b, m, node, f, set);
+    sub_figures(&rest[node], f);
+  }
+  for (uint32_t i = 0; i < nn && !b->oom; i++) add_sample(b, m, i, &rest[i], 0);
+  free(rest);
 }
 
 /* -- Output ------------------------------------------------------------- */
@@ -444,6 +513,9 @@ static void builder_free(Builder *b)
   ljm_buf_free(&b->clean);
   ljm_buf_free(&b->qual);
   free(b->node_loc);
+  free(b->smp_set);
+  free(b->lab);
+  free(b->set_lab);
 }
 
 /* Adds the comment lines: source, stream versions, peak, truncation, and
@@ -519,7 +591,9 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
 
   size_t nn = ljm_model_nnodes(m);
   if (!(b.node_loc = calloc(nn ? nn : 1, sizeof(*b.node_loc)))) b.oom = 1;
-  for (uint32_t i = 0; i < nn && !b.oom; i++) add_sample(&b, m, i);
+  if (ljm_model_stream(m)->label_sets && !b.oom) add_labelled(&b, m, nn);
+  else
+    for (uint32_t i = 0; i < nn && !b.oom; i++) add_sample(&b, m, i, ljm_model_node_self(m, i), 0);
 
   int64_t cm[COMMENTS_MAX];
   size_t ncm = comments(&b, m, st, cm);
@@ -536,15 +610,22 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   PbLocation **lp = malloc((b.nloc + 1) * sizeof *lp);
   PbLine **lnp = malloc((b.nloc + 1) * sizeof *lnp);
   PbFunction **fp = malloc((b.nfn + 1) * sizeof *fp);
-  if (!sp || !lp || !lnp || !fp) {
+  PbLabel **labp = malloc((b.nlab + 1) * sizeof *labp);
+  if (!sp || !lp || !lnp || !fp || !labp) {
     snprintf(err, errlen, "out of memory");
     goto out_ptrs;
   }
   for (size_t i = 0; i < b.nsmp; i++) {
     b.smp[i].location_id = b.ids + b.first[i];
     b.smp[i].value = b.vals + i * NVALUES;
+    if (b.smp_set[i]) {
+      uint32_t set = b.smp_set[i];
+      b.smp[i].n_label = ljm_model_label_other(m, set) ? 1 : ljm_model_label_count(m, set);
+      b.smp[i].label = labp + b.set_lab[set] - 1;
+    }
     sp[i] = &b.smp[i];
   }
+  for (size_t i = 0; i < b.nlab; i++) labp[i] = &b.lab[i];
   for (size_t i = 0; i < b.nloc; i++) {
     lnp[i] = &b.line[i];
     b.loc[i].n_line = 1;
@@ -589,6 +670,7 @@ out_ptrs:
   free(lp);
   free(lnp);
   free(fp);
+  free(labp);
 done:
   free(buf);
   builder_free(&b);
