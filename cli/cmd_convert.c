@@ -57,6 +57,9 @@ static void usage(FILE *f)
         "  --source-dir DIR     look for Lua sources under DIR too (repeatable);\n"
         "                       functions are named from their definition lines\n"
         "                       when the source is found (else file and line)\n"
+        "  --label KEY=VALUE    only the blocks allocated under that label\n"
+        "                       (rec.label; KEY=(none): without KEY), as if the\n"
+        "                       rest had not been recorded; repeatable\n"
         "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
         "  --top N              markdown: show the N largest rows only\n"
         "  --leak-only          text: only the HEAP SUMMARY\n"
@@ -186,6 +189,7 @@ int ljm_cmd_convert(int argc, char **argv)
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
     { "source-dir", required_argument, NULL, 'S' },
+    { "label", required_argument, NULL, 'L' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
@@ -196,6 +200,7 @@ int ljm_cmd_convert(int argc, char **argv)
   const char *srcdirs[64];
   size_t nsrcdirs = 0;
   int strict = 0, quiet = 0, c;
+  LjmCliLabels labels = { { NULL }, 0 };
   uint64_t n;
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "f:o:hq", longopts, "convert")) != -1) {
@@ -226,6 +231,9 @@ int ljm_cmd_convert(int argc, char **argv)
       if (nsrcdirs == sizeof(srcdirs) / sizeof(srcdirs[0]))
         return ljm_cli_usage_error("convert", "too many --source-dir options");
       srcdirs[nsrcdirs++] = optarg;
+      break;
+    case 'L':
+      if ((c = ljm_cli_label_arg(&labels, "convert", optarg))) return c;
       break;
     case 'h':
       usage(stdout);
@@ -264,7 +272,7 @@ int ljm_cmd_convert(int argc, char **argv)
                                o.in_path);
 
   LjmModel *m = ljm_model_new();
-  if (m && ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0) {
+  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, &labels))) {
     ljm_model_free(m);
     m = NULL;
   }

@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: ljm growth [--skip DURATION] [--fail-above RATE] [--top N] [--json]\n"
-    "                  [--source-dir DIR]... [--strict] [-q] FILE\n"
+    "                  [--source-dir DIR]... [--label KEY=VALUE]... [--strict] [-q] FILE\n"
     "\n"
     "Lists the lines and call stacks whose in-use bytes grow steadily over the\n"
     "time of a recording, steepest first: the slope (bytes per second and per\n"
@@ -32,6 +32,8 @@ static const char usage[] =
     "  --json            JSON instead of text\n"
     "  --source-dir DIR  also look for Lua sources under DIR, for functions'\n"
     "                    names (\"M.leak\", not \"function <app.lua:9>\")\n"
+    "  --label KEY=VALUE only the blocks allocated under that label (rec.label;\n"
+    "                    KEY=(none): without KEY); repeatable\n"
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
     "  -q, --quiet       no progress line\n"
@@ -93,6 +95,7 @@ int ljm_cmd_growth(int argc, char **argv)
     { "top", required_argument, NULL, 't' },
     { "json", no_argument, NULL, 'j' },
     { "source-dir", required_argument, NULL, 'D' },
+    { "label", required_argument, NULL, 'L' },
     { "strict", no_argument, NULL, 's' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -101,6 +104,7 @@ int ljm_cmd_growth(int argc, char **argv)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
+  LjmCliLabels labels = { { NULL }, 0 };
   double fail_above = 0, steepest = 0;
   const char *fail_arg = NULL;
   const char *srcdirs[64];
@@ -133,6 +137,9 @@ int ljm_cmd_growth(int argc, char **argv)
         return ljm_cli_usage_error("growth", "too many --source-dir options");
       srcdirs[nsrcdirs++] = optarg;
       break;
+    case 'L':
+      if ((c = ljm_cli_label_arg(&labels, "growth", optarg))) return c;
+      break;
     case 's': strict = 1; break;
     case 'q': quiet = 1; break;
     case 'h':
@@ -156,7 +163,7 @@ int ljm_cmd_growth(int argc, char **argv)
   const LjmExporter *e = ljm_exporter_by_name("growth", "growth");
   char err[512] = "";
   LjmModel *m = ljm_model_new();
-  if (m && ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0) {
+  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, &labels))) {
     ljm_model_free(m);
     m = NULL;
   }

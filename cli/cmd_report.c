@@ -8,8 +8,8 @@
 #include "exporters/text/trace_lines.h"
 
 static const char usage[] =
-    "usage: ljm report [--by KEY] [--leak-only] [--human-readable] [--traces=lines] [--strict]\n"
-    "                  [-q] FILE\n"
+    "usage: ljm report [--by KEY] [--label KEY=VALUE]... [--leak-only] [--human-readable]\n"
+    "                  [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip- or zstd-compressed,\n"
@@ -18,6 +18,9 @@ static const char usage[] =
     "  --by KEY          first a table of the bytes and blocks allocated, freed\n"
     "                    and in use per value of label KEY (rec.label), a block\n"
     "                    counting for the labels it was allocated under\n"
+    "  --label KEY=VALUE only the blocks allocated under that label (KEY=(none):\n"
+    "                    without KEY), as if the rest had not been recorded;\n"
+    "                    repeat it to narrow further\n"
     "  --leak-only       print only the HEAP SUMMARY (and ALIASES)\n"
     "  --human-readable  sizes in KiB/MiB/GiB instead of bytes\n"
     "  --traces=lines    charge each JIT trace's events to the line the trace\n"
@@ -37,6 +40,7 @@ int ljm_cmd_report(int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "by", required_argument, NULL, 'b' },
+    { "label", required_argument, NULL, 'L' },
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
@@ -48,12 +52,16 @@ int ljm_cmd_report(int argc, char **argv)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
+  LjmCliLabels labels = { { NULL }, 0 };
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "hq", longopts, "report")) != -1) {
     switch (c) {
     case 'b':
       if (!*optarg) return ljm_cli_usage_error("report", "--by wants a label key");
       o.by_key = optarg;
+      break;
+    case 'L':
+      if ((c = ljm_cli_label_arg(&labels, "report", optarg))) return c;
       break;
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
@@ -79,6 +87,10 @@ int ljm_cmd_report(int argc, char **argv)
   o.out_path = "-";
 
   LjmModel *m = ljm_model_new();
+  if (m && ljm_cli_label_apply(m, &labels)) {
+    ljm_model_free(m);
+    m = NULL;
+  }
   if (!m) {
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;

@@ -52,6 +52,13 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
             strict ? "read; --strict rejects the stream" : "reported");
     if (strict) return 1;
   }
+  const char *const *terms;
+  if (ljm_model_label_filters(m, &terms) && !info->label_sets) {
+    fprintf(stderr, "%s: --label %s: the profile has no labels (they are recorded with "
+            "rec.label under 'ljm record --time', --stacks or --sample)\n", path, terms[0]);
+    *worth_output = 0;
+    return 1;
+  }
   if (info->trailing)
     fprintf(stderr, "%s: byte %llu: warning: %llu bytes after the end marker ignored\n",
             path, (unsigned long long)info->bytes, (unsigned long long)info->trailing);

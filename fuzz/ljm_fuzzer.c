@@ -585,6 +585,9 @@ static void check_reference_only(const uint8_t *data, size_t size, const LjmMode
   LjmInput *in = ljm_input_mem(data, size);
   CHECK(m != NULL && in != NULL);
   ljm_model_set_reference_only(m);
+  const char *const *terms;  /* the same label filter (which takes the full path) */
+  for (uint32_t i = 0, nt = ljm_model_label_filters(full, &terms); i < nt; i++)
+    CHECK(ljm_model_label_filter(m, terms[i]) == 0);
   LjmDiag d;
   CHECK(ljm_model_load(m, in, "fuzz.ljm", &d) == full_st);
   CHECK(ljm_model_stream(m)->bytes == ljm_model_stream(full)->bytes);
@@ -612,6 +615,9 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   memset(&o, 0, sizeof(o));
   o.in_path = "fuzz.ljm";
   o.json = size > 2 && (data[2] & 1);   /* growth's view: text or JSON */
+  /* --label for 1 input in 8: a value, or the key's absence */
+  if (size > 3 && (data[3] & 7) == 5)
+    CHECK(ljm_model_label_filter(m, data[3] & 8 ? "k=(none)" : "k=v") == 0);
   static Streams s;
   /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
   streams_begin(&s, m, &o, size, ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0],

@@ -59,6 +59,85 @@ void ljm_labels_free(LjmModel *m)
   free(m->lpairs);
   free(m->label_fig);
   free(m->ctx_fig);
+  for (uint32_t i = 0; i < m->nlterms; i++) free(m->lterms[i]);
+  free(m->lterms);
+  free(m->lmatch);
+  if (m->lexcluded_init) ljm_addrmap_free(&m->lexcluded);
+}
+
+int ljm_model_label_filter(LjmModel *m, const char *term)
+{
+  const char *eq = strchr(term, '=');
+  if (!eq || eq == term) return -1;
+  char **t = realloc(m->lterms, (m->nlterms + 1) * sizeof(*t));
+  if (!t) return -1;
+  m->lterms = t;
+  if (!m->lmatch && !(m->lmatch = calloc(LJM_LABEL_SETS + 1, 1))) return -1;
+  if (!m->lexcluded_init) {
+    if (ljm_addrmap_init(&m->lexcluded)) return -1;
+    m->lexcluded_init = 1;
+  }
+  if (!(t[m->nlterms] = strdup(term))) return -1;
+  m->nlterms++;
+  return 0;
+}
+
+uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms)
+{
+  *terms = (const char *const *)m->lterms;
+  return m->nlterms;
+}
+
+uint64_t ljm_model_label_dropped(const LjmModel *m)
+{
+  return m->ldropped;
+}
+
+/* Whether a block of set passes every term: KEY=VALUE has that value,
+** KEY=(none) lacks the key, KEY=(other) is in the folded set. */
+static int set_passes(LjmModel *m, uint32_t set)
+{
+  if (set > LJM_LABEL_SETS) set = 0;
+  if (m->lmatch[set]) return m->lmatch[set] == 2;
+  int ok = 1, other = ljm_model_label_other(m, set);
+  for (uint32_t i = 0; i < m->nlterms && ok; i++) {
+    const char *k = m->lterms[i], *eq = strchr(k, '='), *want = eq + 1;
+    LjmStr v;
+    if (other) ok = !strcmp(want, "(other)");
+    else if (!ljm_model_label_value(m, set, k, (size_t)(eq - k), &v)) ok = !strcmp(want, "(none)");
+    else ok = v.len == strlen(want) && !memcmp(v.s, want, v.len);
+  }
+  /* a set's labels are known once it is defined: remember its answer then */
+  if (set == 0 || ljm_model_label_defined(m, set)) m->lmatch[set] = ok ? 2 : 1;
+  return ok;
+}
+
+int ljm_labels_drop(LjmModel *m, const LjmRawEvent *ev, uint64_t okey, uint64_t nkey)
+{
+  LjmBlock b, dropped;
+  int keep;
+  if (ev->kind == LJM_RAW_ALLOC) {
+    keep = set_passes(m, ev->labels);
+  } else if (ljm_addrmap_take_key(&m->lexcluded, ev->oaddr, okey, &b)) {
+    keep = 0;  /* a block of another label's */
+  } else if (ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &b)) {
+    keep = 1;  /* one the filter let in: put back for the event */
+    if (ljm_addrmap_put_key(&m->blocks, ev->oaddr, okey, b.size, b.site, &dropped) < 0) {
+      m->oom = 1;
+      return 1;
+    }
+  } else {  /* made before the stream: a free is nobody's, a reallocation the event's */
+    keep = set_passes(m, ev->kind == LJM_RAW_FREE ? 0 : ev->labels);
+  }
+  if (ev->kind != LJM_RAW_FREE && !ev->nosample) {
+    if (!keep) {
+      if (ljm_addrmap_put_key(&m->lexcluded, ev->naddr, nkey, 1, 0, &dropped) < 0) m->oom = 1;
+    } else if (m->lexcluded.count) {
+      ljm_addrmap_take_key(&m->lexcluded, ev->naddr, nkey, &dropped);  /* its address is reused */
+    }
+  }
+  if (!keep) m->ldropped++;
+  return !keep;
 }
 
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c)

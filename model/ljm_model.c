@@ -387,6 +387,7 @@ static __attribute__((noinline)) int site_time(LjmModel *m, uint32_t si, uint64_
 static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
                                                         uint64_t okey, uint64_t nkey)
 {
+  if (__builtin_expect(m->nlterms != 0, 0) && ljm_labels_drop(m, ev, okey, nkey)) return;
   uint32_t li, si = event_site(m, ev, &li, 0);
   if (si == NONE) return;
   LjmFigures *f = &m->sites[si].fig;
@@ -429,7 +430,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     if (!had_old) w.oc = w.obb = 0;
     w.ob = w.obb;
     if (made) {
-      int up = ljm_sample_coin(m->rate, ev->nsize, ev->naddr, m->totals.events);
+      /* the index the event has without a label filter: the same coin */
+      int up = ljm_sample_coin(m->rate, ev->nsize, ev->naddr, m->totals.events + m->ldropped);
       ljm_sample_weight(m->rate, ev->nsize, up, &w.nc, &w.nb);
       stored = ev->nsize | (up ? LJM_SAMPLE_UP : 0);
     } else {
@@ -574,7 +576,8 @@ static inline __attribute__((always_inline)) void apply_reference(LjmModel *m,
 static inline int reference_path(LjmModel *m)
 {
   if (__builtin_expect(!m->path, 0))
-    m->path = m->reference_only && !m->rate && !m->slice_events && !m->listener ? 1 : 2;
+    m->path = m->reference_only && !m->rate && !m->slice_events && !m->listener &&
+              !m->nlterms ? 1 : 2;
   return m->path == 1;
 }
 

@@ -315,6 +315,15 @@ uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner);
 ** (no peaks); NULL for a stream without label sets. Estimates where the
 ** rest are. */
 const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set);
+/* Keeps only the blocks whose labels pass term "KEY=VALUE" (KEY=(none): the
+** key is not set; KEY=(other): the folded set), as if the others had never
+** been recorded: their events, frees and reallocations are dropped. Terms
+** add up (all must pass). Call before decoding; -1 for a term without
+** "KEY=", or out of memory. */
+int ljm_model_label_filter(LjmModel *m, const char *term);
+/* The filter's terms (their number), and the events it dropped. */
+uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms);
+uint64_t ljm_model_label_dropped(const LjmModel *m);
 /* Owners run from 0 to ljm_model_nowners(m) - 1 (see LjmLiveEvent). */
 uint32_t ljm_model_nowners(const LjmModel *m);
 /* An owner whose blocks carry labels: its call-tree node, its set, and its

@@ -213,6 +213,13 @@ struct LjmModel {
   /* figures of the ctxs with labels, by ctx id (others' stay zero): a
   ** node's share per label set, for pprof's sample labels */
   LjmFigures *ctx_fig;  uint32_t capctx_fig;
+  /* the label filter (ljm_model_label_filter): its terms, whether each set
+  ** passes (0 not known yet, 1 no, 2 yes), the blocks it dropped (their
+  ** frees and reallocations are dropped too), the events it dropped */
+  char **lterms;  uint32_t nlterms;
+  uint8_t *lmatch;
+  LjmAddrmap lexcluded;  int lexcluded_init;
+  uint64_t ldropped;
   /* a stream with time marks and no stacks: each site's first and last
   ** event time (2 per site, LJM_NO_TIME_US for none), as nodes' with stacks */
   uint64_t *site_time;  uint32_t capsite_time;
@@ -286,6 +293,8 @@ void ljm_labels_free(LjmModel *m);
 /* The figures of ctx c (one with labels), made on first use; NULL when out
 ** of memory. */
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c);
+/* 1 when the label filter drops event ev (okey, nkey: its map keys). */
+int ljm_labels_drop(LjmModel *m, const LjmRawEvent *ev, uint64_t okey, uint64_t nkey);
 
 /* ljm_refagg.c: the reference aggregation. Rows and Overrides entries are
 ** created out of line; the per-event part (ljm_refagg_event) is inline:

@@ -147,6 +147,43 @@ check(tagroot_cum(top, "a") == rows["a"][1] and tagroot_cum(top, "<unknown>") ==
 # a's allocations as the stream has them (ljmread, not ljm): the count
 # above was checked against the stream at the report.
 
+# -- --label KEY=VALUE: only those blocks ------------------------------------------------
+def heap_summary(text):
+    """The HEAP SUMMARY's bytes in use, summed over its lines."""
+    return sum(int(x) for x in re.findall(r"^\S.* holds (\d+)B:", text.split("HEAP SUMMARY:")[-1], re.M))
+
+
+for term, row in (("plugin=a", "a"), ("plugin=b", "b"), ("plugin=(none)", "(none)")):
+    p = run([LJM, "report", "--label", term, "--by", "plugin", prof])
+    got = by_table(p.stdout, "plugin")
+    check(p.returncode == 0 and got == {row: rows[row]},
+          "report --label %s --by plugin: only its row, as unfiltered (%s; %s)" % (term, got, rows[row]))
+    check(("LABEL FILTER: only blocks allocated under %s (" % term) in p.stdout,
+          "--label %s: the report says which blocks it shows" % term)
+    if row == "(none)":
+        continue  # its HEAP SUMMARY counts as Tarantool's parser does, reallocations apart
+    p = run([LJM, "report", "--label", term, prof])
+    check(heap_summary(p.stdout) == rows[row][0],
+          "report --label %s: the HEAP SUMMARY holds its %dB (%d)" % (term, rows[row][0], heap_summary(p.stdout)))
+p = run([LJM, "report", "--label", "route=/y", "--label", "plugin=d", "--by", "plugin", prof])
+got = by_table(p.stdout, "plugin")
+check(p.returncode == 0 and list(got) == ["d"] and got["d"] == rows["d"],
+      "two --label options: both must hold (%s)" % got)
+p = run([LJM, "report", "--label", "route=/y", "--label", "plugin=a", "--by", "plugin", prof])
+check(p.returncode == 0 and by_table(p.stdout, "plugin") == {}, "no block under route=/y and plugin=a")
+pb = os.path.join(TMP, "a.pb.gz")
+p = run([LJM, "convert", "-q", "--label", "plugin=a", "-o", pb, prof])
+got = shown_total(pprof(pb, "-top", "-unit=B", "-sample_index=inuse_space"))
+check(p.returncode == 0 and got == rows["a"][0], "convert --label plugin=a: pprof holds a's %dB (%s)"
+      % (rows["a"][0], got))
+for bad in ("plugin", "=a", ""):
+    p = run([LJM, "report", "--label", bad, prof])
+    check(p.returncode == 2 and p.stderr.count("\n") == 1, "--label %r: usage error (%r)" % (bad, p.stderr))
+p = run([LJM, "growth", "--label", "plugin=a", prof])
+q = run([LJM, "growth", prof])
+check(p.returncode == q.returncode and p.returncode != 2 and p.stderr == q.stderr,
+      "growth --label plugin=a: read as without it (%r)" % p.stderr[-200:])
+
 # -- Many distinct sets: (other) ---------------------------------------------------
 many = record("many.ljm", ["--time"], ["many"])
 st = ljmread.parse(open(many, "rb").read())
@@ -174,6 +211,10 @@ check(p.returncode == 0 and "a" in rows and "b" in rows and p.stdout.startswith(
 pb = os.path.join(TMP, "sampled.pb.gz")
 run([LJM, "convert", "-q", "-o", pb, sampled])
 tags = tag_values(pprof(pb, "-tags", "-unit=B", "-sample_index=alloc_space"), "plugin")
+# A filtered view samples the same blocks: a's estimates as unfiltered.
+p = run([LJM, "report", "--label", "plugin=a", "--by", "plugin", sampled])
+check(by_table(p.stdout, "plugin") == {"a": rows["a"]}, "sampled --label plugin=a: a's estimates (%s; %s)"
+      % (by_table(p.stdout, "plugin"), rows["a"]))
 # The report rounds estimates to 3 digits.
 check(all(k in tags and abs(tags[k] - rows[k][2]) <= rows[k][2] * 0.005 for k in ("a", "b")),
       "sampled pprof: -tags gives the report's estimates for a and b (%s)" % tags)
@@ -186,6 +227,9 @@ check(p.returncode == 0 and p.stdout.startswith("false"), "standard recording: l
 p = run([LJM, "report", "--by", "plugin", std])
 check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr,
       "--by on a stream without labels: one line, exit 1 (%r)" % p.stderr)
+p = run([LJM, "report", "--label", "plugin=a", std])
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr and p.stdout == "",
+      "--label on a stream without labels: one line, exit 1, nothing printed (%r)" % p.stderr)
 p = run([LJM, "report", "--by", "", std])
 check(p.returncode == 2, "--by '': usage error")
 for fmt in ("folded", "svg", "markdown", "json", "pprof", "heaptrack", "speedscope", "heapprofile",

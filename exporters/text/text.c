@@ -130,6 +130,14 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     t->sampled = 1;
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
   }
+  const char *const *terms;
+  uint32_t nterms = ljm_model_label_filters(m, &terms);
+  if (nterms) {  /* --label: say which blocks the figures are of */
+    fputs("LABEL FILTER: only blocks allocated under", t->base.out);
+    for (uint32_t i = 0; i < nterms; i++) fprintf(t->base.out, "%s %s", i ? " and" : "", terms[i]);
+    fprintf(t->base.out, " (%llu other events left out)\n\n",
+            (unsigned long long)ljm_model_label_dropped(m));
+  }
   if (t->base.o.by_key && ljm_by_label_write(t->base.out, m, t->base.o.by_key,
                                              t->base.o.human_readable, t->sampled, err, errlen)) {
     ljm_trace_lines_free(&t->tl);

@@ -1,0 +1,24 @@
+/* label_filter.c -- --label KEY=VALUE, the label filter of report, convert
+** and growth (ljm_model_label_filter). */
+#include <string.h>
+
+#include "cli/cli.h"
+
+int ljm_cli_label_arg(LjmCliLabels *l, const char *cmd, const char *arg)
+{
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg)
+    return ljm_cli_usage_error(cmd, "--label wants KEY=VALUE (VALUE may be (none)), not '%s'",
+                               arg);
+  if (l->n == LJM_CLI_LABELS_MAX)
+    return ljm_cli_usage_error(cmd, "at most %d --label options", LJM_CLI_LABELS_MAX);
+  l->terms[l->n++] = arg;
+  return 0;
+}
+
+int ljm_cli_label_apply(LjmModel *m, const LjmCliLabels *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    if (ljm_model_label_filter(m, l->terms[i])) return -1;
+  return 0;
+}
