@@ -9,7 +9,11 @@ from schedstat) and the share of it their other threads (the recorder's)
 took. Prints figures, no pass/fail.
 
   PYTHONPATH=tests python3 bench/nginx_bench.py [SECONDS [ROUNDS]] [--modes none,sampled,...]
-                               [--so-b OTHER/recorder.so] [--fresh]
+                               [--so-b OTHER/recorder.so] [--fresh] [--path /api]
+
+--path: the location wrk asks for (default /leak; /api: the gateway of
+three plugins, each request under five labels: phase, location and each
+plugin's, set and restored by with_labels four times).
 
 Modes: none ljm gz zst stacks sampled sampled-flat (without stacks)
 none-b (a second unrecorded server: the bench's own error), loaded (the
@@ -48,6 +52,7 @@ ap.add_argument("seconds", nargs="?", type=int, default=2, help="one burst (defa
 ap.add_argument("rounds", nargs="?", type=int, default=20, help="rounds (default 20)")
 ap.add_argument("--modes", default="none,ljm,gz,zst,stacks,sampled,sampled-flat")
 ap.add_argument("--so-b", help="another recorder.so for the mode 'sampled B'")
+ap.add_argument("--path", default="/leak", help="the location wrk asks for (default /leak)")
 ap.add_argument("--fresh", action="store_true",
                 help="restart every server before each round (new processes, layouts)")
 args = ap.parse_args()
@@ -105,7 +110,7 @@ def burst(server):
     their CPU time their other threads took, of one burst."""
     label, prefix, port, ngx, workers = server
     before = cpu_seconds(workers)
-    p, nreq = wrk(port, "/leak", args.seconds)
+    p, nreq = wrk(port, args.path, args.seconds)
     after = cpu_seconds(workers)
     used, extra = after[0] - before[0], after[1] - before[1]
     m = re.search(r"Requests/sec:\s*([\d.]+)", p.stdout)
@@ -167,7 +172,7 @@ finally:
             ngx.quit()
         try:
             size = sum(os.path.getsize(prefix + "ljm/" + f) for f in os.listdir(prefix + "ljm"))
-            n = served(prefix, "/leak")
+            n = served(prefix, args.path)
         except OSError:
             size = n = 0
         per_req[label] = size / n if n else 0
@@ -180,8 +185,8 @@ def quartiles(xs):
 
 
 base = ALL["none"][0]
-print("nginx /leak, 2 workers, wrk -t2 -c16: %d rounds, in each a %d s burst per recorded mode"
-      " next to an unrecorded one" % (args.rounds, args.seconds))
+print("nginx %s, 2 workers, wrk -t2 -c16: %d rounds, in each a %d s burst per recorded mode"
+      " next to an unrecorded one" % (args.path, args.rounds, args.seconds))
 print("requests/s and CPU: medians over the bursts; ratios: medians (quartiles) of each"
       " burst's figure over the unrecorded burst next to it")
 print("%-20s %11s %-22s %10s %-22s %8s %9s" % ("mode", "requests/s", "  ratio", "CPU us/req",

@@ -176,8 +176,8 @@ const char *ljm_recorder_build(lua_State *L);
 ** set starts with a copy. Not kept while none runs; the last one's end
 ** forgets them. Sets key (1..63 bytes; longer is cut) on coroutine L to
 ** value (at most 127 bytes, cut; NULL removes the key). Returns 0, ENOENT
-** when no recording keeps labels (nothing kept), EINVAL for an empty key,
-** E2BIG past 16 labels on L, ENOMEM; EBUSY or ENOTSUP as a start does. */
+** when no recording of L's VM keeps labels (nothing kept), EINVAL for an
+** empty key, E2BIG past 16 labels on L, ENOMEM. */
 int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *value,
                        size_t vlen, LjmRecError *err);
 /* Calls fn with each label of coroutine L, in key order (on a copy: fn
@@ -186,6 +186,18 @@ int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *v
 typedef void (*LjmRecLabelFn)(void *ud, const char *key, size_t klen, const char *value,
                               size_t vlen);
 int ljm_recorder_labels(lua_State *L, LjmRecLabelFn fn, void *ud);
+/* Adds n labels to coroutine L in one change (what rec.with_labels does
+** around its function); *saved gets what ljm_recorder_labels_pop puts back.
+** Returns as ljm_recorder_label does; on an error L's labels are as before. */
+typedef struct LjmRecLabel {
+  const char *key, *value;
+  size_t klen, vlen;
+} LjmRecLabel;
+int ljm_recorder_labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *saved,
+                             LjmRecError *err);
+/* Gives coroutine L the labels it had before the push that gave saved
+** (none when the recording that kept them has ended since). 0, ENOENT. */
+int ljm_recorder_labels_pop(lua_State *L, uint64_t saved, LjmRecError *err);
 
 /* Parses a byte count for LjmRecOptions.sample: digits with an optional
 ** suffix k/K (KiB), m/M (MiB) or g/G (GiB), e.g. "512k". 0, or EINVAL

@@ -156,17 +156,48 @@ int ljm_recorder_snapshot(lua_State *L, const char *path, LjmRecError *err)
   return fl ? fl->snapshot(L, path, err) : err ? err->code : ENOTSUP;
 }
 
+/* The flavour whose recording of L's VM keeps labels: labels are kept
+** only then, and this costs a load per build where pick's checks cost
+** hundreds of instructions (with_labels runs around every plugin call). */
+static const RecFlavour *labelling(lua_State *L, LjmRecError *err)
+{
+  int i;
+  if (L)
+    for (i = 0; rec_flavours[i]; i++)
+      if (rec_flavours[i]->keeps_labels(L)) return rec_flavours[i];
+  set_err(err, ENOENT, "no recording that keeps labels is running");
+  return NULL;
+}
+
 int ljm_recorder_label(lua_State *L, const char *key, size_t klen, const char *value,
                        size_t vlen, LjmRecError *err)
 {
-  const RecFlavour *fl = pick(L, err);
-  return fl ? fl->set_label(L, key, klen, value, vlen, err) : err ? err->code : ENOTSUP;
+  const RecFlavour *fl = labelling(L, err);
+  if (fl) return fl->set_label(L, key, klen, value, vlen, err);
+  /* misuse is an error even when nothing would be kept */
+  if (key && klen) return ENOENT;
+  set_err(err, EINVAL, "a label's key is a non-empty string");
+  return EINVAL;
 }
 
 int ljm_recorder_labels(lua_State *L, LjmRecLabelFn fn, void *ud)
 {
-  const RecFlavour *fl = pick(L, NULL);
+  const RecFlavour *fl = labelling(L, NULL);
   return fl ? fl->get_labels(L, fn, ud) : 0;
+}
+
+int ljm_recorder_labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *saved,
+                             LjmRecError *err)
+{
+  const RecFlavour *fl = labelling(L, err);
+  *saved = 0;
+  return fl ? fl->push_labels(L, l, n, saved, err) : ENOENT;
+}
+
+int ljm_recorder_labels_pop(lua_State *L, uint64_t saved, LjmRecError *err)
+{
+  const RecFlavour *fl = labelling(L, err);
+  return fl ? fl->pop_labels(L, saved, err) : ENOENT;
 }
 
 const char *ljm_recorder_build(lua_State *L)

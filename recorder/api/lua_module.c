@@ -292,35 +292,78 @@ static int rec_labels(lua_State *L)
   return 1;
 }
 
+/* with_labels' first half: push(t) adds t's labels to the running
+** coroutine in one change and returns what pop gives back (nil when no
+** recording keeps labels: then nothing is kept). A Lua error for a key or
+** value that is no string, an empty key, or more than 16 labels; the
+** labels are then as before. Neither makes a Lua object: what they made
+** would count for the labels of the function with_labels runs. */
+/* An error of with_labels, where its caller called it (level 3: push,
+** with_labels, the caller). */
+static int with_labels_error(lua_State *L, const char *msg)
+{
+  luaL_where(L, 3);
+  lua_pushstring(L, msg);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+static int rec_labels_push(lua_State *L)
+{
+  LjmRecLabel l[17];
+  size_t n = 0;
+  uint64_t saved;
+  LjmRecError err;
+  int e;
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    lua_pushfstring(L, "bad argument #1 to 'with_labels' (table expected, got %s)",
+                    luaL_typename(L, 1));
+    return with_labels_error(L, lua_tostring(L, -1));
+  }
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
+        lua_objlen(L, -2) == 0)
+      return with_labels_error(L, "bad argument #1 to 'with_labels' (non-empty string keys, "
+                                  "string values)");
+    if (n == 17) return with_labels_error(L, REPORT_PREFIX "at most 16 labels per coroutine");
+    l[n].key = lua_tolstring(L, -2, &l[n].klen);  /* t holds the strings */
+    l[n].value = lua_tolstring(L, -1, &l[n].vlen);
+    n++;
+    lua_pop(L, 1);
+  }
+  e = ljm_recorder_labels_push(L, l, n, &saved, &err);
+  if (e == ENOENT) return 0;
+  if (e) {
+    lua_pushfstring(L, REPORT_PREFIX "%s", err.msg);
+    return with_labels_error(L, lua_tostring(L, -1));
+  }
+  lua_pushnumber(L, (lua_Number)saved);  /* below 2^53: a generation and a set id */
+  return 1;
+}
+
+/* with_labels' second half: pop(saved) gives the coroutine back its labels. */
+static int rec_labels_pop(lua_State *L)
+{
+  LjmRecError err;
+  if (lua_type(L, 1) == LUA_TNUMBER)
+    ljm_recorder_labels_pop(L, (uint64_t)lua_tonumber(L, 1), &err);
+  return 0;
+}
+
 /* with_labels(t, fn, ...): fn(...) with t's labels added, and the
 ** coroutine's labels as they were before afterwards (those fn set too),
 ** also when fn errors (the error goes on) or when t holds a 17th label.
 ** In Lua, so that fn may yield (an nginx request's cosockets). */
 static const char with_labels_lua[] =
-    "local label, labels, pairs, pcall, type, error = ...\n"
-    "local function set_each(t) for k, v in pairs(t) do label(k, v) end end\n"
-    "local function set_all(want)\n"
-    "  for k in pairs(labels()) do if want[k] == nil then label(k, nil) end end\n"
-    "  set_each(want)\n"
-    "end\n"
+    "local push, pop, pcall, error = ...\n"
     "local function finish(saved, ok, ...)\n"
-    "  set_all(saved)\n"
+    "  pop(saved)\n"
     "  if not ok then error((...), 0) end\n"
     "  return ...\n"
     "end\n"
     "return function(t, fn, ...)\n"
-    "  if type(t) ~= 'table' then\n"
-    "    error(\"bad argument #1 to 'with_labels' (table expected, got \" .. type(t) .. ')', 2)\n"
-    "  end\n"
-    "  for k, v in pairs(t) do\n"
-    "    if type(k) ~= 'string' or k == '' or type(v) ~= 'string' then\n"
-    "      error(\"bad argument #1 to 'with_labels' (non-empty string keys, string values)\", 2)\n"
-    "    end\n"
-    "  end\n"
-    "  local saved = labels()\n"
-    "  local ok, err = pcall(set_each, t)\n"
-    "  if not ok then set_all(saved) error(err, 2) end\n"
-    "  return finish(saved, pcall(fn, ...))\n"
+    "  return finish(push(t), pcall(fn, ...))\n"
     "end\n";
 
 /* The LuaJIT build this VM matches, or nil and the reason none does. */
@@ -365,13 +408,11 @@ int ljm_recorder_open(lua_State *L)
   lua_createtable(L, 0, 9);
   luaL_register(L, NULL, funcs);
   if (luaL_loadbuffer(L, with_labels_lua, sizeof(with_labels_lua) - 1, "=ljm.recorder") == 0) {
-    lua_getfield(L, -2, "label");
-    lua_getfield(L, -3, "labels");
-    lua_getglobal(L, "pairs");
+    lua_pushcfunction(L, rec_labels_push);
+    lua_pushcfunction(L, rec_labels_pop);
     lua_getglobal(L, "pcall");
-    lua_getglobal(L, "type");
     lua_getglobal(L, "error");
-    lua_call(L, 6, 1);
+    lua_call(L, 4, 1);
     lua_setfield(L, -2, "with_labels");
   } else {
     lua_pop(L, 1);

@@ -39,6 +39,16 @@ typedef struct RecFlavour {
   int (*set_label)(lua_State *L, const char *key, size_t klen, const char *value, size_t vlen,
                    LjmRecError *err);
   int (*get_labels)(lua_State *L, LjmRecLabelFn fn, void *ud);
+  /* Whether a recording of L's VM keeps labels now (a hint read without
+  ** the lock: the label calls check again under it). Reads only G(L), a
+  ** field every build's lua_State has within its first 16 bytes, so it may
+  ** be asked of any VM: the label calls go to the flavour that answers
+  ** yes, without the layout checks of a start. */
+  int (*keeps_labels)(lua_State *L);
+  /* ljm_recorder_labels_push and ljm_recorder_labels_pop. */
+  int (*push_labels)(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *saved,
+                     LjmRecError *err);
+  int (*pop_labels)(lua_State *L, uint64_t saved, LjmRecError *err);
 } RecFlavour;
 
 /* Every flavour's LjmRecorder begins with this: the public API finds a

@@ -51,4 +51,7 @@ const RecFlavour LJM_FLAVOUR_SYM = {
   snapshot,
   label,
   labels,
+  labels_kept,
+  labels_push,
+  labels_pop,
 };

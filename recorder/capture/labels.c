@@ -44,12 +44,23 @@ static struct {
 
 /* Labels are on: the allocator wrapper tracks threads and selects sets. */
 static int labels_on;
+/* Counts labels_clear: a set id saved by labels_push means its set only
+** while it is unchanged. */
+static uint32_t labels_gen;
 
+/* A set's hash, eight bytes a step: with_labels interns a set per call. */
 static uint64_t label_hash(const uint8_t *p, size_t len)
 {
-  uint64_t h = 0xcbf29ce484222325ull;
-  while (len--) h = (h ^ *p++) * 0x100000001b3ull;
-  return h;
+  uint64_t h = 0xcbf29ce484222325ull ^ len, w;
+  for (; len >= 8; p += 8, len -= 8) {
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  w = 0;
+  memcpy(&w, p, len);
+  h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+  return h ^ h >> 32;
 }
 
 /* Forgets every label: a fork's child, or labels_gc. */
@@ -63,6 +74,7 @@ REC_API void labels_clear(void)
   rec_map_free(&RL.thr);
   memset(&RL, 0, sizeof(RL));
   labels_on = 0;
+  labels_gen++;
 }
 
 /* The set of coroutine L (0: none). */
@@ -230,6 +242,111 @@ static int label(lua_State *L, const char *key, size_t klen, const char *value, 
   id = n ? labels_intern(def, (size_t)(o - def), n) : 0;
   e = (n && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
   if (id) labels_on = 1;
+  R_unlock();
+  return e ? set_err(err, e, "%s", "out of memory") : 0;
+}
+
+/* RecFlavour.keeps_labels for this flavour. */
+static int labels_kept(lua_State *L)
+{
+  global_State *g = __atomic_load_n(&R.g, __ATOMIC_RELAXED);
+  return g && g == G(L) && __atomic_load_n(&R.next, __ATOMIC_RELAXED);
+}
+
+/* ljm_recorder_labels_push for this flavour: the pairs of L's set merged
+** with l's (sorted by key, l's value winning; a key l holds twice: its
+** last), interned once. */
+static int labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *saved,
+                       LjmRecError *err)
+{
+  uint8_t def[REC_LABEL_PAIRS * (2 + REC_LABEL_KEY_MAX + REC_LABEL_VALUE_MAX) + 2];
+  uint8_t *o = def;
+  const LjmRecLabel *add[REC_LABEL_PAIRS];
+  const uint8_t *p, *end;
+  size_t i, j, na = 0;
+  uint32_t cur, id, np = 0;
+  int e;
+  *saved = 0;
+  for (i = 0; i < n; i++) {  /* l sorted by key (insertion: at most 16) */
+    size_t kl = l[i].klen > REC_LABEL_KEY_MAX ? REC_LABEL_KEY_MAX : l[i].klen;
+    if (!l[i].key || !l[i].klen || !l[i].value)
+      return set_err(err, EINVAL, "%s", "a label's key is a non-empty string, its value a string");
+    for (j = 0; j < na; j++) {
+      size_t al = add[j]->klen > REC_LABEL_KEY_MAX ? REC_LABEL_KEY_MAX : add[j]->klen;
+      int c = key_cmp(add[j]->key, (uint32_t)al, l[i].key, (uint32_t)kl);
+      if (c == 0) break;
+      if (c > 0) {
+        if (na == REC_LABEL_PAIRS) return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
+        memmove(&add[j + 1], &add[j], (na - j) * sizeof(*add));
+        na++;
+        break;
+      }
+    }
+    if (j == na) {
+      if (na == REC_LABEL_PAIRS) return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
+      na++;
+    }
+    add[j] = &l[i];
+  }
+  if ((e = R_lock(err)) != 0) return e;
+  labels_gc();
+  if (!R.g || R.g != G(L) || !R.next) {
+    R_unlock();
+    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
+  }
+  cur = labels_of((uintptr_t)L);
+  p = cur && cur != REC_LABEL_SETS ? RL.set[cur]->def : NULL;  /* (other): start afresh */
+  end = p ? p + RL.set[cur]->len : NULL;
+  for (i = 0; (p && p < end) || i < na;) {  /* merge two sorted lists */
+    const uint8_t *k = NULL, *v = NULL, *next = p;
+    uint32_t pkl = 0, pvl = 0;
+    int c = 1;
+    if (p && p < end) next = pair_at(p, &k, &pkl, &v, &pvl);
+    if (i < na) {
+      uint32_t akl = (uint32_t)(add[i]->klen > REC_LABEL_KEY_MAX ? REC_LABEL_KEY_MAX : add[i]->klen);
+      c = k ? key_cmp(k, pkl, add[i]->key, akl) : 1;
+      if (c >= 0) {
+        uint32_t avl = (uint32_t)(add[i]->vlen > REC_LABEL_VALUE_MAX ? REC_LABEL_VALUE_MAX
+                                                                      : add[i]->vlen);
+        if (np == REC_LABEL_PAIRS) break;
+        o = put_pair(o, add[i]->key, akl, add[i]->value, avl);
+        np++;
+        i++;
+        if (c == 0) p = next;  /* replaced */
+        continue;
+      }
+    }
+    if (np == REC_LABEL_PAIRS) break;
+    o = put_pair(o, k, pkl, v, pvl);
+    np++;
+    p = next;
+  }
+  if ((p && p < end) || i < na) {
+    R_unlock();
+    return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
+  }
+  id = np ? labels_intern(def, (size_t)(o - def), np) : 0;
+  e = (np && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
+  if (id) labels_on = 1;
+  if (!e) *saved = (uint64_t)labels_gen << 32 | cur;
+  R_unlock();
+  return e ? set_err(err, e, "%s", "out of memory") : 0;
+}
+
+/* ljm_recorder_labels_pop for this flavour. */
+static int labels_pop(lua_State *L, uint64_t saved, LjmRecError *err)
+{
+  uint32_t id = (uint32_t)saved;
+  int e;
+  if ((e = R_lock(err)) != 0) return e;
+  labels_gc();
+  if (!R.g || R.g != G(L) || !R.next) {
+    R_unlock();
+    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
+  }
+  /* a set of a recording that has ended since, or no set: none */
+  if ((uint32_t)(saved >> 32) != labels_gen || (id > RL.nsets && id != REC_LABEL_SETS)) id = 0;
+  e = labels_put((uintptr_t)L, id) ? ENOMEM : 0;
   R_unlock();
   return e ? set_err(err, e, "%s", "out of memory") : 0;
 }

@@ -343,6 +343,66 @@ static void scenario_close(void)
   lua_close(L);
 }
 
+static void collect_label(void *ud, const char *k, size_t kl, const char *v, size_t vl)
+{
+  char *buf = ud;
+  size_t n = strlen(buf);
+  snprintf(buf + n, 256 - n, "%.*s=%.*s;", (int)kl, k, (int)vl, v);
+}
+
+/* L's labels as "k=v;k=v;" in key order. */
+static const char *labels_of(lua_State *L)
+{
+  static char buf[256];
+  buf[0] = 0;
+  ljm_recorder_labels(L, collect_label, buf);
+  return buf;
+}
+
+/* Labels through the C API: on a coroutine the host made, kept only while
+** a recording with time marks runs, push and pop as with_labels does them;
+** the stream carries them on the allocations (capi_test.py). */
+static void scenario_labels(void)
+{
+  lua_State *L = newvm(), *co;
+  LjmRecError err;
+  LjmRecOptions timed = {.time = 1};
+  LjmRecLabel two[2] = {{"plugin", "auth", 6, 4}, {"route", "/x", 5, 2}};
+  LjmRecLabel bad[1] = {{"", "v", 0, 1}};
+  LjmRecLabel many[17];
+  char keys[17][8];
+  uint64_t saved = 1;
+  LjmRecorder *r;
+  int i;
+  CHECK(ljm_recorder_label(L, "k", 1, "v", 1, &err) == ENOENT, "no recording: nothing kept");
+  CHECK(ljm_recorder_label(L, "", 0, "v", 1, &err) == EINVAL, "an empty key is refused");
+  CHECK(ljm_recorder_labels_push(L, two, 2, &saved, &err) == ENOENT && saved == 0,
+        "no recording: push keeps nothing");
+  r = ljm_recorder_start_path_ex(L, out("labels.ljm"), &timed, &err);
+  CHECK(r, err.msg);
+  co = lua_newthread(L);
+  CHECK(ljm_recorder_label(co, "plugin", 6, "c", 1, &err) == 0, err.msg);
+  run(co, "C = {} for i = 1, 200 do C[i] = {i} end\n", "=clabels");
+  CHECK(!strcmp(labels_of(co), "plugin=c;") && !strcmp(labels_of(L), ""),
+        "the coroutine's labels, not the main thread's");
+  CHECK(ljm_recorder_labels_push(L, two, 2, &saved, &err) == 0, err.msg);
+  CHECK(!strcmp(labels_of(L), "plugin=auth;route=/x;"), "push adds both labels");
+  run(L, "A = {} for i = 1, 300 do A[i] = {i} end\n", "=plabels");
+  CHECK(ljm_recorder_labels_pop(L, saved, &err) == 0 && !strcmp(labels_of(L), ""),
+        "pop gives the labels back");
+  for (i = 0; i < 17; i++) {
+    snprintf(keys[i], sizeof(keys[i]), "k%02d", i);
+    many[i] = (LjmRecLabel){keys[i], "v", 3, 1};
+  }
+  CHECK(ljm_recorder_labels_push(L, many, 17, &saved, &err) == E2BIG && !strcmp(labels_of(L), ""),
+        "a 17th label is refused and changes nothing");
+  CHECK(ljm_recorder_labels_push(L, bad, 1, &saved, &err) == EINVAL, "an empty key in push");
+  CHECK(ljm_recorder_stop(r, &err) == 0, err.msg);
+  CHECK(ljm_recorder_label(co, "plugin", 6, "d", 1, &err) == ENOENT && !strcmp(labels_of(co), ""),
+        "after the stop the labels are gone");
+  lua_close(L);
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 2) {
@@ -356,6 +416,7 @@ int main(int argc, char **argv)
   scenario_sinks();
   scenario_close();
   scenario_sampled();
+  scenario_labels();
   printf("%s\n", failures ? "capi_host: FAILED" : "capi_host: ok");
   return failures ? 1 : 0;
 }

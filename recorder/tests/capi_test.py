@@ -94,4 +94,24 @@ res.check(b"ljm\x03\x07\x00\x00\x30\x80\x20" in data and data.endswith(b"\x80"),
 # symbol table (what plain_first.ljm, which recorded nothing, holds).
 extra = len(data) - os.path.getsize(os.path.join(out, "plain_first.ljm"))
 res.check(extra < 200000, "sampled.ljm: %d bytes of events, a sample of them" % extra)
+
+# Labels set through the C API, on a coroutine of the host's and pushed on
+# the main thread: each allocation carries its coroutine's set.
+with open(os.path.join(out, "labels.ljm"), "rb") as f:
+    st = ljmread.parse(f.read())
+sets = {i: dict(v) for i, v in st.label_sets.items() if v}
+by = {}
+for e in st.events:
+    if e.ev == 1 and e.labels in sets:
+        key = tuple(sorted(sets[e.labels].items()))
+        by.setdefault(key, {}).setdefault(e.name.split(":")[0], 0)
+        by[key][e.name.split(":")[0]] += 1
+c = by.get(((b"plugin", b"c"),), {})
+auth = by.get(((b"plugin", b"auth"), (b"route", b"/x")), {})
+res.check(st.complete and not st.problems, "labels.ljm: complete (%s)" % st.problems[:2])
+# (and the parser's work loading each chunk, INTERNAL, on the same thread)
+res.check(c.get("=clabels", 0) >= 200 and set(c) <= {"=clabels", "INTERNAL"},
+          "the coroutine's 200 tables under plugin=c, no other line (%s)" % c)
+res.check(auth.get("=plabels", 0) >= 300 and set(auth) <= {"=plabels", "INTERNAL"},
+          "the pushed labels on the main thread's 300 tables, no other line (%s)" % auth)
 res.finish()

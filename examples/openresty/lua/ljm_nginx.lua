@@ -23,7 +23,17 @@
 -- extended stream), sample (bytes, e.g. "512k": a sampled recording, cheap
 -- enough to leave on; every view shows estimates), poll (0.5 s: how often a write error, such as a full
 -- disk, is looked for; it ends the recording, and is logged once, then).
--- on_demand also: max_seconds (600).
+-- on_demand also: max_seconds (600). time (true: time marks and no stacks,
+-- the cheapest recording that keeps labels).
+--
+-- Labels (doc/labels.md: whose memory it is), kept by recordings with
+-- stacks, sample or time; plain calls otherwise:
+--
+--   handle(location, fn, ...)  fn(...) labelled phase = ngx.get_phase() and
+--              location (a name of yours, not the URI: few distinct values):
+--              content_by_lua_block { require("ljm_nginx").handle("api", require("gw").handle) }
+--   plugin(name, fn)  fn wrapped to run labelled plugin = name:
+--              local auth = require("ljm_nginx").plugin("auth", auth_handler)
 local rec = require "ljm.recorder"
 
 local M = {}
@@ -34,12 +44,14 @@ local cfg = {
   flush = 1,
   stacks = false,
   sample = false,
+  time = false,
   max_seconds = 600,
   poll = 0.5,
   dict = "ljm",
 }
 local current      -- path of this worker's running recording
 local current_gen  -- on demand: the request it follows
+local labelled     -- the running recording keeps labels
 
 local function configure(opts)
   for k, v in pairs(opts or {}) do
@@ -52,12 +64,13 @@ end
 local function start(name)
   local path = string.format("%s/%s-%d%s", cfg.dir, name, ngx.worker.pid(), cfg.suffix)
   local ok, err = rec.start(path, { flush = cfg.flush, stacks = cfg.stacks or nil,
-                                     sample = cfg.sample or nil })
+                                     sample = cfg.sample or nil, time = cfg.time or nil })
   if not ok then
     ngx.log(ngx.ERR, "ljm: cannot record: ", err)
     return nil
   end
   current = path
+  labelled = cfg.stacks or cfg.sample or cfg.time
   ngx.log(ngx.NOTICE, "ljm: recording to ", path, " (", rec.build(), ")")
   return path
 end
@@ -65,7 +78,7 @@ end
 local function stop()
   if not current then return end
   local path = current
-  current = nil
+  current, labelled = nil, nil
   local ok, err = rec.stop()
   if ok then
     ngx.log(ngx.NOTICE, "ljm: recorded ", path)
@@ -78,6 +91,35 @@ end
 -- not when the worker exits.
 local function failed()
   return current and not rec.is_running()
+end
+
+-- The label tables of handle, made once per phase and location.
+local handle_labels = {}
+
+-- fn(...) labelled with the request's phase and location (a *_by_lua handler).
+function M.handle(location, fn, ...)
+  if not labelled then return fn(...) end
+  local phase = ngx.get_phase()
+  local by_phase = handle_labels[phase]
+  if not by_phase then
+    by_phase = {}
+    handle_labels[phase] = by_phase
+  end
+  local t = by_phase[location]
+  if not t then
+    t = { phase = phase, location = location }
+    by_phase[location] = t
+  end
+  return rec.with_labels(t, fn, ...)
+end
+
+-- fn wrapped to run labelled plugin = name (a plugin's handler).
+function M.plugin(name, fn)
+  local t = { plugin = name }
+  return function(...)
+    if not labelled then return fn(...) end
+    return rec.with_labels(t, fn, ...)
+  end
 end
 
 -- Records this worker's whole life (init_worker_by_lua*).
