@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 from checks import Checks
-from nginxlib import Nginx, log_problems, make_prefix, scratch_top
+from nginxlib import Nginx, load_one_worker, make_prefix, scratch_top
 
 # testlib (tests/lib): the environment that loads the module into nginx
 # (with --config=asan, the sanitizer runtime preloaded).
@@ -73,16 +73,8 @@ def run(name, init, seconds):
     if not check(ng.wait_ready(port, n=1), "%s: nginx up" % name):
         ng.quit()
         return prefix, None, []
-    p = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % seconds, "-s", prefix + "rotate.lua",
-                        "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
-                       timeout=seconds + 60)
-    check(p.returncode == 0, "%s: wrk ran (%r)" % (name, p.stderr[-300:]))
-    ok, out = ng.quit()
-    check(ok, "%s: nginx stopped gracefully (%s)" % (name, out[-300:]))
-    check(not log_problems(prefix), "%s: nothing above [notice] in the error log: %s"
-             % (name, log_problems(prefix)[:3]))
-    streams = [os.path.join(prefix, "ljm", f) for f in os.listdir(prefix + "ljm")]
-    check(len(streams) == 1, "%s: one worker, one stream (%s)" % (name, streams))
+    streams = load_one_worker(check, name, prefix, ng,
+                              ["-s", prefix + "rotate.lua", "http://127.0.0.1:%d/" % port], seconds)
     leaks, bad = [], 0
     for line in open(prefix + "logs/access.log"):
         t, uri, status = line.split()

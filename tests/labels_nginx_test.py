@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from checks import Checks
-from nginxlib import Nginx, log_problems, make_prefix, scratch_top
+from nginxlib import Nginx, load_one_worker, make_prefix, scratch_top
 
 import testlib
 
@@ -49,15 +49,7 @@ def run(name, opts, seconds):
     if not check(ng.wait_ready(port, n=1), "%s: nginx up" % name):
         ng.quit()
         return None, 0
-    p = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % seconds, "http://127.0.0.1:%d/api" % port],
-                       capture_output=True, text=True, timeout=seconds + 60)
-    check(p.returncode == 0, "%s: wrk ran (%r)" % (name, p.stderr[-300:]))
-    ok, out = ng.quit()
-    check(ok, "%s: nginx stopped gracefully (%s)" % (name, out[-300:]))
-    check(not log_problems(prefix), "%s: nothing above [notice] in the error log: %s"
-          % (name, log_problems(prefix)[:3]))
-    streams = [os.path.join(prefix, "ljm", f) for f in os.listdir(prefix + "ljm")]
-    check(len(streams) == 1, "%s: one worker, one stream (%s)" % (name, streams))
+    streams = load_one_worker(check, name, prefix, ng, ["http://127.0.0.1:%d/api" % port], seconds)
     served = [line.split('"')[1] for line in open(prefix + "logs/access.log")]
     api = sum(1 for r in served if r.startswith("GET /api "))
     check(api > 1000 and api == len(served), "%s: /api answered %d times" % (name, api))

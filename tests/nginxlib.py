@@ -157,3 +157,20 @@ def log_problems(prefix):
     """Lines of nginx's error log above [notice]."""
     return [l for l in open(prefix + "logs/error.log")
             if re.search(r"\[(warn|error|crit|alert|emerg)\]", l)]
+
+
+def load_one_worker(check, name, prefix, ng, wrk_args, seconds):
+    """wrk (2 threads, 16 connections, wrk_args: a URL, or -s SCRIPT URL)
+    for seconds against nginx ng of one recording worker, then a graceful
+    stop: checks that wrk ran, nginx stopped, its error log holds nothing
+    above [notice] and one stream was written; the streams."""
+    p = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % seconds] + list(wrk_args),
+                       capture_output=True, text=True, timeout=seconds + 60)
+    check(p.returncode == 0, "%s: wrk ran (%r)" % (name, p.stderr[-300:]))
+    ok, out = ng.quit()
+    check(ok, "%s: nginx stopped gracefully (%s)" % (name, out[-300:]))
+    check(not log_problems(prefix), "%s: nothing above [notice] in the error log: %s"
+          % (name, log_problems(prefix)[:3]))
+    streams = [os.path.join(prefix, "ljm", f) for f in os.listdir(prefix + "ljm")]
+    check(len(streams) == 1, "%s: one worker, one stream (%s)" % (name, streams))
+    return streams

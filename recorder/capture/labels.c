@@ -188,6 +188,31 @@ static int key_cmp(const void *a, uint32_t al, const void *b, uint32_t bl)
   return c ? c : (int)al - (int)bl;
 }
 
+/* Takes the lock for a label call on L: 0 with it held, or ENOENT (not
+** held) when no recording of L's VM keeps labels. */
+static int labels_lock(lua_State *L, LjmRecError *err)
+{
+  int e;
+  if ((e = R_lock(err)) != 0) return e;
+  labels_gc();
+  if (!R.g || R.g != G(L) || !R.next) {
+    R_unlock();
+    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
+  }
+  return 0;
+}
+
+/* Gives L the set of these definition bytes (n pairs; none: no labels),
+** and drops the lock. 0 or ENOMEM. */
+static int labels_set_unlock(lua_State *L, const uint8_t *def, size_t len, uint32_t n)
+{
+  uint32_t id = n ? labels_intern(def, len, n) : 0;
+  int e = (n && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
+  if (id) labels_on = 1;
+  R_unlock();
+  return e;
+}
+
 /* ljm_recorder_label for this flavour: the set of L with key set to
 ** value (NULL: removed). */
 static int label(lua_State *L, const char *key, size_t klen, const char *value, size_t vlen,
@@ -196,17 +221,12 @@ static int label(lua_State *L, const char *key, size_t klen, const char *value, 
   uint8_t def[REC_LABEL_PAIRS * (2 + REC_LABEL_KEY_MAX + REC_LABEL_VALUE_MAX) + 2];
   uint8_t *o = def;
   const uint8_t *p, *end;
-  uint32_t cur, n = 0, kl = (uint32_t)klen, id;
+  uint32_t cur, n = 0, kl = (uint32_t)klen;
   int done = value == NULL, e;
   if (!key || !klen) return set_err(err, EINVAL, "%s", "a label's key is a non-empty string");
   if (klen > REC_LABEL_KEY_MAX) kl = REC_LABEL_KEY_MAX;  /* cut, as documented */
   if (vlen > REC_LABEL_VALUE_MAX) vlen = REC_LABEL_VALUE_MAX;
-  if ((e = R_lock(err)) != 0) return e;
-  labels_gc();
-  if (!R.g || R.g != G(L) || !R.next) {
-    R_unlock();
-    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
-  }
+  if ((e = labels_lock(L, err)) != 0) return e;
   cur = labels_of((uintptr_t)L);
   if (cur == REC_LABEL_SETS) cur = 0;  /* (other): its pairs are unknown, start afresh */
   p = cur ? RL.set[cur]->def : NULL;
@@ -239,10 +259,7 @@ static int label(lua_State *L, const char *key, size_t klen, const char *value, 
     R_unlock();
     return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
   }
-  id = n ? labels_intern(def, (size_t)(o - def), n) : 0;
-  e = (n && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
-  if (id) labels_on = 1;
-  R_unlock();
+  e = labels_set_unlock(L, def, (size_t)(o - def), n);
   return e ? set_err(err, e, "%s", "out of memory") : 0;
 }
 
@@ -264,7 +281,7 @@ static int labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *s
   const LjmRecLabel *add[REC_LABEL_PAIRS];
   const uint8_t *p, *end;
   size_t i, j, na = 0;
-  uint32_t cur, id, np = 0;
+  uint32_t cur, np = 0;
   int e;
   *saved = 0;
   for (i = 0; i < n; i++) {  /* l sorted by key (insertion: at most 16) */
@@ -288,12 +305,7 @@ static int labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *s
     }
     add[j] = &l[i];
   }
-  if ((e = R_lock(err)) != 0) return e;
-  labels_gc();
-  if (!R.g || R.g != G(L) || !R.next) {
-    R_unlock();
-    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
-  }
+  if ((e = labels_lock(L, err)) != 0) return e;
   cur = labels_of((uintptr_t)L);
   p = cur && cur != REC_LABEL_SETS ? RL.set[cur]->def : NULL;  /* (other): start afresh */
   end = p ? p + RL.set[cur]->len : NULL;
@@ -325,11 +337,9 @@ static int labels_push(lua_State *L, const LjmRecLabel *l, size_t n, uint64_t *s
     R_unlock();
     return set_err(err, E2BIG, "at most %s labels per coroutine", "16");
   }
-  id = np ? labels_intern(def, (size_t)(o - def), np) : 0;
-  e = (np && !id) || labels_put((uintptr_t)L, id) ? ENOMEM : 0;
-  if (id) labels_on = 1;
-  if (!e) *saved = (uint64_t)labels_gen << 32 | cur;
-  R_unlock();
+  *saved = (uint64_t)labels_gen << 32 | cur;
+  e = labels_set_unlock(L, def, (size_t)(o - def), np);
+  if (e) *saved = 0;
   return e ? set_err(err, e, "%s", "out of memory") : 0;
 }
 
@@ -338,12 +348,7 @@ static int labels_pop(lua_State *L, uint64_t saved, LjmRecError *err)
 {
   uint32_t id = (uint32_t)saved;
   int e;
-  if ((e = R_lock(err)) != 0) return e;
-  labels_gc();
-  if (!R.g || R.g != G(L) || !R.next) {
-    R_unlock();
-    return set_err(err, ENOENT, "%s", "no recording that keeps labels is running");
-  }
+  if ((e = labels_lock(L, err)) != 0) return e;
   /* a set of a recording that has ended since, or no set: none */
   if ((uint32_t)(saved >> 32) != labels_gen || (id > RL.nsets && id != REC_LABEL_SETS)) id = 0;
   e = labels_put((uintptr_t)L, id) ? ENOMEM : 0;
