@@ -15,6 +15,10 @@
 * Sampled (--sample 4k): the same values listed.
 * A standard recording: rec.label returns false (nothing kept) and
   --by refuses in one line; every format reads a labelled stream.
+* The JIT on, with stacks: the script's checks pass, a whole stream.
+* testdata/labels/split.lua (known bytes under two labels), exact and
+  sampled at 64k: each label's sampled estimate within three standard
+  errors of the exact figure.
 * Hand-made label items the decoder refuses, each in one line at its byte.
 
 * testdata/ext/labelled.ljm (make_labelled.py): the table its docstring
@@ -43,9 +47,9 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=TMP, **kw)
 
 
-def record(name, opts, args=()):
+def record(name, opts, args=(), jit="-joff"):
     out = os.path.join(TMP, name)
-    p = run([LJM, "record", "-joff", "-o", out] + opts + [SCRIPT] + list(args))
+    p = run([LJM, "record"] + ([jit] if jit else []) + ["-o", out] + opts + [SCRIPT] + list(args))
     check(p.returncode == 0 and "plugins: ok" in p.stdout,
           "record %s %s: the script's own checks pass (%r %r)" % (name, opts, p.stdout[-200:],
                                                                  p.stderr[-500:]))
@@ -218,6 +222,42 @@ check(by_table(p.stdout, "plugin") == {"a": rows["a"]}, "sampled --label plugin=
 # The report rounds estimates to 3 digits.
 check(all(k in tags and abs(tags[k] - rows[k][2]) <= rows[k][2] * 0.005 for k in ("a", "b")),
       "sampled pprof: -tags gives the report's estimates for a and b (%s)" % tags)
+
+# -- The JIT on: the same checks pass, the stream is whole -------------------------------
+jit = record("jit.ljm", ["--stacks"], jit=None)
+st = ljmread.parse(open(jit, "rb").read())
+values = {dict(v).get(b"plugin") for v in st.label_sets.values() if v}
+check(st.complete and not st.problems and {b"a", b"b", b"c"} <= values,
+      "JIT on, with stacks: a whole stream with plugins a, b, c (%s)" % st.problems[:3])
+rows = by_table(run([LJM, "report", "--by", "plugin", jit]).stdout, "plugin")
+check(rows.get("a") and 1001 <= rows["a"][1] <= 1010,
+      "JIT on: a's 1000 tables in use, and what the JIT made for them (%s)" % (rows.get("a"),))
+
+# -- Sampled estimates per label against the exact figures ------------------------------
+# split.lua allocates known bytes under two labels; one recording exact, one
+# sampled at 64k: each label's allocated bytes within three standard errors
+# of the exact figure (a sample's count is Poisson: 1/sqrt(samples)).
+split = os.path.join(TMP, "split.lua")
+shutil.copy(os.path.join(os.path.dirname(sys.argv[2]), "split.lua"), split)
+exact_rows = sampled_rows = {}
+for name, opts in (("split_exact.ljm", ["--time"]), ("split_sampled.ljm", ["--sample", "64k"])):
+    out = os.path.join(TMP, name)
+    p = run([LJM, "record", "-o", out] + opts + [split])
+    check(p.returncode == 0 and "split: ok" in p.stdout, "%s recorded (%r)" % (name, p.stderr[-300:]))
+    got = by_table(run([LJM, "report", "--by", "kind", out]).stdout, "kind")
+    if name == "split_exact.ljm":
+        exact_rows = got
+    else:
+        sampled_rows = got
+for kind in ("tables", "strings"):
+    ex, sa = exact_rows.get(kind), sampled_rows.get(kind)
+    if not check(ex and sa, "split: %s in both reports (%s, %s)" % (kind, ex, sa)):
+        continue
+    samples = ex[2] / (64 * 1024)
+    err = sa[2] / ex[2] - 1
+    check(abs(err) <= 3 / samples ** 0.5, "sampled 64k: %s allocated %d B, exact %d B (%+.1f%%, "
+          "bound %.1f%%)" % (kind, sa[2], ex[2], 100 * err, 300 / samples ** 0.5))
+    check(sa[0] <= sa[2] * 0.05, "sampled: %s dropped before the end (in use %d)" % (kind, sa[0]))
 
 # -- Standard: nothing kept ------------------------------------------------------------
 std = os.path.join(TMP, "std.ljm")
