@@ -59,7 +59,8 @@ static void usage(FILE *f)
         "                       when the source is found (else file and line)\n"
         "  --label KEY=VALUE    only the blocks allocated under that label\n"
         "                       (rec.label; KEY=(none): without KEY), as if the\n"
-        "                       rest had not been recorded; repeatable\n"
+        "                       rest had not been recorded; repeatable (not with\n"
+        "                       -f ljm, which copies the stream)\n"
         "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
         "  --top N              markdown: show the N largest rows only\n"
         "  --leak-only          text: only the HEAP SUMMARY\n"
@@ -256,6 +257,11 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "cannot tell the format from '%s'; name it with -f",
                                o.out_path);
   }
+  /* The label filter is the model's: outputs without one cannot apply it. */
+  if (labels.n && (run.e->write_heap || run.e->write_stream))
+    return ljm_cli_usage_error("convert", "--label: the %s format is written from the %s as it "
+                               "is, without the filter", run.e->name,
+                               run.e->write_heap ? "heap snapshot" : "stream");
   /* Outputs without a model read the heap graph or the stream itself. */
   if (run.e->write_heap) return convert_heap(run.e, &o);
   int to_stdout = strcmp(o.out_path, "-") == 0;
@@ -266,6 +272,10 @@ int ljm_cmd_convert(int argc, char **argv)
   }
   if (run.e->write_stream) return convert_stream(run.e, &o, strict);
   int heap = ljh_sniff(o.in_path);
+  if (heap && labels.n) {
+    fprintf(stderr, "%s: --label %s: a heap snapshot has no labels\n", o.in_path, labels.terms[0]);
+    return LJM_EXIT_BAD_INPUT;
+  }
   if (heap && !(run.e->reads & LJM_READS_SNAPSHOT))
     return ljm_cli_usage_error("convert", "%s is a heap snapshot: 'ljm heap' prints it; convert "
                                "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",

@@ -202,9 +202,12 @@ check(p.returncode == 0 and "(other)" in rows and len(rows) <= 4097 and
       "report --by request: (other) row and its count (%d rows)" % len(rows))
 pb = os.path.join(TMP, "many.pb.gz")
 p = run([LJM, "convert", "-q", "-o", pb, many])
-tags = tag_values(pprof(pb, "-tags", "-sample_index=alloc_objects"), "labels")
+tags = tag_values(pprof(pb, "-tags", "-sample_index=alloc_objects"), "request")
 check(p.returncode == 0 and tags.get("(other)", 0) > 0 and tags["(other)"] == rows["(other)"][3],
-      "pprof: the folded sets as labels=(other) (%s; report %s)" % (tags, rows.get("(other)")))
+      "pprof: the folded sets as request=(other), as the report counts them (%s; report %s)"
+      % (tags.get("(other)"), rows.get("(other)")))
+check(sum(tags.values()) == sum(r[3] for k, r in rows.items() if k != "(none)"),
+      "pprof: request's tags add up to the report's labelled allocations")
 
 # -- Sampled ---------------------------------------------------------------------
 sampled = record("sampled.ljm", ["--sample", "4k", "--sample-seed", "3"])
@@ -261,9 +264,24 @@ for kind in ("tables", "strings"):
 
 # -- Standard: nothing kept ------------------------------------------------------------
 std = os.path.join(TMP, "std.ljm")
-p = run([LJM, "record", "-joff", "-o", std, "-"], input='print(misc.memprof.label("plugin", "a"))')
-check(p.returncode == 0 and p.stdout.startswith("false"), "standard recording: label() false (%r)"
-      % p.stdout)
+NOLABELS = """local rec = misc.memprof
+print(rec.label("plugin", "a"))
+local t = {}
+for i = 1, 17 do t["k" .. i] = "v" end
+print(pcall(rec.with_labels, t, print))
+local function g() local r = rec.with_labels(5, print) return r end  -- line 6
+print(select(2, pcall(g)))
+print(rec.with_labels({a = "1"}, function() return "ran" end))
+"""
+p = run([LJM, "record", "-joff", "-o", std, "-"], input=NOLABELS)
+out = p.stdout.splitlines()
+check(p.returncode == 0 and len(out) == 4 and out[0].startswith("false"),
+      "standard recording: label() false (%r)" % p.stdout)
+check(len(out) == 4 and out[1].startswith("false") and "at most 16 labels" in out[1],
+      "a 17th label is an error with no recording keeping labels too (%r)" % out[1:2])
+check(len(out) == 4 and re.search(r":6: bad argument #1 to 'with_labels' \(table expected", out[2]),
+      "with_labels misuse: the error names the caller's line (%r)" % out[2:3])
+check(len(out) == 4 and out[3] == "ran", "with_labels calls fn when nothing keeps labels")
 p = run([LJM, "report", "--by", "plugin", std])
 check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr,
       "--by on a stream without labels: one line, exit 1 (%r)" % p.stderr)
@@ -272,6 +290,15 @@ check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stder
       "--label on a stream without labels: one line, exit 1, nothing printed (%r)" % p.stderr)
 p = run([LJM, "report", "--by", "", std])
 check(p.returncode == 2, "--by '': usage error")
+ljh = os.path.join(TMP, "exit.ljh")
+p = run([LJM, "record", "-joff", "--snapshot-at-exit", ljh, "-o", os.path.join(TMP, "s.ljm"), "-"],
+        input="T = {1, 2, 3}")
+p = run([LJM, "convert", "--label", "plugin=a", "-o", os.path.join(TMP, "h.pb.gz"), ljh])
+check(os.path.exists(ljh) and p.returncode == 1 and p.stderr.count("\n") == 1 and
+      "no labels" in p.stderr, "convert --label of a heap snapshot: one line, exit 1 (%r)" % p.stderr)
+p = run([LJM, "convert", "-f", "ljm", "--label", "plugin=a", "-o", os.path.join(TMP, "f.ljm"), prof])
+check(p.returncode == 2 and "--label" in p.stderr and not os.path.exists(os.path.join(TMP, "f.ljm")),
+      "convert -f ljm --label: refused, the stream is copied as it is (%r)" % p.stderr)
 for fmt in ("folded", "svg", "markdown", "json", "pprof", "heaptrack", "speedscope", "heapprofile",
             "ljm"):
     out = os.path.join(TMP, "o." + fmt)

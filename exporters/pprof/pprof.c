@@ -25,9 +25,10 @@
 ** Labels (rec.label): a node's blocks made under a label set are a Sample
 ** of their own carrying the set's labels as string labels (key, value), so
 ** that -tags, -tagfocus=plugin=auth, -tagignore and -tagroot=plugin read
-** them; the (other) set, where the recorder folded sets past its limit, is
-** labelled "labels" = "(other)". A node's sample without labels holds the
-** rest of its figures.
+** them; the (other) set, where the recorder folded sets past its limit,
+** has each key of the stream's sets with the value "(other)", as `ljm
+** report --by KEY` lists it. A node's sample without labels holds the rest
+** of its figures.
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -146,6 +147,7 @@ typedef struct Builder {
   PbLabel *lab;           /* the labels of the sets samples carry */
   size_t nlab, caplab, capsmp_set;
   uint32_t *set_lab;      /* per set: its first label + 1 (0: not made yet) */
+  uint32_t *set_nlab;     /* per set: how many labels */
   void *tmp;              /* for GROW */
   int oom;
 } Builder;
@@ -334,26 +336,54 @@ static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
   }
 }
 
-/* The labels of set (made once per set): 0, or -1 when out of memory. */
+/* The labels of the (other) set: each key the stream's sets have (the
+** first OTHER_KEYS_MAX), with the value "(other)", so that a key's tags add
+** up to its figures as `ljm report --by KEY` counts them. */
+#define OTHER_KEYS_MAX 64
+static int other_labels(Builder *b, const LjmModel *m)
+{
+  size_t first = b->nlab;
+  for (uint32_t set = 1; set <= LJM_LABEL_SETS; set++) {
+    unsigned n = ljm_model_label_count(m, set);
+    for (unsigned k = 0; k < n; k++) {
+      LjmStr key, value;
+      ljm_model_label(m, set, k, &key, &value);
+      int64_t ks = str_n(b, key.s, key.len, NAME_MAX_BYTES);
+      size_t i = first;
+      while (i < b->nlab && b->lab[i].key != ks) i++;
+      if (i < b->nlab) continue;
+      if (i - first == OTHER_KEYS_MAX) return 0;  /* bounded: a sample per node carries them */
+      if (!GROW(b, lab, caplab, b->nlab)) return -1;
+      perftools__profiles__label__init(&b->lab[b->nlab]);
+      b->lab[b->nlab].key = ks;
+      b->lab[b->nlab++].str = str(b, "(other)");
+    }
+  }
+  return 0;
+}
+
+/* The labels of set (made once per set; their number in set_nlab): 0, or
+** -1 when out of memory. */
 static int set_labels(Builder *b, const LjmModel *m, uint32_t set)
 {
   if (b->set_lab[set]) return 0;
-  unsigned n = ljm_model_label_count(m, set), other = ljm_model_label_other(m, set);
-  if (!GROW(b, lab, caplab, b->nlab + n + 1)) return -1;
-  b->set_lab[set] = (uint32_t)b->nlab + 1;
-  for (unsigned k = 0; k < n || (other && k < 1); k++) {
-    PbLabel *l = &b->lab[b->nlab++];
-    perftools__profiles__label__init(l);
-    if (other) {
-      l->key = str(b, "labels");
-      l->str = str(b, "(other)");
-    } else {
+  size_t first = b->nlab;
+  if (ljm_model_label_other(m, set)) {
+    if (other_labels(b, m)) return -1;
+  } else {
+    unsigned n = ljm_model_label_count(m, set);
+    if (!GROW(b, lab, caplab, b->nlab + n)) return -1;
+    for (unsigned k = 0; k < n; k++) {
+      PbLabel *l = &b->lab[b->nlab++];
       LjmStr key, value;
+      perftools__profiles__label__init(l);
       ljm_model_label(m, set, k, &key, &value);
       l->key = str_n(b, key.s, key.len, NAME_MAX_BYTES);
       l->str = str_n(b, value.s, value.len, NAME_MAX_BYTES);
     }
   }
+  b->set_lab[set] = (uint32_t)first + 1;
+  b->set_nlab[set] = (uint32_t)(b->nlab - first);
   return 0;
 }
 
@@ -414,7 +444,8 @@ static void add_labelled(Builder *b, const LjmModel *m, size_t nn)
 {
   LjmFigures *rest = malloc((nn ? nn : 1) * sizeof(*rest));
   b->set_lab = calloc(LJM_LABEL_SETS + 1, sizeof(*b->set_lab));
-  if (!rest || !b->set_lab) {
+  b->set_nlab = calloc(LJM_LABEL_SETS + 1, sizeof(*b->set_nlab));
+  if (!rest || !b->set_lab || !b->set_nlab) {
     free(rest);
     b->oom = 1;
     return;
@@ -516,6 +547,7 @@ static void builder_free(Builder *b)
   free(b->smp_set);
   free(b->lab);
   free(b->set_lab);
+  free(b->set_nlab);
 }
 
 /* Adds the comment lines: source, stream versions, peak, truncation, and
@@ -620,7 +652,7 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
     b.smp[i].value = b.vals + i * NVALUES;
     if (b.smp_set[i]) {
       uint32_t set = b.smp_set[i];
-      b.smp[i].n_label = ljm_model_label_other(m, set) ? 1 : ljm_model_label_count(m, set);
+      b.smp[i].n_label = b.set_nlab[set];
       b.smp[i].label = labp + b.set_lab[set] - 1;
     }
     sp[i] = &b.smp[i];

@@ -293,16 +293,16 @@ static int rec_labels(lua_State *L)
 }
 
 /* with_labels' first half: push(t) adds t's labels to the running
-** coroutine in one change and returns what pop gives back (nil when no
-** recording keeps labels: then nothing is kept). A Lua error for a key or
-** value that is no string, an empty key, or more than 16 labels; the
-** labels are then as before. Neither makes a Lua object: what they made
+** coroutine in one change and returns what pop gives back (when no
+** recording keeps labels nothing is kept, and pop gives none). A Lua error
+** for a key or value that is no string, an empty key, or more than 16
+** labels, recording or not; the labels are then as before. Neither makes a Lua object: what they made
 ** would count for the labels of the function with_labels runs. */
-/* An error of with_labels, where its caller called it (level 3: push,
-** with_labels, the caller). */
+/* An error of with_labels, where its caller called it (level 0 is push,
+** 1 with_labels, 2 its caller). */
 static int with_labels_error(lua_State *L, const char *msg)
 {
-  luaL_where(L, 3);
+  luaL_where(L, 2);
   lua_pushstring(L, msg);
   lua_concat(L, 2);
   return lua_error(L);
@@ -310,7 +310,7 @@ static int with_labels_error(lua_State *L, const char *msg)
 
 static int rec_labels_push(lua_State *L)
 {
-  LjmRecLabel l[17];
+  LjmRecLabel l[16];
   size_t n = 0;
   uint64_t saved;
   LjmRecError err;
@@ -326,15 +326,18 @@ static int rec_labels_push(lua_State *L)
         lua_objlen(L, -2) == 0)
       return with_labels_error(L, "bad argument #1 to 'with_labels' (non-empty string keys, "
                                   "string values)");
-    if (n == 17) return with_labels_error(L, REPORT_PREFIX "at most 16 labels per coroutine");
+    if (n == 16) return with_labels_error(L, REPORT_PREFIX "at most 16 labels per coroutine");
     l[n].key = lua_tolstring(L, -2, &l[n].klen);  /* t holds the strings */
     l[n].value = lua_tolstring(L, -1, &l[n].vlen);
     n++;
     lua_pop(L, 1);
   }
   e = ljm_recorder_labels_push(L, l, n, &saved, &err);
-  if (e == ENOENT) return 0;
-  if (e) {
+  /* No recording keeps labels, so the coroutine has none: pop gives it
+  ** none (undoing labels fn sets under a recording it starts itself). */
+  if (e == ENOENT) {
+    saved = 0;
+  } else if (e) {
     lua_pushfstring(L, REPORT_PREFIX "%s", err.msg);
     return with_labels_error(L, lua_tostring(L, -1));
   }

@@ -380,6 +380,11 @@ static void scenario_labels(void)
         "no recording: push keeps nothing");
   r = ljm_recorder_start_path_ex(L, out("labels.ljm"), &timed, &err);
   CHECK(r, err.msg);
+  /* A push while nothing kept labels (saved 0), then a recording started
+  ** and a label set: the pop gives back none. */
+  CHECK(ljm_recorder_label(L, "inner", 5, "i", 1, &err) == 0, err.msg);
+  CHECK(ljm_recorder_labels_pop(L, 0, &err) == 0 && !strcmp(labels_of(L), ""),
+        "pop of a push made with no recording: no labels");
   co = lua_newthread(L);
   CHECK(ljm_recorder_label(co, "plugin", 6, "c", 1, &err) == 0, err.msg);
   run(co, "C = {} for i = 1, 200 do C[i] = {i} end\n", "=clabels");

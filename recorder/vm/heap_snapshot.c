@@ -13,6 +13,7 @@
 ** heap's span), so a snapshot of a large heap needs a small part of it.
 */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -62,6 +63,8 @@ typedef struct Snap {
   uint64_t nedge;
   struct SnapFrame *frames;  /* a thread's Lua frames (thread_edges) */
   size_t cap_frames;
+  uintptr_t exe_base;   /* the main program's load address, and its file's name: */
+  char exe[256];        /* dladdr gives argv[0], which hosts such as nginx overwrite */
 } Snap;
 
 /* -- Output ------------------------------------------------------------------ */
@@ -429,19 +432,43 @@ static void trace_edges(Snap *s, GCtrace *T)
 ** ("luajit+0x2fa00", as the profiles name a function no symbol names),
 ** else its address. dladdr keeps no state of the recorder's: it is safe
 ** while another thread records. */
-static void cfunc_label(uintptr_t f, char *label, size_t lcap)
+static void cfunc_label(const Snap *s, uintptr_t f, char *label, size_t lcap)
 {
   Dl_info info;
   if (dladdr((void *)f, &info) && info.dli_fname && *info.dli_fname) {
-    const char *b = strrchr(info.dli_fname, '/');
+    const char *name = (uintptr_t)info.dli_fbase == s->exe_base && *s->exe ? s->exe
+                                                                           : info.dli_fname;
+    const char *b = strrchr(name, '/');
     if (info.dli_sname && (uintptr_t)info.dli_saddr == f)
       snprintf(label, lcap, "%s", info.dli_sname);
     else
-      snprintf(label, lcap, "%s+%#llx", b ? b + 1 : info.dli_fname,
+      snprintf(label, lcap, "%s+%#llx", b ? b + 1 : name,
                (unsigned long long)(f - (uintptr_t)info.dli_fbase));
   } else {
     snprintf(label, lcap, "%p", (void *)f);
   }
+}
+
+/* The main program (the first object dl_iterate_phdr reports): where its
+** lowest segment is mapped, as dladdr's dli_fbase says it (PIE or not). */
+static int exe_phdr(struct dl_phdr_info *info, size_t size, void *ud)
+{
+  uintptr_t lo = UINTPTR_MAX;
+  (void)size;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo)
+      lo = info->dlpi_phdr[i].p_vaddr;
+  if (lo != UINTPTR_MAX) *(uintptr_t *)ud = (info->dlpi_addr + lo) & ~(uintptr_t)4095;
+  return 1;
+}
+
+/* The main program's load address and file name, for cfunc_label. */
+static void exe_of(Snap *s)
+{
+  ssize_t n = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
+  s->exe[n > 0 ? n : 0] = '\0';
+  s->exe_base = UINTPTR_MAX;
+  dl_iterate_phdr(exe_phdr, &s->exe_base);
 }
 
 /* Size, type and label of o; its edges into s->ebuf. */
@@ -478,7 +505,7 @@ static void describe(Snap *s, GCobj *o, uint8_t *type, uint64_t *size, char *lab
     } else {
       *type = SN_CFUNC;
       *size = sizeCfunc((MSize)fn->c.nupvalues);
-      cfunc_label((uintptr_t)fn->c.f, label, lcap);
+      cfunc_label(s, (uintptr_t)fn->c.f, label, lcap);
     }
     func_edges(s, fn);
     break;
@@ -687,6 +714,7 @@ int rec_snap_write(lua_State *L, const char *path, const RecSnapHost *host, LjmR
   memset(&s, 0, sizeof(s));
   if (!path || !*path) return snap_fail(err, EINVAL, "snapshot", "empty path");
   s.g = G(L);
+  exe_of(&s);
   if (!rec_lj_vmst_frames(s.g->vmstate))
     return snap_fail(err, EBUSY, path, "the VM is not running Lua or C code (inside the GC or a trace)");
   if (host->busy(L, path, err)) return err ? err->code : EBUSY;

@@ -99,6 +99,7 @@ local handle_labels = {}
 -- fn(...) labelled with the request's phase and location (a *_by_lua handler).
 function M.handle(location, fn, ...)
   if not labelled then return fn(...) end
+  location = tostring(location)  -- a label's value is a string
   local phase = ngx.get_phase()
   local by_phase = handle_labels[phase]
   if not by_phase then
@@ -115,7 +116,7 @@ end
 
 -- fn wrapped to run labelled plugin = name (a plugin's handler).
 function M.plugin(name, fn)
-  local t = { plugin = name }
+  local t = { plugin = tostring(name) }
   return function(...)
     if not labelled then return fn(...) end
     return rec.with_labels(t, fn, ...)
