@@ -23,16 +23,19 @@ int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
 ** model holds anything worth writing out (the event section was reached). */
 int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *worth_output);
 
-/* --label KEY=VALUE options (label_filter.c). */
+/* --label KEY=VALUE options and --group-by KEY (label_filter.c). */
 #define LJM_CLI_LABELS_MAX 16
 typedef struct LjmCliLabels {
   const char *terms[LJM_CLI_LABELS_MAX];
   size_t n;
+  const char *group_by;  /* --group-by KEY, or NULL */
 } LjmCliLabels;
 /* Keeps one --label argument; 0, or the usage error's exit status. */
 int ljm_cli_label_arg(LjmCliLabels *l, const char *cmd, const char *arg);
-/* Sets m's label filter (before loading; ljm_cli_load then refuses a
-** stream without labels): 0, or -1 when out of memory. */
+/* Keeps the --group-by argument; 0, or the usage error's exit status. */
+int ljm_cli_group_arg(LjmCliLabels *l, const char *cmd, const char *arg);
+/* Sets m's label filter and grouping (before loading; ljm_cli_load then
+** refuses a stream without labels): 0, or -1 when out of memory. */
 int ljm_cli_label_apply(LjmModel *m, const LjmCliLabels *l);
 
 /* Reads a heap snapshot into g (freed by the caller either way). A cut or bad

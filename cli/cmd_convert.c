@@ -61,6 +61,9 @@ static void usage(FILE *f)
         "                       (rec.label; KEY=(none): without KEY), as if the\n"
         "                       rest had not been recorded; repeatable (not with\n"
         "                       -f ljm, which copies the stream)\n"
+        "  --group-by KEY       one root frame per value of label KEY\n"
+        "                       (\"plugin=auth\", \"plugin=(none)\") above the\n"
+        "                       stacks: a flame graph per plugin side by side\n"
         "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
         "  --top N              markdown: show the N largest rows only\n"
         "  --leak-only          text: only the HEAP SUMMARY\n"
@@ -191,6 +194,7 @@ int ljm_cmd_convert(int argc, char **argv)
     { "strict", no_argument, NULL, 's' },
     { "source-dir", required_argument, NULL, 'S' },
     { "label", required_argument, NULL, 'L' },
+    { "group-by", required_argument, NULL, 'G' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
@@ -201,7 +205,7 @@ int ljm_cmd_convert(int argc, char **argv)
   const char *srcdirs[64];
   size_t nsrcdirs = 0;
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0 };
+  LjmCliLabels labels = { { NULL }, 0, NULL };
   uint64_t n;
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "f:o:hq", longopts, "convert")) != -1) {
@@ -236,6 +240,9 @@ int ljm_cmd_convert(int argc, char **argv)
     case 'L':
       if ((c = ljm_cli_label_arg(&labels, "convert", optarg))) return c;
       break;
+    case 'G':
+      if ((c = ljm_cli_group_arg(&labels, "convert", optarg))) return c;
+      break;
     case 'h':
       usage(stdout);
       return ljm_cli_close_output(stdout, "stdout");
@@ -262,6 +269,13 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "--label: the %s format is written from the %s as it "
                                "is, without the filter", run.e->name,
                                run.e->write_heap ? "heap snapshot" : "stream");
+  if (labels.group_by && (run.e->write_heap || run.e->write_stream))
+    return ljm_cli_usage_error("convert", "--group-by: the %s format is written from the %s as "
+                               "it is, without a call tree", run.e->name,
+                               run.e->write_heap ? "heap snapshot" : "stream");
+  if (labels.group_by && !strcmp(run.e->name, "text"))
+    return ljm_cli_usage_error("convert", "--group-by: the text report is Tarantool's; "
+                               "'ljm report --by %s' gives its table per value", labels.group_by);
   /* Outputs without a model read the heap graph or the stream itself. */
   if (run.e->write_heap) return convert_heap(run.e, &o);
   int to_stdout = strcmp(o.out_path, "-") == 0;
@@ -272,8 +286,9 @@ int ljm_cmd_convert(int argc, char **argv)
   }
   if (run.e->write_stream) return convert_stream(run.e, &o, strict);
   int heap = ljh_sniff(o.in_path);
-  if (heap && labels.n) {
-    fprintf(stderr, "%s: --label %s: a heap snapshot has no labels\n", o.in_path, labels.terms[0]);
+  if (heap && (labels.n || labels.group_by)) {
+    fprintf(stderr, "%s: %s %s: a heap snapshot has no labels\n", o.in_path,
+            labels.n ? "--label" : "--group-by", labels.n ? labels.terms[0] : labels.group_by);
     return LJM_EXIT_BAD_INPUT;
   }
   if (heap && !(run.e->reads & LJM_READS_SNAPSHOT))

@@ -104,7 +104,7 @@ int ljm_cmd_growth(int argc, char **argv)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0 };
+  LjmCliLabels labels = { { NULL }, 0, NULL };
   double fail_above = 0, steepest = 0;
   const char *fail_arg = NULL;
   const char *srcdirs[64];

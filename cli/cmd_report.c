@@ -52,7 +52,7 @@ int ljm_cmd_report(int argc, char **argv)
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0 };
+  LjmCliLabels labels = { { NULL }, 0, NULL };
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "hq", longopts, "report")) != -1) {
     switch (c) {

@@ -59,6 +59,13 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
     *worth_output = 0;
     return 1;
   }
+  if (ljm_model_group_key(m) && !info->label_sets) {
+    fprintf(stderr, "%s: --group-by %s: the profile has no labels (they are recorded with "
+            "rec.label under 'ljm record --time', --stacks or --sample)\n", path,
+            ljm_model_group_key(m));
+    *worth_output = 0;
+    return 1;
+  }
   if (info->trailing)
     fprintf(stderr, "%s: byte %llu: warning: %llu bytes after the end marker ignored\n",
             path, (unsigned long long)info->bytes, (unsigned long long)info->trailing);

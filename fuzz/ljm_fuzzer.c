@@ -312,6 +312,28 @@ static void check_model(const LjmModel *m, size_t seen)
   }
   CHECK(memcmp(&sum, &t->fig, sizeof(sum)) == 0);
   CHECK(t->fig.alloc_bytes <= LJM_TOTAL_MAX && t->fig.free_bytes <= LJM_TOTAL_MAX);
+  /* The nodes' own figures add up to the totals; grouped, every node with
+  ** figures is below a label's root (roots found parents first). */
+  size_t nn = ljm_model_nnodes(m);
+  int grouped = ljm_model_group_key(m) && ljm_model_stacked(m);
+  uint32_t *root = grouped ? malloc((nn ? nn : 1) * sizeof(*root)) : NULL;
+  CHECK(!grouped || root);
+  memset(&sum, 0, sizeof(sum));
+  for (uint32_t i = 0; i < nn; i++) {
+    const LjmNode *nd = ljm_model_node(m, i);
+    const LjmFigures *f = ljm_model_node_self(m, i);
+    sum.alloc_count += f->alloc_count;
+    sum.free_bytes += f->free_bytes;
+    sum.inuse_bytes += f->inuse_bytes;
+    if (!grouped) continue;
+    root[i] = nd->parent == LJM_NO_NODE ? i : root[nd->parent];
+    const LjmNode *r = ljm_model_node(m, root[i]);
+    CHECK(!(f->alloc_count | f->free_count) ||
+          (r->site != LJM_NO_SITE && ljm_model_site(m, r->site)->kind == LJM_SITE_LABEL));
+  }
+  free(root);
+  CHECK(sum.alloc_count == t->fig.alloc_count && sum.free_bytes == t->fig.free_bytes &&
+        sum.inuse_bytes == t->fig.inuse_bytes);
   for (int sec = 0; sec < 3; sec++) {
     const LjmRow *rows;
     size_t n = ljm_model_rows(m, (LjmSection)sec, &rows);
@@ -618,6 +640,8 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   /* --label for 1 input in 8: a value, or the key's absence */
   if (size > 3 && (data[3] & 7) == 5)
     CHECK(ljm_model_label_filter(m, data[3] & 8 ? "k=(none)" : "k=v") == 0);
+  /* --group-by for 1 input in 8 */
+  if (size > 3 && (data[3] & 0x70) == 0x30) CHECK(ljm_model_group_by(m, "k") == 0);
   static Streams s;
   /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
   streams_begin(&s, m, &o, size, ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0],

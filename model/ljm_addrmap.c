@@ -227,6 +227,16 @@ static LjmBlock remove_at(LjmAddrmap *m, LjmSegment *g, LjmBucket *b, unsigned j
   return out;
 }
 
+int ljm_addrmap_owner(const LjmAddrmap *m, uint64_t key, uint32_t *site)
+{
+  LjmSegment *g = ljm_addrmap_seg(m, key);
+  LjmBucket *b;
+  unsigned j;
+  if (!find(g, key, &b, &j)) return 0;
+  *site = (b ? b->site[j] : g->stash[j].site) & ~LJM_SLOT_BIG;
+  return 1;
+}
+
 int ljm_addrmap_take_slow(LjmAddrmap *m, uint64_t addr, uint64_t key, LjmBlock *out)
 {
   LjmSegment *g = ljm_addrmap_seg(m, key);

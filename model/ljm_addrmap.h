@@ -72,6 +72,10 @@ int ljm_addrmap_init(LjmAddrmap *m);
 /* Frees the map. */
 void ljm_addrmap_free(LjmAddrmap *m);
 
+/* Whether a block with this key is live, and its site (owner) in *site;
+** the map is left as it is. */
+int ljm_addrmap_owner(const LjmAddrmap *m, uint64_t key, uint32_t *site);
+
 /* The key of an address: a bijection (murmur3's finaliser), so equal keys
 ** mean equal addresses. Its top bits pick the segment, the rest the buckets. */
 static inline uint64_t ljm_addrmap_key(uint64_t addr) { return ljm_hash64(addr); }

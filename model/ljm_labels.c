@@ -115,17 +115,14 @@ static int set_passes(LjmModel *m, uint32_t set)
 int ljm_labels_drop(LjmModel *m, const LjmRawEvent *ev, uint64_t okey, uint64_t nkey)
 {
   LjmBlock b, dropped;
+  uint32_t owner;
   int keep;
   if (ev->kind == LJM_RAW_ALLOC) {
     keep = set_passes(m, ev->labels);
   } else if (ljm_addrmap_take_key(&m->lexcluded, ev->oaddr, okey, &b)) {
     keep = 0;  /* a block of another label's */
-  } else if (ljm_addrmap_take_key(&m->blocks, ev->oaddr, okey, &b)) {
-    keep = 1;  /* one the filter let in: put back for the event */
-    if (ljm_addrmap_put_key(&m->blocks, ev->oaddr, okey, b.size, b.site, &dropped) < 0) {
-      m->oom = 1;
-      return 1;
-    }
+  } else if (ljm_addrmap_owner(&m->blocks, okey, &owner)) {
+    keep = 1;  /* one the filter let in */
   } else {  /* made before the stream: a free is nobody's, a reallocation the event's */
     keep = set_passes(m, ev->kind == LJM_RAW_FREE ? 0 : ev->labels);
   }

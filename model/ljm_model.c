@@ -82,6 +82,7 @@ void ljm_model_free(LjmModel *m)
   ljm_sources_free(m);
   ljm_stacks_free(m);
   ljm_labels_free(m);
+  ljm_group_free(m);
   free(m->site_time);
   ljm_addrmap_free(&m->blocks);
   ljm_addrset_free(&m->caddrs);
@@ -396,6 +397,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   if (m->slice_events) slice_at(m, m->totals.events, ev->time);
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
+    if (__builtin_expect(m->gkey != NULL, 0) && node != NONE)
+      node = ljm_group_node(m, node, ljm_group_set(m, ev, okey));
     owner = ljm_stacks_ctx(m, si, node, ev->labels);
     if (node == NONE || owner == NONE) return;
     NodeFig *nd = ljm_stacks_fig(m, node);
@@ -668,7 +671,7 @@ static void on_flags(void *ud, unsigned flags)
 {
   LjmModel *m = ud;
   m->info.ext_flags = flags;
-  m->stacks = (flags & LJM_EXT_STACKS) != 0;
+  m->stacks = (flags & LJM_EXT_STACKS) || m->gkey;  /* grouped: a tree of any stream */
   m->ctx_owners = m->stacks || m->slice_events || flags != 0;
 }
 

@@ -35,7 +35,10 @@ typedef enum LjmSiteKind {
   LJM_SITE_INTERNAL = 0, /* VM-internal work: GC, JIT compiler, stack growth */
   LJM_SITE_LUA,          /* a line of a known Lua prototype */
   LJM_SITE_C,            /* a C function, named by symbol or unnamed */
-  LJM_SITE_TRACE         /* a JIT-compiled trace */
+  LJM_SITE_TRACE,        /* a JIT-compiled trace */
+  LJM_SITE_LABEL         /* a label's value, the root frame of a grouped
+                            tree (ljm_model_group_by): name and func
+                            "KEY=value"; no events of its own */
 } LjmSiteKind;
 
 /* Figures of one site, or of the whole profile (LjmTotals.fig).
@@ -151,12 +154,16 @@ typedef struct LjmNode {
 /* An event charged to another site than its stack's innermost frame
 ** (INTERNAL work under Lua code, a built-in's calling line, a C function
 ** below a Lua line) ends at a leaf of its own site under that frame: a
-** node of no stream (stream_id 0) with a parent. So per site, the nodes'
-** self figures add up to the site's. */
-static inline int ljm_node_is_charge(const LjmNode *n)
-{
-  return n->stream_id == 0 && n->parent != LJM_NO_NODE;
-}
+** node of no stream (stream_id 0) whose parent is a frame of the stream.
+** So per site, the nodes' self figures add up to the site's. */
+int ljm_model_node_is_charge(const LjmModel *m, uint32_t id);
+/* Whether node id is a site on its own (a stream without stacks, or an
+** event that came without one): at the root, or in a grouped tree right
+** below its label's root. */
+int ljm_model_node_alone(const LjmModel *m, uint32_t id);
+/* Whether nodes are paths of frames (a stream with stacks, or a grouped
+** tree: ljm_model_group_by) rather than sites on their own. */
+int ljm_model_stacked(const LjmModel *m);
 
 /* Number of nodes; ids are 0 .. n-1, a parent before its children. */
 size_t ljm_model_nnodes(const LjmModel *m);
@@ -324,6 +331,20 @@ int ljm_model_label_filter(LjmModel *m, const char *term);
 /* The filter's terms (their number), and the events it dropped. */
 uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms);
 uint64_t ljm_model_label_dropped(const LjmModel *m);
+/* Groups the call tree by label KEY: each event's stack is copied under a
+** root node whose site (LJM_SITE_LABEL) is named "KEY=value", the value of
+** KEY in its block's set ("KEY=(none)" without KEY, "KEY=(other)" for the
+** folded set), so a tree view has one root per value and a root's total
+** is that value's row of the report by KEY. A free and a reallocation go
+** under their block's root. A stream without stacks gets a tree too: each
+** site on its own below its root. Call before decoding; -1 when out of
+** memory. The original nodes stay, without figures. */
+int ljm_model_group_by(LjmModel *m, const char *key);
+/* The label root a node of a grouped tree is below (itself for a root), or
+** LJM_NO_NODE: what a path cut to its innermost frames keeps on top. */
+uint32_t ljm_model_node_group(const LjmModel *m, uint32_t id);
+/* The key given to ljm_model_group_by, or NULL. */
+const char *ljm_model_group_key(const LjmModel *m);
 /* Owners run from 0 to ljm_model_nowners(m) - 1 (see LjmLiveEvent). */
 uint32_t ljm_model_nowners(const LjmModel *m);
 /* An owner whose blocks carry labels: its call-tree node, its set, and its

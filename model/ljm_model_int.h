@@ -220,6 +220,14 @@ struct LjmModel {
   uint8_t *lmatch;
   LjmAddrmap lexcluded;  int lexcluded_init;
   uint64_t ldropped;
+  /* --group-by (ljm_group.c): the key, each set's root node (NONE: not
+  ** made yet), the roots by name (strtab id), each node's copy under a root
+  ** ((root << 32 | node) -> copy), the last copy made or found, the copies
+** made, scratch */
+  char *gkey;  uint32_t *groot;  LjmHmap groot_by_name, gcopy;
+  uint64_t glast_key;  uint32_t glast;  uint64_t gcopies;
+  uint32_t *gpath;  uint32_t capgpath;
+  uint32_t *groot_of;  uint32_t capgroot_of;  /* node -> its root, NONE: none */
   /* a stream with time marks and no stacks: each site's first and last
   ** event time (2 per site, LJM_NO_TIME_US for none), as nodes' with stacks */
   uint64_t *site_time;  uint32_t capsite_time;
@@ -257,6 +265,9 @@ uint32_t ljm_names_site_of(LjmModel *m, uint32_t loc);
 void ljm_names_finish(LjmModel *m);
 /* Are sites a and b the same place (location and reference name)? */
 static inline int ljm_names_same_place(const LjmModel *m, uint32_t a, uint32_t b);
+/* A site of kind LJM_SITE_LABEL named by strtab id 'name'; NONE when out
+** of memory. */
+uint32_t ljm_names_label_site(LjmModel *m, uint32_t name);
 /* Formats a double the way LuaJIT's "%d" does (used for names and reports). */
 int ljm_fmt_lua_int(char *buf, size_t len, double n);
 
@@ -274,6 +285,11 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
 ** line) gets a leaf of its own site under that frame, so that per site
 ** the stacked figures equal the flat ones. */
 uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site);
+/* The leaf of site under node n, for an event charged to another site
+** than n's (made on first use); NONE when out of memory. */
+uint32_t ljm_stacks_leaf_node(LjmModel *m, uint32_t n, uint32_t site);
+/* Appends a node (parent NONE: a root); its id, or NONE when out of memory. */
+uint32_t ljm_stacks_node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNodeKind kind);
 /* The node a site is on its own (standard streams: node id == site id). */
 uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
 /* Interned owner (site, node, label set, current slice) of a block
@@ -285,6 +301,14 @@ NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n);
 /* Node figures once decoding is over (peaks and totals). */
 void ljm_stacks_finish(LjmModel *m);
 void ljm_stacks_free(LjmModel *m);
+
+/* ljm_group.c (ljm_model_group_by): the label set of an event's block (an
+** allocation: the event's; a free or reallocation: its live block's, else
+** none or the event's), and a node's copy under that set's root; NONE when
+** out of memory. */
+uint32_t ljm_group_set(LjmModel *m, const LjmRawEvent *ev, uint64_t okey);
+uint32_t ljm_group_node(LjmModel *m, uint32_t node, uint32_t set);
+void ljm_group_free(LjmModel *m);
 
 /* ljm_labels.c: label sets from the decoder, freed with the model. */
 int ljm_labels_init(LjmModel *m);

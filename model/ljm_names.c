@@ -383,6 +383,22 @@ static uint32_t new_site(LjmModel *m, uint32_t loc, uint32_t name)
   return si;
 }
 
+uint32_t ljm_names_label_site(LjmModel *m, uint32_t name)
+{
+  uint32_t si = site_slot(m);
+  if (si == NONE) return NONE;
+  const LjmStrEntry *e = ljm_strtab_get(&m->str, name);
+  LjmSite *s = &m->sites[si];
+  s->kind = LJM_SITE_LABEL;
+  s->name = s->func = e->s;
+  s->name_len = e->len;
+  s->file = s->chunk = "";
+  s->trace_start = LJM_NO_SITE;
+  m->sitex[si].loc = NONE;
+  m->sitex[si].name = name;
+  return si;
+}
+
 uint32_t ljm_names_site_of(LjmModel *m, uint32_t li)
 {
   Loc L = m->locs[li];

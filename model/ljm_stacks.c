@@ -5,8 +5,7 @@
 
 #include "model/ljm_model_int.h"
 
-/* Appends a node; its id, or NONE when out of memory. */
-static uint32_t node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNodeKind kind)
+uint32_t ljm_stacks_node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNodeKind kind)
 {
   if (m->nnodes == m->capnodes) {
     uint32_t cap = m->capnodes;
@@ -46,7 +45,8 @@ uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site)
     m->site_node = p;
     m->capsite_node = cap;
   }
-  if (m->site_node[site] == NONE) m->site_node[site] = node_new(m, NONE, site, LJM_NODE_FRAME);
+  if (m->site_node[site] == NONE)
+    m->site_node[site] = ljm_stacks_node_new(m, NONE, site, LJM_NODE_FRAME);
   return m->site_node[site];
 }
 
@@ -78,19 +78,18 @@ void ljm_stacks_on_node(LjmModel *m, uint32_t id, uint32_t parent, const LjmRawF
                                                  : LJM_NODE_FRAME;
   uint32_t site = kind == LJM_NODE_FRAME ? frame_site(m, f) : NONE;
   uint32_t p = parent ? m->stream_node[parent - 1] : NONE;
-  uint32_t n = node_new(m, p, site, kind);
+  uint32_t n = ljm_stacks_node_new(m, p, site, kind);
   if (n != NONE) m->nodes[n].stream_id = id;
   m->stream_node[m->nstream++] = n;
 }
 
-/* The leaf of site under stream node n (created on first use). */
-static uint32_t leaf_node(LjmModel *m, uint32_t n, uint32_t site)
+uint32_t ljm_stacks_leaf_node(LjmModel *m, uint32_t n, uint32_t site)
 {
   uint64_t key = (uint64_t)n << 32 | site;
   if (key == m->last_leaf_key && m->last_leaf != NONE) return m->last_leaf;
   uint32_t c = ljm_hmap_get(&m->leaf_by_key, key);
   if (c == NONE) {
-    c = node_new(m, n, site, LJM_NODE_FRAME);
+    c = ljm_stacks_node_new(m, n, site, LJM_NODE_FRAME);
     if (c == NONE) return NONE;
     if (ljm_hmap_put(&m->leaf_by_key, key, c) != 0) {
       m->oom = 1;
@@ -108,7 +107,7 @@ uint32_t ljm_stacks_event_node(LjmModel *m, uint32_t stack, uint32_t site)
   if (n == NONE) return n;
   uint32_t ns = m->nodes[n].site;
   if (ns != LJM_NO_SITE && ljm_names_same_place(m, ns, site)) return n;
-  return leaf_node(m, n, site);
+  return ljm_stacks_leaf_node(m, n, site);
 }
 
 /* The ctx of (site, node) without labels: a small direct-mapped cache, then
@@ -180,6 +179,33 @@ void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes)
     m->rss = p;
   }
   m->rss[m->nrss++] = (LjmRssSample){ time, bytes };
+}
+
+/* Whether node id is the root of a grouped tree (ljm_model_group_by). */
+static int label_root(const LjmModel *m, uint32_t id)
+{
+  const LjmNode *n = &m->nodes[id];
+  return n->kind == LJM_NODE_FRAME && n->site != LJM_NO_SITE &&
+         m->sites[n->site].kind == LJM_SITE_LABEL;
+}
+
+int ljm_model_node_is_charge(const LjmModel *m, uint32_t id)
+{
+  const LjmNode *n = &m->nodes[id];
+  return n->stream_id == 0 && n->parent != LJM_NO_NODE && !label_root(m, n->parent);
+}
+
+int ljm_model_node_alone(const LjmModel *m, uint32_t id)
+{
+  const LjmNode *n = &m->nodes[id];
+  return n->kind == LJM_NODE_FRAME && n->stream_id == 0 && !label_root(m, id) &&
+         !(m->info.ext_flags & LJM_EXT_STACKS) &&
+         (n->parent == LJM_NO_NODE || label_root(m, n->parent));
+}
+
+int ljm_model_stacked(const LjmModel *m)
+{
+  return (m->info.ext_flags & LJM_EXT_STACKS) || (m->gkey && m->stacks);
 }
 
 NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n)

@@ -19,6 +19,12 @@
 * testdata/labels/split.lua (known bytes under two labels), exact and
   sampled at 64k: each label's sampled estimate within three standard
   errors of the exact figure.
+* --group-by plugin on the --time and the JIT-on --stacks streams: folded
+  roots per value for four figures, JSON's label roots, label sets and
+  per-node shares, the .heapprofile's roots, go tool pprof's plugin=VALUE
+  frames and heaptrack_print -F's roots all equal the report's rows; SVG,
+  Markdown and speedscope name every root; misuse refused; a 20 000-deep
+  tree under 4095 values stays bounded.
 * Hand-made label items the decoder refuses, each in one line at its byte.
 
 * testdata/ext/labelled.ljm (make_labelled.py): the table its docstring
@@ -236,6 +242,136 @@ rows = by_table(run([LJM, "report", "--by", "plugin", jit]).stdout, "plugin")
 check(rows.get("a") and 1001 <= rows["a"][1] <= 1010,
       "JIT on: a's 1000 tables in use, and what the JIT made for them (%s)" % (rows.get("a"),))
 
+# -- --group-by plugin: a root frame per value, in every tree format ---------------------
+def folded_roots(text):
+    """Folded lines: root frame -> the sum of its lines' counts."""
+    out = {}
+    for line in text.splitlines():
+        stack, _, n = line.rpartition(" ")
+        root = stack.split(";")[0]
+        out[root] = out.get(root, 0) + int(n)
+    return out
+
+
+def heapprofile_roots(path):
+    """A .heapprofile (DevTools): root child name -> the selfSize of its subtree."""
+    import json
+    def size(n):
+        total, todo = 0, [n]
+        while todo:
+            x = todo.pop()
+            total += x["selfSize"]
+            todo.extend(x["children"])
+        return total
+    head = json.load(open(path))["head"]
+    return {c["callFrame"]["functionName"]: size(c) for c in head["children"]}
+
+
+def check_grouped(prof, what):
+    rows = by_table(run([LJM, "report", "--by", "plugin", prof]).stdout, "plugin")
+    for value, idx in (("alloc_bytes", 2), ("alloc_count", 3), ("inuse_bytes", 0),
+                       ("inuse_count", 1)):
+        p = run([LJM, "convert", "-q", "-f", "folded", "--group-by", "plugin", "--value", value,
+                 "-o", "-", prof])
+        want = {"plugin=" + k: r[idx] for k, r in rows.items() if r[idx]}
+        check(p.returncode == 0 and folded_roots(p.stdout) == want,
+              "%s: folded --group-by plugin --value %s: a root per value with the report's "
+              "figure (%s; report %s)" % (what, value, folded_roots(p.stdout), want))
+    out = os.path.join(TMP, "g.json")
+    p = run([LJM, "convert", "-q", "--group-by", "plugin", "-o", out, prof])
+    import json
+    d = json.load(open(out)) if p.returncode == 0 else {"nodes": [], "sites": [], "label_sets": []}
+    roots = {d["sites"][n["site"]]["func"]: n["total"] for n in d["nodes"]
+             if n["parent"] is None and n["site"] is not None and
+             d["sites"][n["site"]]["kind"] == "label"}
+    check(d.get("group_by") == "plugin" and
+          {k: (r["inuse_bytes"], r["alloc_count"], r["free_bytes"]) for k, r in roots.items()} ==
+          {"plugin=" + k: (r[0], r[3], r[4]) for k, r in rows.items()},
+          "%s: JSON: a label root per value with the report's in use, allocs, freed (%s)"
+          % (what, sorted(roots)))
+    # every labelled allocation by its set's id: the nodes' shares add up to each set's figures
+    per_set = {}
+    for n in d["nodes"]:
+        for x in n["labels"]:
+            per_set[x["set"]] = per_set.get(x["set"], 0) + x["alloc_bytes"]
+    sets = {x["id"]: x for x in d["label_sets"]}
+    check(per_set and all(sets[i]["alloc_bytes"] == v for i, v in per_set.items()) and
+          {i for i, x in sets.items() if i and x["alloc_bytes"]} == set(per_set),
+          "%s: JSON: nodes' label shares add up to each label set's bytes (%d sets)"
+          % (what, len(per_set)))
+    a = sum(x["alloc_bytes"] for x in d["label_sets"] if x["labels"].get("plugin") == "a")
+    check(a == rows["a"][2], "%s: JSON: plugin a's sets allocated %d, report %d" % (what, a, rows["a"][2]))
+    hp = os.path.join(TMP, "g.heapprofile")
+    p = run([LJM, "convert", "-q", "--group-by", "plugin", "-o", hp, prof])
+    got = heapprofile_roots(hp) if p.returncode == 0 else {}
+    want = {"plugin=" + k: r[0] for k, r in rows.items() if r[0]}
+    check({k: v for k, v in got.items() if v} == want,
+          "%s: .heapprofile: a root per value holding its bytes in use (%s; %s)" % (what, got, want))
+    pb = os.path.join(TMP, "g.pb.gz")
+    p = run([LJM, "convert", "-q", "--group-by", "plugin", "-o", pb, prof])
+    top = pprof(pb, "-top", "-cum", "-unit=B", "-sample_index=inuse_space")
+    check(all(tagroot_cum(top, "plugin=" + k) == r[0] for k, r in rows.items() if r[0]),
+          "%s: go tool pprof: plugin=VALUE frames hold the report's bytes in use" % what)
+    ht = os.path.join(TMP, "g.heaptrack.gz")
+    p = run([LJM, "convert", "-q", "--group-by", "plugin", "-o", ht, prof])
+    stacks = ht + ".stacks"
+    p = run(["heaptrack_print", "-f", ht, "-F", stacks, "--flamegraph-cost-type", "allocations"])
+    got = folded_roots(open(stacks).read()) if p.returncode == 0 and os.path.exists(stacks) else {}
+    want = {"plugin=" + k: r[3] for k, r in rows.items() if r[3]}
+    check(got == want, "%s: heaptrack_print -F: a root per value with its allocations (%s; %s)"
+          % (what, got, want))
+    for fmt in ("svg", "markdown", "speedscope"):
+        out = os.path.join(TMP, "g." + fmt)
+        p = run([LJM, "convert", "-q", "-f", fmt, "--group-by", "plugin", "-o", out, prof])
+        body = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
+        # the flame graph leaves out frames under 0.1 px wide: look for those of 1% and more
+        big = sum(r[2] for r in rows.values()) / (100 if fmt == "svg" else 1e18)
+        shown = [k for k in rows if rows[k][2] > big]
+        check(len(shown) >= 3 and all("plugin=" + k in body for k in shown),
+              "%s: %s --group-by plugin names every value's root: %s (%r)"
+              % (what, fmt, shown, p.stderr[-200:]))
+
+
+check_grouped(prof, "--time")
+check_grouped(jit, "--stacks, JIT on")
+for fmt, code in (("text", 2), ("ljm", 2)):
+    p = run([LJM, "convert", "-f", fmt, "--group-by", "plugin", "-o", os.path.join(TMP, "x"), prof])
+    check(p.returncode == code and p.stderr.count("\n") == 1 and "--group-by" in p.stderr,
+          "convert -f %s --group-by: refused in one line (%r)" % (fmt, p.stderr))
+for bad in ("", "a=b"):
+    p = run([LJM, "convert", "--group-by", bad, "-o", os.path.join(TMP, "x.folded"), prof])
+    check(p.returncode == 2, "--group-by %r: usage error (%r)" % (bad, p.stderr))
+# A deep tree shared by 4095 values (a chain of 20 000 frames, one block per
+# set at its end): the copies stay bounded (twice the stream's nodes and
+# 2^16); past that a value's blocks hang below its root's "[...]".
+from ljmwrite import Stream
+deep = Stream(flags=3)
+deep.proto(0x1000, b"@app.lua", 0)
+tip = 0
+for i in range(20000):
+    tip = deep.node(tip, ("lua", 0x1000, 5 + i % 7))
+for k in range(1, 4096):
+    deep.annotation(0x26, uleb(k) + lstr(b"k") + lstr(b"v%d" % k))
+    deep.annotation(0x27, uleb(k))
+    deep.stack(tip)
+    deep.alloc("lua", (0x1000, 5), 0x10000 + 16 * k, 16)
+path = os.path.join(TMP, "deep.ljm")
+open(path, "wb").write(deep.data())
+p = run([LJM, "convert", "-q", "--group-by", "k", "-f", "json", "-o", "-", path])
+import json
+d = json.loads(p.stdout) if p.returncode == 0 else {"nodes": [], "sites": []}
+roots = [n["total"]["alloc_bytes"] for n in d["nodes"] if n["parent"] is None and
+         d["sites"][n["site"]]["kind"] == "label"]
+check(len(d["nodes"]) <= 20000 + 2 * (20000 + 2) + 65536 + 20000 + 3 * 4095 and
+      len(roots) == 4095 and set(roots) == {16},
+      "a deep tree under 4095 values: %d nodes, a root per value with its 16 bytes (%r)"
+      % (len(d["nodes"]), p.stderr[-200:]))
+p = run([LJM, "convert", "-q", "--group-by", "k", "-f", "folded", "-o", "-", path])
+lines = p.stdout.splitlines()
+check(len(lines) == 4095 and all(re.match(r"k=v\d+;", x) for x in lines) and
+      sum(x.endswith(";[...];app.lua:5 16") for x in lines) > 3000,
+      "past the bound a value's block is below its root's [...] (%s)" % lines[-1:])
+
 # -- Sampled estimates per label against the exact figures ------------------------------
 # split.lua allocates known bytes under two labels; one recording exact, one
 # sampled at 64k: each label's allocated bytes within three standard errors
@@ -288,6 +424,11 @@ check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stder
 p = run([LJM, "report", "--label", "plugin=a", std])
 check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr and p.stdout == "",
       "--label on a stream without labels: one line, exit 1, nothing printed (%r)" % p.stderr)
+out = os.path.join(TMP, "std.folded")
+p = run([LJM, "convert", "--group-by", "plugin", "-o", out, std])
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr and
+      not os.path.exists(out), "--group-by on a stream without labels: one line, exit 1, no file (%r)"
+      % p.stderr)
 p = run([LJM, "report", "--by", "", std])
 check(p.returncode == 2, "--by '': usage error")
 ljh = os.path.join(TMP, "exit.ljh")
@@ -296,6 +437,9 @@ p = run([LJM, "record", "-joff", "--snapshot-at-exit", ljh, "-o", os.path.join(T
 p = run([LJM, "convert", "--label", "plugin=a", "-o", os.path.join(TMP, "h.pb.gz"), ljh])
 check(os.path.exists(ljh) and p.returncode == 1 and p.stderr.count("\n") == 1 and
       "no labels" in p.stderr, "convert --label of a heap snapshot: one line, exit 1 (%r)" % p.stderr)
+p = run([LJM, "convert", "--group-by", "plugin", "-o", os.path.join(TMP, "h.folded"), ljh])
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no labels" in p.stderr,
+      "convert --group-by of a heap snapshot: one line, exit 1 (%r)" % p.stderr)
 p = run([LJM, "convert", "-f", "ljm", "--label", "plugin=a", "-o", os.path.join(TMP, "f.ljm"), prof])
 check(p.returncode == 2 and "--label" in p.stderr and not os.path.exists(os.path.join(TMP, "f.ljm")),
       "convert -f ljm --label: refused, the stream is copied as it is (%r)" % p.stderr)

@@ -131,6 +131,9 @@ static void frames_plain(LjmFrames *f, const LjmSite *s)
     frames_adds(f, s->kind, "[C]");
     frames_adds(f, s->kind, s->func);
     return;
+  case LJM_SITE_LABEL:
+    frames_adds(f, s->kind, s->func);
+    return;
   default:
     frames_adds(f, s->kind, "INTERNAL");
     return;
@@ -185,11 +188,12 @@ static void frames_stack_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f
 }
 
 /* A charged Lua site's leaf is its line alone: the frames above say where. */
-static int charged_line(const LjmModel *m, const LjmNode *n)
+static int charged_line(const LjmModel *m, uint32_t id)
 {
+  const LjmNode *n = ljm_model_node(m, id);
   const LjmSite *s = n->kind == LJM_NODE_FRAME ? ljm_model_site(m, n->site) : NULL;
-  return ljm_node_is_charge(n) && s && s->kind == LJM_SITE_LUA &&
-         s->func_from != LJM_FUNC_BUILTIN;
+  return s && s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN &&
+         ljm_model_node_is_charge(m, id);
 }
 
 /* The line a Lua node's own events were at, after its frames. */
@@ -203,20 +207,29 @@ static void line_frame(const LjmModel *m, const LjmNode *n, LjmFrames *f)
   }
 }
 
-/* Empties f; returns whether node is a site on its own (standard streams). */
-static int frames_start(const LjmModel *m, const LjmNode *n, LjmFrames *f)
+/* Empties f; returns whether node is a site on its own (standard streams),
+** after the frame of its label's root in a grouped tree. */
+static int frames_start(const LjmModel *m, uint32_t node, LjmFrames *f)
 {
   f->n = 0;
   frames_at(f, NULL, 0);
   ljm_buf_reset(&f->text);
-  return n->parent == LJM_NO_NODE && n->kind == LJM_NODE_FRAME &&
-         !(ljm_model_stream(m)->ext_flags & 1);
+  return ljm_model_node_alone(m, node);
+}
+
+/* The frame of a node's label root (grouped trees), if it hangs below one. */
+static void frames_root(const LjmModel *m, const LjmNode *n, LjmFrames *f)
+{
+  if (n->parent == LJM_NO_NODE) return;
+  const LjmNode *p = ljm_model_node(m, n->parent);
+  frames_adds(f, LJM_SITE_LABEL, ljm_model_site(m, p->site)->func);
 }
 
 void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
 {
   const LjmNode *n = ljm_model_node(m, node);
-  if (frames_start(m, n, f)) {
+  if (frames_start(m, node, f)) {
+    frames_root(m, n, f);
     frames_site(m, ljm_model_site(m, n->site), f);
     return;
   }
@@ -227,8 +240,12 @@ void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
     chain[depth++] = id;
     id = ljm_model_node(m, id)->parent;
   }
-  if (id != LJM_NO_NODE) frames_adds(f, LJM_SITE_INTERNAL, "[...]");
-  int charge = charged_line(m, n);
+  if (id != LJM_NO_NODE) {  /* cut: a grouped path keeps its label on top */
+    uint32_t root = ljm_model_node_group(m, node);
+    if (root != LJM_NO_NODE) frames_stack_frame(m, ljm_model_node(m, root), f);
+    if (id != root) frames_adds(f, LJM_SITE_INTERNAL, "[...]");
+  }
+  int charge = charged_line(m, node);
   while (depth-- > (uint32_t)charge) frames_stack_frame(m, ljm_model_node(m, chain[depth]), f);
   line_frame(m, n, f);
 }
@@ -236,12 +253,12 @@ void ljm_frames_of(const LjmModel *m, uint32_t node, LjmFrames *f)
 size_t ljm_frames_step(const LjmModel *m, uint32_t node, LjmFrames *f)
 {
   const LjmNode *n = ljm_model_node(m, node);
-  if (frames_start(m, n, f)) {
+  if (frames_start(m, node, f)) {
     frames_site(m, ljm_model_site(m, n->site), f);
     return 0;
   }
   size_t through = 0;
-  if (!charged_line(m, n)) {
+  if (!charged_line(m, node)) {
     frames_stack_frame(m, n, f);
     through = 1;
   }
@@ -272,6 +289,9 @@ static void label_plain(LjmBuf *b, const LjmSite *s)
   case LJM_SITE_C:
     ljm_buf_puts(b, s->func);
     ljm_buf_puts(b, " [C]");
+    return;
+  case LJM_SITE_LABEL:
+    ljm_buf_puts(b, s->func);
     return;
   default:
     ljm_buf_puts(b, "INTERNAL");

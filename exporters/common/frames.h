@@ -25,6 +25,10 @@
 **   built-in, C function: <function>; trace: TRACE [n] lib.lua:9; a coroutine
 **   boundary: [coroutine]; a tail call: [tail call]; frames left out: [...]
 **
+** A tree grouped by a label (ljm_model_group_by) starts each path with the
+** label's frame, "plugin=auth", then the path as above; a path cut to its
+** innermost frames keeps it on top: plugin=auth;[...];...
+**
 ** An event charged to another site than its stack's innermost frame ends in
 ** that site (ljm_node_is_charge): INTERNAL, a C function, or a Lua line alone
 ** (a built-in's calling line: ...;main chunk (app.lua);string.rep;app.lua:7).

@@ -161,6 +161,7 @@ static const char *module_of(const LjmSite *s)
   case LJM_SITE_LUA: return *s->file ? s->file : "?";
   case LJM_SITE_C: return "[C]";
   case LJM_SITE_TRACE: return "[JIT]";
+  case LJM_SITE_LABEL: return "[label]";
   default: return "[LuaJIT VM]";
   }
 }
@@ -200,7 +201,9 @@ static uint32_t frame_ip(Ht *h, const LjmModel *m, uint32_t site, const char *ma
   } else {
     const LjmSite *s = ljm_model_site(m, site);
     f[n++] = string_id(h, module_of(s), NULL);
-    f[n++] = string_id(h, s->func, s->kind == LJM_SITE_LUA ? " (Lua)" : " [C]");
+    f[n++] = string_id(h, s->func, s->kind == LJM_SITE_LUA     ? " (Lua)"
+                                   : s->kind == LJM_SITE_LABEL ? NULL
+                                                               : " [C]");
     if (s->kind == LJM_SITE_LUA && s->func_from != LJM_FUNC_BUILTIN) {
       f[n++] = string_id(h, *s->file ? s->file : "?", NULL);
       f[n++] = s->line > 0 ? (uint64_t)s->line : 0;
@@ -320,7 +323,7 @@ static void header(Ht *h, const LjmModel *m)
   if (h->header_done) return;
   h->header_done = 1;
   h->timed = (ljm_model_stream(m)->ext_flags & 2) != 0;
-  h->stacks = (ljm_model_stream(m)->ext_flags & 1) != 0;
+  h->stacks = ljm_model_stacked(m);  /* else node i is site i */
   /* 'X' is the rest of the line, not a sized string. */
   LjmBuf x = {0};
   ljm_buf_puts(&x, "X ");

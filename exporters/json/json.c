@@ -83,6 +83,7 @@ static const char *kind_name(LjmSiteKind k)
   case LJM_SITE_LUA: return "lua";
   case LJM_SITE_C: return "c";
   case LJM_SITE_TRACE: return "trace";
+  case LJM_SITE_LABEL: return "label";
   default: return "internal";
   }
 }
@@ -149,7 +150,99 @@ static const char *node_kind(LjmNodeKind k)
   }
 }
 
-static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n)
+/* The six figures of a label set's or an owner's blocks (no peaks). */
+static void json_label_figures(FILE *f, const LjmFigures *g)
+{
+  json_num(f, ",\"alloc_count\":", g->alloc_count);
+  json_num(f, ",\"alloc_bytes\":", g->alloc_bytes);
+  json_num(f, ",\"free_count\":", g->free_count);
+  json_num(f, ",\"free_bytes\":", g->free_bytes);
+  json_num(f, ",\"inuse_count\":", g->inuse_count);
+  json_num(f, ",\"inuse_bytes\":", g->inuse_bytes);
+}
+
+/* The stream's label sets, set 0 (no labels) first; [] without any. */
+static void json_label_sets(FILE *f, const LjmModel *m)
+{
+  fputs("\"label_sets\":[", f);
+  int first = 1;
+  for (uint32_t set = 0; set <= LJM_LABEL_SETS; set++) {
+    const LjmFigures *g = ljm_model_label_figures(m, set);
+    if (!g) break;  /* a stream without label sets */
+    if (set && !ljm_model_label_defined(m, set)) continue;
+    json_num(f, first ? "\n{\"id\":" : ",\n{\"id\":", set);
+    first = 0;
+    fprintf(f, ",\"other\":%s,\"labels\":{", ljm_model_label_other(m, set) ? "true" : "false");
+    unsigned n = ljm_model_label_count(m, set);
+    for (unsigned i = 0; i < n; i++) {
+      LjmStr k, v;
+      ljm_model_label(m, set, i, &k, &v);
+      if (i) fputc(',', f);
+      json_str(f, k.s, k.len);
+      fputc(':', f);
+      json_str(f, v.s, v.len);
+    }
+    fputc('}', f);
+    json_label_figures(f, g);
+    fputc('}', f);
+  }
+  fputs(first ? "]" : "\n]", f);
+}
+
+/* A node's share of a label set: the figures of its owners with that set. */
+typedef struct NodeSet {
+  uint32_t node, set;
+  LjmFigures fig;
+} NodeSet;
+
+static int nodeset_order(const void *a, const void *b)
+{
+  const NodeSet *x = a, *y = b;
+  if (x->node != y->node) return x->node < y->node ? -1 : 1;
+  return x->set < y->set ? -1 : x->set > y->set;
+}
+
+/* The (node, set) shares, sorted by node then set, owners of one pair
+** summed; *n gets their number. NULL with *n 0 when there are none or
+** memory ran out (*oom set). */
+static NodeSet *node_sets(const LjmModel *m, size_t *n, int *oom)
+{
+  uint32_t no = ljm_model_nowners(m);
+  size_t k = 0;
+  NodeSet *v = NULL;
+  *n = 0;
+  for (uint32_t o = 0; o < no; o++) {
+    uint32_t node, set;
+    const LjmFigures *g = ljm_model_owner_label_figures(m, o, &node, &set);
+    if (!g) continue;
+    if (!v && !(v = malloc((size_t)no * sizeof(*v)))) {
+      *oom = 1;
+      return NULL;
+    }
+    v[k++] = (NodeSet){ node, set, *g };
+  }
+  if (!k) return v;
+  qsort(v, k, sizeof(*v), nodeset_order);
+  size_t w = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (w && v[w - 1].node == v[i].node && v[w - 1].set == v[i].set) {
+      LjmFigures *a = &v[w - 1].fig;
+      a->alloc_count += v[i].fig.alloc_count;
+      a->alloc_bytes += v[i].fig.alloc_bytes;
+      a->free_count += v[i].fig.free_count;
+      a->free_bytes += v[i].fig.free_bytes;
+      a->inuse_count += v[i].fig.inuse_count;
+      a->inuse_bytes += v[i].fig.inuse_bytes;
+    } else {
+      v[w++] = v[i];
+    }
+  }
+  *n = w;
+  return v;
+}
+
+static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n,
+                      const NodeSet **ns, const NodeSet *end)
 {
   json_num(f, "{\"id\":", id);
   fputs(",\"parent\":", f);
@@ -170,7 +263,13 @@ static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n)
   json_figures(f, ljm_model_node_self(m, id));
   fputs("},\"total\":{", f);
   json_figures(f, ljm_model_node_total(m, id));
-  fputs("}}", f);
+  fputs("},\"labels\":[", f);
+  for (int k = 0; *ns < end && (*ns)->node == id; (*ns)++, k++) {
+    json_num(f, k ? ",{\"set\":" : "{\"set\":", (*ns)->set);
+    json_label_figures(f, &(*ns)->fig);
+    fputc('}', f);
+  }
+  fputs("]}", f);
 }
 
 static void json_rss(FILE *f, const LjmModel *m)
@@ -269,16 +368,29 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
     fputs(id ? ",\n" : "\n", f);
     json_site(f, id, ljm_model_site(m, id));
   }
-  fputs("\n],\n\"nodes\":[", f);
-  size_t nn = ljm_model_nnodes(m);
-  for (uint32_t id = 0; id < nn; id++) {
+  fputs("\n],\n", f);
+  json_label_sets(f, m);
+  fputs(",\n\"group_by\":", f);
+  if (ljm_model_group_key(m)) json_cstr(f, ljm_model_group_key(m));
+  else fputs("null", f);
+  fputs(",\n\"nodes\":[", f);
+  size_t nn = ljm_model_nnodes(m), nsets;
+  int oom = 0;
+  NodeSet *sets = node_sets(m, &nsets, &oom), *end = sets ? sets + nsets : NULL;
+  const NodeSet *at = sets;
+  for (uint32_t id = 0; id < nn && !oom; id++) {
     fputs(id ? ",\n" : "\n", f);
-    json_node(f, m, id, ljm_model_node(m, id));
+    json_node(f, m, id, ljm_model_node(m, id), &at, end);
   }
+  free(sets);
   fputs("\n],\n", f);
   json_rss(f, m);
   fputs("}\n", f);
   free(st);
+  if (oom) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
   return 0;
 }
 

@@ -2,7 +2,9 @@
 """JSON on the whole corpus: parsed back with Python's json, checked against
 SCHEMA.md (keys and types), site figures summed against the totals, and
 the hostile profile's names round-tripped; a sampled stream's rate and
-estimates against the independent reader's."""
+estimates against the independent reader's; label sets and each node's
+shares of them adding up; testdata/ext/labelled.ljm grouped by plugin
+(`--group-by plugin`): its label roots hold the bytes worked out by hand."""
 import json
 import os
 import re
@@ -49,7 +51,7 @@ def check_nodes(tag, doc):
         T.check(n["kind"] in ("frame", "resume", "tail", "cut"), "%s: node %d kind" % (tag, i))
         T.check((n["site"] is not None) == (n["kind"] == "frame") and
                 (n["site"] is None or 0 <= n["site"] < len(sites)), "%s: node %d site" % (tag, i))
-        if not stacks:
+        if not stacks and doc["group_by"] is None:
             T.check(len(nodes) == len(sites) and n["site"] == i and p is None and
                     all(n["self"][f] == sites[i][f] for f in FIGURES),
                     "%s: standard stream node %d is not site %d alone" % (tag, i, i))
@@ -65,6 +67,58 @@ def check_nodes(tag, doc):
         T.check(total == t[f], "%s: nodes' self sum %s to %d, totals say %d" % (tag, f, total, t[f]))
     for r in doc["rss"]:
         T.check(isinstance(r["bytes"], int), "%s: rss sample %r" % (tag, r))
+
+
+LABEL_FIGURES = FIGURES[:6]
+
+
+def check_labels(tag, doc):
+    """Label sets: set 0 and the stream's, whose figures add up to the
+    totals; each node's shares per set add up to the set's figures."""
+    sets, t = doc["label_sets"], doc["totals"]
+    T.check(isinstance(sets, list), "%s: label_sets %r" % (tag, sets))
+    if not sets:
+        T.check(all(n["labels"] == [] for n in doc["nodes"]), "%s: node labels without sets" % tag)
+        return
+    ids = [x["id"] for x in sets]
+    T.check(ids[0] == 0 and ids == sorted(set(ids)) and sets[0]["labels"] == {},
+            "%s: label set ids %r" % (tag, ids[:8]))
+    for f in LABEL_FIGURES:
+        T.check(sum(x[f] for x in sets) == t[f], "%s: label sets sum %s to %d, totals say %d"
+                % (tag, f, sum(x[f] for x in sets), t[f]))
+    byid = {x["id"]: x for x in sets}
+    share = {}
+    for n in doc["nodes"]:
+        for x in n["labels"]:
+            T.check(x["set"] in byid and x["set"] != 0, "%s: node %d share of set %r" % (tag, n["id"], x["set"]))
+            g = share.setdefault(x["set"], dict.fromkeys(LABEL_FIGURES, 0))
+            for f in LABEL_FIGURES:
+                g[f] += x[f]
+    for i, x in byid.items():
+        if i:
+            want = {f: x[f] for f in LABEL_FIGURES}
+            T.check(share.get(i, dict.fromkeys(LABEL_FIGURES, 0)) == want,
+                    "%s: nodes' shares of set %d %r, the set says %r" % (tag, i, share.get(i), want))
+
+
+# testdata/ext/labelled.ljm by plugin (its docstring's table): the label roots' totals
+GROUPED = {"plugin=auth": (292, 128, 100), "plugin=(other)": (57, 57, 0),
+           "plugin=json": (40, 40, 0), "plugin=(none)": (10, 10, 0)}
+
+
+def check_grouped(d, prof):
+    """`--group-by plugin`: the document passes check_doc, names the key, and
+    its label roots hold each plugin's allocated, in use and freed bytes."""
+    tag = "labelled.ljm --group-by plugin"
+    data = T.convert_ok(prof, os.path.join(d, "grouped.json"), extra=["--group-by", "plugin"])
+    doc = json.loads(data.decode("utf-8"))
+    check_doc(tag, doc, prof)
+    roots = {doc["sites"][n["site"]]["func"]: (n["total"]["alloc_bytes"], n["total"]["inuse_bytes"],
+                                               n["total"]["free_bytes"])
+             for n in doc["nodes"] if n["parent"] is None and n["site"] is not None and
+             doc["sites"][n["site"]]["kind"] == "label"}
+    T.check(doc["group_by"] == "plugin" and roots == GROUPED, "%s: roots %r, want %r"
+            % (tag, roots, GROUPED))
 
 
 def check_stacks_vs_reader(tag, doc, want):
@@ -107,7 +161,7 @@ def check_sampled(tag, doc, want):
 def check_doc(tag, doc, prof):
     T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 2, "%s: header" % tag)
     T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites",
-                         "nodes", "rss"},
+                         "label_sets", "group_by", "nodes", "rss"},
             "%s: top-level keys %s" % (tag, sorted(doc)))
     has_keys(tag + " stream", doc["stream"], STREAM)
     T.check(doc["stream"]["path"] == prof, "%s: stream.path %r" % (tag, doc["stream"]["path"]))
@@ -123,7 +177,10 @@ def check_doc(tag, doc, prof):
     for i, s in enumerate(sites):
         has_keys("%s site %d" % (tag, i), s, SITE)
         T.check(s["id"] == i, "%s: site ids not dense at %d" % (tag, i))
-        T.check(s["kind"] in ("internal", "lua", "c", "trace"), "%s: kind %r" % (tag, s["kind"]))
+        T.check(s["kind"] in ("internal", "lua", "c", "trace", "label"), "%s: kind %r" % (tag, s["kind"]))
+        T.check((s["kind"] == "label") == (doc["group_by"] is not None and
+                                            s["func"].startswith(doc["group_by"] + "=")),
+                "%s: a label site %r, grouped by %r" % (tag, s["func"], doc["group_by"]))
         T.check((s["func_from"] in ("source", "main", "builtin", "anonymous", "unknown",
                                     "stream"))
                 == (s["kind"] == "lua"), "%s: func_from %r of a %s site" % (tag, s["func_from"], s["kind"]))
@@ -138,6 +195,7 @@ def check_doc(tag, doc, prof):
         total = sum(s[f] for s in sites)
         T.check(total == t[f], "%s: sites sum %s to %d, totals say %d" % (tag, f, total, t[f]))
     check_nodes(tag, doc)
+    check_labels(tag, doc)
     for a in doc["aliases"]:
         T.check(a["name"].startswith("function_alias_") and isinstance(a["text"], str),
                 "%s: alias %r" % (tag, a))
@@ -188,6 +246,8 @@ def main():
         T.check(T.convert_ok(prof, "-", "json") == data, "%s: stdout differs from file" % tag)
         ran += 1
     T.check(sampled, "%s not checked" % T.SAMPLED)
+    check_grouped(d, next(p for p in T.corpus() if os.path.basename(p) == "labelled.ljm"))
+    ran += 1
     T.finish("json_test", ran)
 
 

@@ -128,12 +128,14 @@ static void md_code(LjmBuf *b, const char *s, size_t len)
 ** "[...]"), each a code span, joined by <br>. */
 static void md_context(LjmBuf *b, LjmBuf *label, const LjmModel *m, uint32_t id)
 {
-  int stacks = ljm_model_stream(m)->ext_flags & 1;
+  int stacks = ljm_model_stacked(m);
+  uint32_t root = ljm_model_node_group(m, id);
   for (unsigned k = 0; id != LJM_NO_NODE; k++) {
-    if (k == LJM_FRAMES_SHOWN_MAX) {
+    if (k == LJM_FRAMES_SHOWN_MAX && id != root) {  /* a grouped path keeps its label */
       ljm_buf_puts(b, "<br>");
       md_code(b, "[...]", 5);
-      return;
+      if (root == LJM_NO_NODE) return;
+      id = root;
     }
     const LjmNode *nd = ljm_model_node(m, id);
     ljm_buf_reset(label);

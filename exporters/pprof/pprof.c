@@ -190,7 +190,7 @@ static int64_t key(Builder *b, const char *s)
 
 /* Frame kinds keep equal names of different kinds apart (a C symbol "move"
 ** and the bytecode built-in chunk "move"). */
-enum { FK_PROTO = 0, FK_C, FK_TRACE, FK_INTERNAL };
+enum { FK_PROTO = 0, FK_C, FK_TRACE, FK_INTERNAL, FK_LABEL };
 /* Markers of a real stack have no function: named frames of the VM's. */
 #define FK_MARK FK_INTERNAL
 
@@ -309,6 +309,9 @@ static size_t site_frames(Builder *b, const LjmModel *m, const LjmSite *s,
   case LJM_SITE_C:
     ids[n++] = other_frame(b, FK_C, s->func, "[C]");
     break;
+  case LJM_SITE_LABEL:
+    ids[n++] = other_frame(b, FK_LABEL, s->func, "[label]");
+    break;
   default:
     ids[n++] = other_frame(b, FK_INTERNAL, "INTERNAL", "[LuaJIT VM]");
     break;
@@ -332,6 +335,7 @@ static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
   case LJM_SITE_LUA: return lua_frame(b, s);
   case LJM_SITE_TRACE: return other_frame(b, FK_TRACE, s->func, "[JIT]");
   case LJM_SITE_C: return other_frame(b, FK_C, s->func, "[C]");
+  case LJM_SITE_LABEL: return other_frame(b, FK_LABEL, s->func, "[label]");
   default: return other_frame(b, FK_INTERNAL, "INTERNAL", "[LuaJIT VM]");
   }
 }
@@ -396,7 +400,7 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
   const LjmNode *nd = ljm_model_node(m, id);
   if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
     return;
-  size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 1 + SITEFRAMES;
+  size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 2 + SITEFRAMES;
   if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
       !GROW(b, smp_set, capsmp_set, i) || (set && set_labels(b, m, set)) ||
       !GROW(b, ids, capids, need) || !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
@@ -405,8 +409,9 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
   }
   uint64_t *ids = b->ids + b->nids;
   size_t n = 0;
-  if (!(ljm_model_stream(m)->ext_flags & 1)) {
+  if (ljm_model_node_alone(m, id)) {  /* below its label's root when grouped */
     n = site_frames(b, m, ljm_model_site(m, nd->site), ids);
+    if (nd->parent != LJM_NO_NODE) ids[n++] = stack_frame(b, m, ljm_model_node(m, nd->parent));
   } else {
     /* The innermost frames, below a "[...]" one as frames.h cuts paths. */
     uint32_t k = id;
@@ -414,7 +419,11 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
       if (!b->node_loc[k]) b->node_loc[k] = stack_frame(b, m, ljm_model_node(m, k));
       ids[n++] = b->node_loc[k];  /* made once per node, not once per path */
     }
-    if (k != LJM_NO_NODE) ids[n++] = other_frame(b, FK_MARK, "[...]", "[LuaJIT VM]");
+    if (k != LJM_NO_NODE) {  /* cut: a grouped path keeps its label on top */
+      uint32_t root = ljm_model_node_group(m, id);
+      if (k != root) ids[n++] = other_frame(b, FK_MARK, "[...]", "[LuaJIT VM]");
+      if (root != LJM_NO_NODE) ids[n++] = stack_frame(b, m, ljm_model_node(m, root));
+    }
   }
   b->first[i] = b->nids;
   b->smp_set[i] = set;

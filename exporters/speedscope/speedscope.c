@@ -282,12 +282,16 @@ static int tab_node(SsFrameTab *t, const LjmModel *m, uint32_t id, SsScratch *sc
     anc[na++] = a;
   t->node_off[id] = t->npool;
   if (a != LJM_NO_NODE) {  /* deeper than shown: "[...]" first, as frames.h */
+    uint32_t root = ljm_model_node_group(m, id), k;  /* below a grouped path's label */
+    if (root != LJM_NO_NODE &&
+        ((k = thru_frame(t, m, root, sc)) == SS_UNSET || (k != SS_NO_FRAME && pool_push(t, k))))
+      return -1;
     if (t->cut == SS_UNSET) {
       size_t start = t->frames.b.len;
       ljm_buf_puts(&t->frames.b, "{\"name\":\"[...]\"}");
       if ((t->cut = ljm_uniq_add(&t->frames, start)) == LJM_UNIQ_NONE) return -1;
     }
-    if (pool_push(t, t->cut) != 0) return -1;
+    if (a != root && pool_push(t, t->cut) != 0) return -1;  /* none left out but the label */
   }
   while (na-- > 0) {
     uint32_t k = thru_frame(t, m, anc[na], sc);

@@ -90,23 +90,25 @@ static const char *kind_class(LjmSiteKind k)
   case LJM_SITE_LUA: return "lua";
   case LJM_SITE_C: return "c";
   case LJM_SITE_TRACE: return "jit";
+  case LJM_SITE_LABEL: return "label";
   default: return "internal";
   }
 }
 
 /* Base colour and spread per kind: Lua green, C blue, JIT orange, internal
-** grey. A hash of the name picks the shade, so a frame keeps its colour. */
+** grey, label purple. A hash of the name picks the shade, so a frame keeps
+** its colour. */
 static void frame_fill(char *buf, size_t len, LjmSiteKind k, const char *name,
                        size_t nlen, int root)
 {
-  static const int base[4][3] = {
-    {150, 150, 150}, {60, 170, 60}, {70, 130, 210}, {235, 130, 30}};
-  static const int spread[4][3] = {
-    {50, 50, 50}, {60, 60, 40}, {50, 50, 40}, {20, 80, 40}};
+  static const int base[5][3] = {
+    {150, 150, 150}, {60, 170, 60}, {70, 130, 210}, {235, 130, 30}, {150, 100, 200}};
+  static const int spread[5][3] = {
+    {50, 50, 50}, {60, 60, 40}, {50, 50, 40}, {20, 80, 40}, {40, 40, 40}};
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < nlen; i++) h = (h ^ (unsigned char)name[i]) * 16777619u;
   int ki = root ? 0 : (int)k;
-  if (ki < 0 || ki > 3) ki = 0;
+  if (ki < 0 || ki > 4) ki = 0;
   double v = (h % 1000) / 1000.0;
   char n[3][LJM_NUM_MAX];
   for (int i = 0; i < 3; i++)
@@ -142,6 +144,7 @@ typedef struct SvgCtx {
   LjmBuf tmp;
   int snapshot;       /* the model is a heap snapshot */
   const char *title;  /* what the value is (ljm_value_title) */
+  int grouped;        /* the tree is grouped by a label (ljm_model_group_by) */
 } SvgCtx;
 
 #define W(call) do { if ((call) < 0) c->bad = 1; } while (0)
@@ -247,11 +250,11 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   el_text(c, "search", SVG_WIDTH - SVG_XPAD, 24, NULL, "Search");
   el_text(c, "details", SVG_XPAD, height - 12, NULL, " ");
   el_text(c, "matched", SVG_WIDTH - SVG_XPAD, height - 12, NULL, " ");
-  /* Legend: one swatch per kind. */
-  static const char *const names[4] = {"internal", "Lua", "C", "JIT"};
-  static const LjmSiteKind kinds[4] = {LJM_SITE_INTERNAL, LJM_SITE_LUA,
-                                       LJM_SITE_C, LJM_SITE_TRACE};
-  for (int i = 0; i < 4; i++) {
+  /* Legend: one swatch per kind (labels in a grouped tree only). */
+  static const char *const names[5] = {"internal", "Lua", "C", "JIT", "label"};
+  static const LjmSiteKind kinds[5] = {LJM_SITE_INTERNAL, LJM_SITE_LUA,
+                                       LJM_SITE_C, LJM_SITE_TRACE, LJM_SITE_LABEL};
+  for (int i = 0; i < (c->grouped ? 5 : 4); i++) {
     char fill[32];
     double x = SVG_XPAD + i * 90;
     frame_fill(fill, sizeof(fill), kinds[i], "", 0, 0);
@@ -338,6 +341,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   xmlTextWriterSetIndent(c->w, 0);
   if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
   c->snapshot = ljm_model_stream(m)->snapshot;
+  c->grouped = ljm_model_group_key(m) != NULL;
   c->title = ljm_value_snapshot_title(m, st->base.value);
   if (!c->title) c->title = ljm_value_kind_name(st->base.value);
   write_head(c, st, &t, &cut, height);

@@ -6,7 +6,9 @@ and each must render the function names `go tool pprof -top` prints for
 the same file, with no console errors and no page errors. A sampled stream
 (testdata/ext/sampled.ljm): the details box, opened by a click, says the
 figures are estimates, and the totals of the top page and the flame graph
-are the estimates the independent reader (tests/lib/ljmread.py) computes."""
+are the estimates the independent reader (tests/lib/ljmread.py) computes.
+Grouped by plugin (`--group-by plugin`, testdata/ext/labelled.ljm): a box
+per plugin with the bytes worked out by hand."""
 import html
 import os
 import re
@@ -19,7 +21,10 @@ import time
 import browser_lib as B
 
 T = B.T
-PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
+PROFILES = [("v3", "jit_on.ljm", ()), ("v3", "cfuncs.ljm", ()), ("ext", "sampled.ljm", ()),
+            ("ext", "labelled.ljm", ("--group-by", "plugin"))]
+# testdata/ext/labelled.ljm by plugin (its docstring's table): allocated bytes
+GROUPED = {"plugin=auth": 292, "plugin=(other)": 57, "plugin=json": 40, "plugin=(none)": 10}
 TOP_ROW = re.compile(r"^\s*(\S+)\s+(\S+%)\s+(\S+%)\s+(\S+)\s+(\S+%)\s+(.+?)\s*$")
 
 GRAPH = r"""() => {
@@ -103,10 +108,10 @@ def open_page(br, url, tag):
     T.check(status == 200, "%s: %s: HTTP %r" % (tag, url, status))
 
 
-def check_profile(br, args, prof, d, env, shoot):
-    tag = os.path.basename(prof)
-    pb = os.path.join(d, os.path.splitext(tag)[0] + ".pb.gz")
-    B.convert(args.ljm, prof, pb)
+def check_profile(br, args, prof, d, env, shoot, extra=()):
+    tag = " ".join([os.path.basename(prof)] + list(extra))
+    pb = os.path.join(d, os.path.splitext(os.path.basename(prof))[0] + ".pb.gz")
+    B.convert(args.ljm, prof, pb, extra)
     names, total = top_names(pb, env)
     if not names:
         return
@@ -167,8 +172,27 @@ def check_profile(br, args, prof, d, env, shoot):
         want = T.reader_figures(prof)
         if want["sample_rate"]:
             check_sampled(br, srv, tag, want, names)
+        if extra:
+            check_grouped(br, srv, tag, names)
     finally:
         srv.stop()
+
+
+def check_grouped(br, srv, tag, names):
+    """`--group-by plugin`: the flame graph of allocated bytes has a box per
+    plugin right under its root, with that plugin's bytes."""
+    open_page(br, srv.base + "/ui/flamegraph?si=alloc_space&unit=B", tag)
+    try:
+        fl = B.pprof_flame(br, 1, names)
+    except RuntimeError:
+        fl = []
+    for name, v in GROUPED.items():
+        box = [b for b in fl if b["name"] == name]
+        T.check(box and B.pprof_same_bytes(box[0]["value"], v),
+                "%s: flame graph box %s %r, want %dB" % (tag, name, box[0]["text"] if box else None, v))
+    br.screenshot("pprof_grouped_flamegraph.png")
+    errs = br.errors()
+    T.check(not errs, "%s: console or page errors: %r" % (tag, errs[:5]))
 
 
 def check_sampled(br, srv, tag, want, names):
@@ -213,9 +237,9 @@ def main():
     br = B.Browser(args)
     t0 = time.time()
     try:
-        for i, (folder, p) in enumerate(PROFILES):
+        for i, (folder, p, extra) in enumerate(PROFILES):
             try:
-                check_profile(br, args, B.corpus_file(p, folder), d, env, i == 0)
+                check_profile(br, args, B.corpus_file(p, folder), d, env, i == 0, extra)
             except RuntimeError as e:
                 T.check(False, "%s: browser: %s" % (p, e))
     finally:

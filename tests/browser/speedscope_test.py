@@ -5,7 +5,9 @@ imports a collapsed stack file, show the title, and its Sandwich table must
 list every frame name of the file with the self and total values computed
 here from the folded lines; no console errors, no page errors. For a
 sampled stream (testdata/ext/sampled.ljm) the largest total it shows (its
-root frame's) is the independent reader's estimate of the bytes allocated."""
+root frame's) is the independent reader's estimate of the bytes allocated.
+Grouped by plugin (`--group-by plugin`, testdata/ext/labelled.ljm): the
+plugin roots' totals are the bytes worked out by hand."""
 import os
 import re
 import time
@@ -15,6 +17,8 @@ import browser_lib as B
 
 T = B.T
 PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
+# `--group-by plugin` of testdata/ext/labelled.ljm: a root per plugin, its bytes
+GROUPED = {"plugin=auth": 292, "plugin=(other)": 57, "plugin=json": 40, "plugin=(none)": 10}
 
 ROWS = r"""() => [...document.querySelectorAll("tr")]
   .filter((tr) => tr.cells.length === 3)
@@ -60,6 +64,11 @@ def check_profile(br, base, name, folded, shoot, reader=None):
                 % (name, B.short(n), got.get(n), (self_v, total_v)))
     if shoot:
         br.screenshot("speedscope_sandwich.png")
+    if name.startswith("labelled_by_plugin"):
+        roots = {n: got.get(n, (None, None))[1] for n in GROUPED}
+        T.check(roots == GROUPED, "%s: Sandwich totals of the plugin roots %r, want %r"
+                % (name, roots, GROUPED))
+        br.screenshot("speedscope_grouped_sandwich.png")
     if reader:
         top = max((t for _, t in got.values() if t is not None), default=None)
         T.check(top == reader["alloc_bytes"], "%s: largest total %r, the reader's estimate %d"
@@ -78,6 +87,11 @@ def main():
         data = B.convert(args.ljm, B.corpus_file(p, folder), os.path.join(root, name))
         reader = T.reader_figures(B.corpus_file(p, folder))
         cases.append((name, data.decode("utf-8"), reader if reader["sample_rate"] else None))
+    # one root frame per plugin (testdata/ext/labelled.ljm's table by plugin)
+    name = "labelled_by_plugin.folded"
+    data = B.convert(args.ljm, B.corpus_file("labelled.ljm", "ext"), os.path.join(root, name),
+                     ["--group-by", "plugin"])
+    cases.append((name, data.decode("utf-8"), None))
     name = "nasty.folded"
     data = B.convert(args.ljm, B.nasty_profile(B.tmpdir("nasty-")), os.path.join(root, name))
     cases.append((name, data.decode("utf-8"), None))

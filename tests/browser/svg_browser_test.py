@@ -20,8 +20,9 @@ a file:// URL and checked for
   sentence, inside the window at both widths.
 
 Every expectation comes from the SVG file itself (parsed here), never from
-hard-coded frame names. Screenshots go to the test's outputs folder and to
-/tmp/browser-shots."""
+hard-coded frame names. `--group-by plugin` of testdata/ext/labelled.ljm:
+the same checks, and a purple frame per plugin above the root with its
+bytes. Screenshots go to the test's outputs folder and to /tmp/browser-shots."""
 import os
 import re
 import time
@@ -408,6 +409,32 @@ def check_as_image(br, path, tag):
     T.check(not errs, "%s: <img> page errors: %r" % (tag, errs[:5]))
 
 
+# testdata/ext/labelled.ljm by plugin: its docstring's table, allocated bytes
+GROUPED = {"plugin=auth": 292, "plugin=(other)": 57, "plugin=json": 40, "plugin=(none)": 10}
+
+
+def check_grouped(br, args, d):
+    """`ljm convert --group-by plugin`: the page passes check_page, and the
+    frames right above the root are one per plugin, with its bytes, in the
+    label colour (purple). Returns the pages shown (1)."""
+    prof = B.corpus_file("labelled.ljm", "ext")
+    out = os.path.join(d, "labelled.grouped.svg")
+    B.convert(args.ljm, prof, out, ["--group-by", "plugin"])
+    tag = "labelled.ljm [--group-by plugin]"
+    try:
+        check_page(br, out, tag, None)
+        br.screenshot("svg_grouped.png")
+    except RuntimeError as e:
+        T.check(False, "%s: browser: %s" % (tag, e))
+    _, fr = parse_svg(out)
+    tops = {f["name"]: f["v"] for f in fr if f["d"] == 1}
+    T.check(tops == GROUPED, "%s: frames above the root %r, want %r" % (tag, tops, GROUPED))
+    purple = [f for f in fr if f["d"] == 1 and re.match(r"rgb\((1[5-9]\d),(1[0-3]\d),(2[0-3]\d)\)", f["fill"])]
+    T.check(len(purple) == len(GROUPED), "%s: label frames are purple: %r"
+            % (tag, [f["fill"] for f in fr if f["d"] == 1]))
+    return 1
+
+
 def main():
     args = B.parse_args()
     d = B.tmpdir("svg-")
@@ -434,6 +461,7 @@ def main():
                 except RuntimeError as e:
                     T.check(False, "%s: browser: %s" % (tag, e))
                 ran += 1
+        ran += check_grouped(br, args, d)
     finally:
         br.close()
     print("svg_browser_test: %d pages in %.1fs, %d checks passed" % (ran, time.time() - t0, T.CHECKS.passed))
