@@ -384,9 +384,12 @@ static __attribute__((noinline)) int site_time(LjmModel *m, uint32_t si, uint64_
 }
 
 /* One event; okey and nkey are the map keys of its freed and new blocks
-** (ljm_addrmap_key), computed ahead by on_events. */
+** (ljm_addrmap_key), computed ahead by on_events. grouped: a constant of
+** each copy, the tree grouped by a label (ljm_group.c); the plain copy
+** has no trace of it. */
 static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
-                                                        uint64_t okey, uint64_t nkey)
+                                                        uint64_t okey, uint64_t nkey,
+                                                        const int grouped)
 {
   if (__builtin_expect(m->nlterms != 0, 0) && ljm_labels_drop(m, ev, okey, nkey)) return;
   uint32_t li, si = event_site(m, ev, &li, 0);
@@ -397,8 +400,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   if (m->slice_events) slice_at(m, m->totals.events, ev->time);
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
-    if (__builtin_expect(m->gkey != NULL, 0) && node != NONE)
-      node = ljm_group_node(m, node, ljm_group_set(m, ev, okey));
+    if (grouped && node != NONE) node = ljm_group_node(m, node, ljm_group_set(m, ev, okey));
     owner = ljm_stacks_ctx(m, si, node, ev->labels);
     if (node == NONE || owner == NONE) return;
     NodeFig *nd = ljm_stacks_fig(m, node);
@@ -573,24 +575,31 @@ static inline __attribute__((always_inline)) void apply_reference(LjmModel *m,
   m->totals.events++;
 }
 
-/* Whether events take apply_reference, decided at the first event and kept
-** (an extended stream's blocks are owned by ctxs in apply, by sites here):
-** exact streams, stacks or not, without slices or a listener. */
-static inline int reference_path(LjmModel *m)
+/* Which copy events take, decided at the first event and kept (an
+** extended stream's blocks are owned by ctxs in apply, by sites in
+** apply_reference): PATH_REFERENCE for exact streams, stacks or not,
+** without slices or a listener; PATH_GROUPED for a grouped tree (with
+** stacks, or a stream made a tree: on_flags). */
+enum { PATH_REFERENCE = 1, PATH_FULL, PATH_GROUPED };
+static inline int event_path(LjmModel *m)
 {
   if (__builtin_expect(!m->path, 0))
-    m->path = m->reference_only && !m->rate && !m->slice_events && !m->listener &&
-              !m->nlterms ? 1 : 2;
-  return m->path == 1;
+    m->path = m->gkey && m->stacks ? PATH_GROUPED
+              : m->reference_only && !m->rate && !m->slice_events && !m->listener && !m->nlterms
+                  ? PATH_REFERENCE
+                  : PATH_FULL;
+  return m->path;
 }
 
 static void on_event(void *ud, const LjmRawEvent *ev)
 {
   LjmModel *m = ud;
-  if (reference_path(m))
-    apply_reference(m, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
-  else
-    apply(m, ev, ljm_addrmap_key(ev->oaddr), ljm_addrmap_key(ev->naddr));
+  uint64_t okey = ljm_addrmap_key(ev->oaddr), nkey = ljm_addrmap_key(ev->naddr);
+  switch (event_path(m)) {
+  case PATH_REFERENCE: apply_reference(m, ev, okey, nkey); break;
+  case PATH_GROUPED: apply(m, ev, okey, nkey, 1); break;
+  default: apply(m, ev, okey, nkey, 0); break;
+  }
 }
 
 /* Prefetches the map buckets event i of a batch will use. */
@@ -606,7 +615,7 @@ static inline void prefetch_event(const LjmModel *m, const LjmRawEvent *e, uint6
 ** batch at once: the fetches beyond what the core tracks would be lost). */
 #define AHEAD 12
 static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const LjmRawEvent *evs,
-                                                              size_t n, int reference)
+                                                              size_t n, const int path)
 {
   uint64_t okey[64], nkey[64];
   while (n > 0) {
@@ -618,8 +627,8 @@ static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const
     for (size_t i = 0; i < k && i < AHEAD; i++) prefetch_event(m, &evs[i], okey[i], nkey[i]);
     for (size_t i = 0; i < k; i++) {
       if (i + AHEAD < k) prefetch_event(m, &evs[i + AHEAD], okey[i + AHEAD], nkey[i + AHEAD]);
-      if (reference) apply_reference(m, &evs[i], okey[i], nkey[i]);
-      else apply(m, &evs[i], okey[i], nkey[i]);
+      if (path == PATH_REFERENCE) apply_reference(m, &evs[i], okey[i], nkey[i]);
+      else apply(m, &evs[i], okey[i], nkey[i], path == PATH_GROUPED);
     }
     evs += k;
     n -= k;
@@ -629,8 +638,11 @@ static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const
 static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
 {
   LjmModel *m = ud;
-  if (reference_path(m)) apply_batch(m, evs, n, 1);
-  else apply_batch(m, evs, n, 0);
+  switch (event_path(m)) {
+  case PATH_REFERENCE: apply_batch(m, evs, n, PATH_REFERENCE); break;
+  case PATH_GROUPED: apply_batch(m, evs, n, PATH_GROUPED); break;
+  default: apply_batch(m, evs, n, PATH_FULL); break;
+  }
 }
 
 /* -- Decoder wiring ------------------------------------------------------- */

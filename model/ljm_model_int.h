@@ -191,7 +191,7 @@ struct LjmModel {
   int ctx_owners;         /* stacks or slices: blocks are owned by ctxs */
   uint32_t slice_events;  /* ljm_model_set_slices; 0: none */
   int reference_only;     /* ljm_model_set_reference_only */
-  int path;               /* 0 before the first event, 1 apply_reference, 2 apply */
+  int path;               /* 0 before the first event, then PATH_* (ljm_model.c) */
   uint64_t slice, slice_no, slice_time;  /* the current slice and what makes it */
   LjmNode *nodes;  uint32_t nnodes, capnodes;
   uint32_t *node_fig;  /* node -> its figures (figs), NONE when it has none */

@@ -4,7 +4,9 @@
 -- call stacks, time and RSS; MODE=time: {time = true}, time and RSS
 -- without stacks; MODE=sampled: {sample = "512k", stacks = true},
 -- a sampled stream with stacks, seeded with LJM_BENCH_SEED if set; all to
--- OUT; MODE=loaded: the module is loaded and nothing recorded). Prints
+-- OUT; MODE=loaded: the module is loaded and nothing recorded; with
+-- LJM_BENCH_LABEL set, rec.label("plugin", its value) right after the
+-- start: every allocation under a label set). Prints
 -- "<wall s> <cpu s> <thread cpu s> <minor page faults>" of the run, from
 -- just before start() to just after stop() (the final flush): process CPU
 -- includes the recorder's writer thread, thread CPU is the program's own
@@ -24,6 +26,7 @@ local opts = mode == "stacks" and {stacks = true}
 collectgarbage()
 local w0, c0, t0, f0 = wall(), os.clock(), tcpu(), faults()
 if rec then assert(rec.start(out, opts)) end
+if rec and os.getenv("LJM_BENCH_LABEL") then assert(rec.label("plugin", os.getenv("LJM_BENCH_LABEL"))) end
 arg = {[0] = workload, size}
 chunk(size)
 if rec then assert(rec.stop()) end

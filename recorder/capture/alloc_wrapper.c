@@ -81,14 +81,16 @@ REC_API void stacks_update(void)
 
 /* The allocator wrapper of exact recordings while extended sessions
 ** (with stacks, or with time marks only) are live; lon: labels are on
-** (labels.c), a constant of each copy (rec_alloc_ext). */
+** (labels.c), a constant of each copy (rec_alloc_ext); L: the thread rec_attr
+** read the location from (its labels are the allocation's), or NULL. */
 static inline __attribute__((always_inline)) void *
-alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, const int lon)
+alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, lua_State *L, const int lon)
 {
   LjmRecorder *r;
   void *res;
   int ev, walk = R.nstacks != 0;
-  uint32_t lab = lon ? labels_now(R.g) : 0;
+  /* frees need no labels: theirs are their blocks' */
+  uint32_t lab = !lon || !nsize ? 0 : L ? labels_of((uintptr_t)L) : labels_now(R.g);
   if (walk) rec_stack_event(R.g, loc, ptr, osize, nsize);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
@@ -106,17 +108,18 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, const int lo
   res = R.orig(R.orig_ud, ptr, osize, nsize);
   if (nsize == 0) {
     ev = REC_EV_FREE;
+    if (lon) labels_track_free(ptr, osize);
   } else if (__builtin_expect(!res, 0)) {
     if (walk) rec_stack_forget();  /* failed: nothing happened, no event written */
     return res;
   } else {
     ev = ptr ? REC_EV_REALLOC : REC_EV_ALLOC;
+    if (lon) labels_track_new(ptr, nsize, res, lab);
   }
-  if (lon) labels_track(ptr, osize, nsize, res, lab);
   r = R.one;
-  if (__builtin_expect(r != NULL, 1)) {
+  if (__builtin_expect(r != NULL, 1)) {  /* the one session: an extended stream */
     if (r->ext) rec_ext_select(&r->st);
-    if (lon && nsize) labels_select(&r->st, lab);
+    if (lon && nsize) labels_select_ext(&r->st, lab);
     rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
@@ -137,15 +140,15 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, const int lo
 /* Two copies: without labels the wrapper keeps no label state in
 ** registers across the real allocator's call. */
 static __attribute__((noinline)) void *
-rec_alloc_ext_labels(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
+rec_alloc_ext_labels(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, lua_State *L)
 {
-  return alloc_ext(ptr, osize, nsize, loc, 1);
+  return alloc_ext(ptr, osize, nsize, loc, L, 1);
 }
 
 static __attribute__((noinline)) void *
 rec_alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc)
 {
-  return alloc_ext(ptr, osize, nsize, loc, 0);
+  return alloc_ext(ptr, osize, nsize, loc, NULL, 0);
 }
 
 /* A sampled recording with stacks: an allocation of sizeof(lua_State)
@@ -227,9 +230,9 @@ static __attribute__((noinline)) void *rec_alloc_exact(void *ud, void *ptr, size
   if (__builtin_expect(R.sampled != NULL, 0)) return rec_alloc(ud, ptr, osize, nsize);
   if (__builtin_expect(!rec_fork_unchanged(R.gen), 0)) return rec_alloc_forked(ptr, osize, nsize);
   if (__builtin_expect(!R.nlive, 0)) return R.orig(R.orig_ud, ptr, osize, nsize);
-  rec_attr(R.g, ptr, &loc);
+  lua_State *L = rec_attr(R.g, ptr, &loc);  /* the thread labels are read from */
   if (__builtin_expect(R.next != 0, 0))
-    return labels_on ? rec_alloc_ext_labels(ptr, osize, nsize, &loc)
+    return labels_on ? rec_alloc_ext_labels(ptr, osize, nsize, &loc, L)
                      : rec_alloc_ext(ptr, osize, nsize, &loc);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {

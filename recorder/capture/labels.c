@@ -117,11 +117,22 @@ static int labels_put(uintptr_t L, uint32_t set)
 }
 
 /* After an allocator call while labels are on: a new thread takes the
-** running coroutine's set, a freed one is forgotten. */
+** running coroutine's set, a freed one is forgotten. The wrapper's own
+** branches on nsize call the half that applies. */
+static inline void labels_track_new(void *ptr, size_t nsize, void *res, uint32_t set)
+{
+  if (__builtin_expect(nsize == sizeof(lua_State), 0) && !ptr) labels_put((uintptr_t)res, set);
+}
+
+static inline void labels_track_free(void *ptr, size_t osize)
+{
+  if (__builtin_expect(osize == sizeof(lua_State), 0) && ptr) labels_put((uintptr_t)ptr, 0);
+}
+
 static inline void labels_track(void *ptr, size_t osize, size_t nsize, void *res, uint32_t set)
 {
-  if (!ptr && nsize == sizeof(lua_State) && res) labels_put((uintptr_t)res, set);
-  else if (ptr && !nsize && osize == sizeof(lua_State)) labels_put((uintptr_t)ptr, 0);
+  if (nsize && res) labels_track_new(ptr, nsize, res, set);
+  else if (!nsize) labels_track_free(ptr, osize);
 }
 
 /* The id of the set with these definition bytes, made when new; the
@@ -383,10 +394,21 @@ static int labels(lua_State *L, LjmRecLabelFn fn, void *ud)
 /* Before an event of stream s made under set: the selection (0x27) when
 ** the set changed, the set's definition (0x26) before its first use, the
 ** folded count (0x28) when it grew. */
+static __attribute__((noinline)) void labels_write(RecStream *s, uint32_t set)
+{
+  const RecLabelSet *d = set && set < REC_LABEL_SETS ? RL.set[set] : NULL;
+  rec_ext_labels(s, set, d ? d->def : NULL, d ? d->len : 0, RL.folded);
+}
+
+/* The same for a stream known to be extended (s->ext set). */
+static inline void labels_select_ext(RecStream *s, uint32_t set)
+{
+  if (__builtin_expect(set != s->ext->lsel, 0) ||
+      (__builtin_expect(set == REC_LABEL_SETS, 0) && RL.folded != s->ext->lfolded))
+    labels_write(s, set);
+}
+
 static inline void labels_select(RecStream *s, uint32_t set)
 {
-  if (s->ext && (set != s->ext->lsel || (set == REC_LABEL_SETS && RL.folded != s->ext->lfolded))) {
-    const RecLabelSet *d = set && set < REC_LABEL_SETS ? RL.set[set] : NULL;
-    rec_ext_labels(s, set, d ? d->def : NULL, d ? d->len : 0, RL.folded);
-  }
+  if (s->ext) labels_select_ext(s, set);
 }

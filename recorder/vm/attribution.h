@@ -147,8 +147,10 @@ rec_loc_lua(RecLoc *loc, lua_State *L, GCfunc *fn, cTValue *next)
 
 /* Location of an allocator call about to happen; ptr is the block being
 ** reallocated or freed (NULL for a new one). Never walks frames while a
-** trace runs or the VM is outside a function state. */
-static inline __attribute__((always_inline)) void
+** trace runs or the VM is outside a function state. Returns the running
+** thread whose frames it read (what labels are read from), or NULL when it
+** read none. */
+static inline __attribute__((always_inline)) lua_State *
 rec_attr(global_State *g, const void *ptr, RecLoc *loc)
 {
   int32_t st = g->vmstate;
@@ -160,29 +162,29 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
   if (rec_lj_vmst_trace(st)) {
     /* Only the thread object is read here, never its frames. */
     L = gco2th(gcref(g->cur_L));
-    if (ptr && L && ptr == mref(L->stack, void)) return;  /* stack resize */
+    if (ptr && L && ptr == mref(L->stack, void)) return NULL;  /* stack resize */
     loc->src = REC_SRC_TRACE;
     loc->traceno = st;
-    return;
+    return NULL;
   }
-  if (!rec_lj_vmst_frames(st)) return;
-  if (mref(g->jit_base, void)) return;  /* compiled code owns the frames */
+  if (!rec_lj_vmst_frames(st)) return NULL;
+  if (mref(g->jit_base, void)) return NULL;  /* compiled code owns the frames */
 
   L = gco2th(gcref(g->cur_L));
   if (!L || !rec_thread_running(L)) {
     L = mainthread(g);
-    if (!rec_thread_running(L)) return;
+    if (!rec_thread_running(L)) return NULL;
   }
-  if (ptr && ptr == mref(L->stack, void)) return;  /* stack resize */
+  if (ptr && ptr == mref(L->stack, void)) return L;  /* stack resize */
 
   frame = L->base - 1;
   fn = rec_frame_fn(L, frame);
-  if (!fn) return;
+  if (!fn) return L;
   if (isluafunc(fn)) {
     rec_loc_lua(loc, L, fn, NULL);
-    return;
+    return L;
   }
-  if (ptr && rec_coro_stack(L, fn, ptr)) return;  /* a coroutine's stack grows */
+  if (ptr && rec_coro_stack(L, fn, ptr)) return L;  /* a coroutine's stack grows */
   if (isffunc(fn)) {
     GCfunc *pfn = rec_frame_fn(L, frame_prev(frame));  /* checks the bounds */
     if (pfn && isluafunc(pfn)) {
@@ -195,6 +197,7 @@ rec_attr(global_State *g, const void *ptr, RecLoc *loc)
     loc->src = REC_SRC_CFUNC;
     loc->addr = (uint64_t)(uintptr_t)fn->c.f;
   }
+  return L;
 }
 
 #endif
