@@ -3,11 +3,21 @@
 -- jit.flush() and by a small maxtrace), stacks growing under traces,
 -- coroutines, errors (coroutine.resume with no argument over a collected
 -- thread's slot), FFI allocations and finalizers, GC steps.
+-- With LJM_TORTURE_LABELS set, under labels too: each phase in
+-- with_labels, labels set in coroutines, in FFI callbacks, in finalizers
+-- and around errors (misc.memprof's, when the recorder provides it).
 -- usage: torture.lua [ROUNDS]
 local ROUNDS = tonumber(arg and arg[1]) or 3
 local ffi = require "ffi"
 jit.on()
 jit.opt.start("hotloop=2", "hotexit=2")
+local rec = os.getenv("LJM_TORTURE_LABELS") and misc and misc.memprof
+if rec and not rec.label then rec = nil end
+local function under(t, fn, ...)
+  if rec then return rec.with_labels(t, fn, ...) end
+  return fn(...)
+end
+local function label(k, v) if rec then rec.label(k, v) end end
 
 local sink, nsink = {}, 0
 local function keep(v)
@@ -37,6 +47,7 @@ end
 local function coro_work(k)
   local co = coroutine.wrap(function(a)
     for i = 1, 200 do
+      label("co", tostring(i % 5))
       a = coroutine.yield({i, a}) or a
       if i % 50 == 0 then keep(deep(60 + i % 30, "c")) end
     end
@@ -84,7 +95,10 @@ local function ffi_work(n)
     local p = pt_t(i, -i)
     p.tag[i % 16] = i
     if i % 10 == 0 then
-      keep(ffi.gc(ffi.new("char[?]", 64 + i % 200), function() finalised = finalised + 1 end))
+      keep(ffi.gc(ffi.new("char[?]", 64 + i % 200), function()
+        finalised = finalised + 1
+        label("gc", i % 2 == 0 and "even" or nil)
+      end))
     else
       keep(p)
     end
@@ -101,6 +115,7 @@ local function callbacks(n)
   local made = 0
   local cmp = ffi.cast(cmp_t, function(a, b)
     local x, y = ffi.cast("const int *", a)[0], ffi.cast("const int *", b)[0]
+    label("cb", tostring(x % 3))
     keep({x, y})
     made = made + 1
     return x < y and -1 or x > y and 1 or 0
@@ -122,13 +137,17 @@ local function strings(n)
 end
 
 for round = 1, ROUNDS do
-  many_chunks(150, "r" .. round)
+  local r = tostring(round)
+  under({phase = "chunks", round = r}, many_chunks, 150, "r" .. round)
   for i = 1, 40 do keep(deep(100 + i, "d")) end
-  coro_work(round)
-  errors(300)
-  ffi_work(2000)
-  assert(callbacks(300) > 300)
-  strings(2000)
+  under({phase = "coro"}, coro_work, round)
+  under({phase = "errors"}, errors, 300)
+  keep({pcall(under, {phase = "raise"}, error, "boom")})
+  under({phase = "ffi"}, ffi_work, 2000)
+  assert(under({phase = "callbacks"}, callbacks, 300) > 300)
+  under({phase = "strings", round = r}, strings, 2000)
+  label("cb", nil)
+  label("co", nil)
   collectgarbage("step", 50)
   if round % 2 == 0 then jit.flush() end
   for i = 1, 300 do
