@@ -357,7 +357,8 @@ static int rec_labels_pop(lua_State *L)
 /* with_labels(t, fn, ...): fn(...) with t's labels added, and the
 ** coroutine's labels as they were before afterwards (those fn set too),
 ** also when fn errors (the error goes on) or when t holds a 17th label.
-** In Lua, so that fn may yield (an nginx request's cosockets). */
+** In Lua, so that fn may yield (an nginx request's cosockets); named, so
+** that stacks show the frame as with_labels. */
 static const char with_labels_lua[] =
     "local push, pop, pcall, error = ...\n"
     "local function finish(saved, ok, ...)\n"
@@ -365,9 +366,10 @@ static const char with_labels_lua[] =
     "  if not ok then error((...), 0) end\n"
     "  return ...\n"
     "end\n"
-    "return function(t, fn, ...)\n"
+    "local function with_labels(t, fn, ...)\n"
     "  return finish(push(t), pcall(fn, ...))\n"
-    "end\n";
+    "end\n"
+    "return with_labels\n";
 
 /* The LuaJIT build this VM matches, or nil and the reason none does. */
 static int rec_build(lua_State *L)
