@@ -58,6 +58,19 @@ typedef struct LjmFigures {
   uint64_t peak_count, peak_bytes;
 } LjmFigures;
 
+/* a += b, figure by figure. */
+static inline void ljm_figures_add(LjmFigures *a, const LjmFigures *b)
+{
+  a->alloc_count += b->alloc_count;
+  a->alloc_bytes += b->alloc_bytes;
+  a->free_count += b->free_count;
+  a->free_bytes += b->free_bytes;
+  a->inuse_count += b->inuse_count;
+  a->inuse_bytes += b->inuse_bytes;
+  a->peak_count += b->peak_count;
+  a->peak_bytes += b->peak_bytes;
+}
+
 /* Where a Lua site's function name (LjmSite.func) comes from. */
 typedef enum LjmFuncFrom {
   LJM_FUNC_NONE = 0,    /* not a Lua site */

@@ -223,18 +223,6 @@ NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n)
   return &m->figs[i];
 }
 
-static void add_figures(LjmFigures *a, const LjmFigures *b)
-{
-  a->alloc_count += b->alloc_count;
-  a->alloc_bytes += b->alloc_bytes;
-  a->free_count += b->free_count;
-  a->free_bytes += b->free_bytes;
-  a->inuse_count += b->inuse_count;
-  a->inuse_bytes += b->inuse_bytes;
-  a->peak_count += b->peak_count;
-  a->peak_bytes += b->peak_bytes;
-}
-
 void ljm_stacks_finish(LjmModel *m)
 {
   for (uint32_t i = 0; i < m->nfigs; i++)
@@ -260,7 +248,7 @@ const LjmFigures *ljm_model_node_total(const LjmModel *m, uint32_t id)
     for (uint32_t i = 0; i < m->nnodes; i++) t[i] = *ljm_model_node_self(m, i);
     /* Children come after their parents: one backward pass sums subtrees. */
     for (uint32_t i = m->nnodes; i-- > 0;)
-      if (m->nodes[i].parent != LJM_NO_NODE) add_figures(&t[m->nodes[i].parent], &t[i]);
+      if (m->nodes[i].parent != LJM_NO_NODE) ljm_figures_add(&t[m->nodes[i].parent], &t[i]);
     w->node_total = t;
   }
   return &m->node_total[id];

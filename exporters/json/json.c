@@ -226,13 +226,7 @@ static NodeSet *node_sets(const LjmModel *m, size_t *n, int *oom)
   size_t w = 0;
   for (size_t i = 0; i < k; i++) {
     if (w && v[w - 1].node == v[i].node && v[w - 1].set == v[i].set) {
-      LjmFigures *a = &v[w - 1].fig;
-      a->alloc_count += v[i].fig.alloc_count;
-      a->alloc_bytes += v[i].fig.alloc_bytes;
-      a->free_count += v[i].fig.free_count;
-      a->free_bytes += v[i].fig.free_bytes;
-      a->inuse_count += v[i].fig.inuse_count;
-      a->inuse_bytes += v[i].fig.inuse_bytes;
+      ljm_figures_add(&v[w - 1].fig, &v[i].fig);
     } else {
       v[w++] = v[i];
     }

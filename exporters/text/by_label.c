@@ -29,16 +29,6 @@ static int same(const ValueRow *r, const LjmStr *v, const char *name)
   return r->value.s && r->value.len == v->len && !memcmp(r->value.s, v->s, v->len);
 }
 
-static void add(LjmFigures *a, const LjmFigures *b)
-{
-  a->alloc_count += b->alloc_count;
-  a->alloc_bytes += b->alloc_bytes;
-  a->free_count += b->free_count;
-  a->free_bytes += b->free_bytes;
-  a->inuse_count += b->inuse_count;
-  a->inuse_bytes += b->inuse_bytes;
-}
-
 static double r3(double n, int round3)
 {
   double scale = 1;
@@ -83,7 +73,7 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
       rows[n].value = has ? v : (LjmStr){ NULL, 0 };
       rows[n++].name = name;
     }
-    add(&rows[i].fig, f);
+    ljm_figures_add(&rows[i].fig, f);
   }
   qsort(rows, n, sizeof(*rows), row_order);
   fprintf(out, "BY LABEL %s (a block counts for the labels it was allocated under):\n", key);
