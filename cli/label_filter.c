@@ -19,9 +19,9 @@ int ljm_cli_label_arg(LjmCliLabels *l, const char *cmd, const char *arg)
 
 int ljm_cli_group_arg(LjmCliLabels *l, const char *cmd, const char *arg)
 {
-  if (!*arg || strchr(arg, '='))
-    return ljm_cli_usage_error(cmd, "--group-by wants a label KEY (plugin, route...), not '%s'",
-                               arg);
+  if (!*arg || strchr(arg, '=') || strlen(arg) > LJM_LABEL_KEY_MAX)
+    return ljm_cli_usage_error(cmd, "--group-by wants a label KEY (plugin, route...; at most %d "
+                               "bytes), not '%.80s'", LJM_LABEL_KEY_MAX, arg);
   if (l->group_by) return ljm_cli_usage_error(cmd, "one --group-by at a time");
   l->group_by = arg;
   return 0;

@@ -394,7 +394,6 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   if (__builtin_expect(m->nlterms != 0, 0) && ljm_labels_drop(m, ev, okey, nkey)) return;
   uint32_t li, si = event_site(m, ev, &li, 0);
   if (si == NONE) return;
-  LjmFigures *f = &m->sites[si].fig;
   uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
   LjmFigures *nf = NULL;
   if (m->slice_events) slice_at(m, m->totals.events, ev->time);
@@ -414,6 +413,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) return;
     if (ev->time != LJM_NO_TIME && site_time(m, si, ev->time)) return;
   }
+  /* Only now: a grouped tree's new root adds a site (the array may move). */
+  LjmFigures *f = &m->sites[si].fig;
   LjmBlock old, dropped;
   int had_old = 0, had_dropped = 0;
   /* In an exact stream an event counts once, with its sizes. */

@@ -40,7 +40,7 @@ import tempfile
 
 import ljmread
 from checks import Checks
-from ljmwrite import lstr, uleb
+from ljmwrite import Stream, lstr, uleb
 
 LJM = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
@@ -71,6 +71,16 @@ def by_table(text, key):
         if len(f) >= 7 and f[0][0].isdigit():
             rows[" ".join(f[6:])] = tuple(int(x.rstrip("B")) for x in f[:6])
     return rows
+
+
+def folded_roots(text):
+    """Folded lines: root frame -> the sum of its lines' counts."""
+    out = {}
+    for line in text.splitlines():
+        stack, _, n = line.rpartition(" ")
+        root = stack.split(";")[0]
+        out[root] = out.get(root, 0) + int(n)
+    return out
 
 
 # -- Exact, with time marks ----------------------------------------------------
@@ -214,6 +224,13 @@ check(p.returncode == 0 and tags.get("(other)", 0) > 0 and tags["(other)"] == ro
       % (tags.get("(other)"), rows.get("(other)")))
 check(sum(tags.values()) == sum(r[3] for k, r in rows.items() if k != "(none)"),
       "pprof: request's tags add up to the report's labelled allocations")
+p = run([LJM, "convert", "-q", "--group-by", "request", "-f", "folded", "--value", "alloc_count",
+         "-o", "-", many])
+want = {"request=" + k: r[3] for k, r in rows.items() if r[3]}
+check(p.returncode == 0 and folded_roots(p.stdout) == want,
+      "--group-by request: a root per request id and (other), as the report counts them "
+      "(%d roots, want %d; %r)" % (len(folded_roots(p.stdout)) if p.returncode == 0 else -1,
+                                    len(want), p.stderr[-200:]))
 
 # -- Sampled ---------------------------------------------------------------------
 sampled = record("sampled.ljm", ["--sample", "4k", "--sample-seed", "3"])
@@ -243,16 +260,6 @@ check(rows.get("a") and 1001 <= rows["a"][1] <= 1010,
       "JIT on: a's 1000 tables in use, and what the JIT made for them (%s)" % (rows.get("a"),))
 
 # -- --group-by plugin: a root frame per value, in every tree format ---------------------
-def folded_roots(text):
-    """Folded lines: root frame -> the sum of its lines' counts."""
-    out = {}
-    for line in text.splitlines():
-        stack, _, n = line.rpartition(" ")
-        root = stack.split(";")[0]
-        out[root] = out.get(root, 0) + int(n)
-    return out
-
-
 def heapprofile_roots(path):
     """A .heapprofile (DevTools): root child name -> the selfSize of its subtree."""
     import json
@@ -338,13 +345,12 @@ for fmt, code in (("text", 2), ("ljm", 2)):
     p = run([LJM, "convert", "-f", fmt, "--group-by", "plugin", "-o", os.path.join(TMP, "x"), prof])
     check(p.returncode == code and p.stderr.count("\n") == 1 and "--group-by" in p.stderr,
           "convert -f %s --group-by: refused in one line (%r)" % (fmt, p.stderr))
-for bad in ("", "a=b"):
+for bad in ("", "a=b", "k" * 64):
     p = run([LJM, "convert", "--group-by", bad, "-o", os.path.join(TMP, "x.folded"), prof])
     check(p.returncode == 2, "--group-by %r: usage error (%r)" % (bad, p.stderr))
 # A deep tree shared by 4095 values (a chain of 20 000 frames, one block per
 # set at its end): the copies stay bounded (twice the stream's nodes and
 # 2^16); past that a value's blocks hang below its root's "[...]".
-from ljmwrite import Stream
 deep = Stream(flags=3)
 deep.proto(0x1000, b"@app.lua", 0)
 tip = 0
@@ -366,6 +372,47 @@ check(len(d["nodes"]) <= 20000 + 2 * (20000 + 2) + 65536 + 20000 + 3 * 4095 and
       len(roots) == 4095 and set(roots) == {16},
       "a deep tree under 4095 values: %d nodes, a root per value with its 16 bytes (%r)"
       % (len(d["nodes"]), p.stderr[-200:]))
+# A new value's root is a new site: made while an event's site is being
+# counted (64 sites, then a value at an existing line), its figures stay right.
+few = Stream(flags=2)
+few.proto(0x1000, b"@a.lua", 0)
+few.annotation(0x26, uleb(1) + lstr(b"k") + lstr(b"a"))
+few.annotation(0x27, uleb(1))
+for line in range(1, 64):
+    few.alloc("lua", (0x1000, line), 0x100 + 16 * line, 10)
+few.annotation(0x27, uleb(0))
+few.alloc("lua", (0x1000, 1), 0x10000, 1000)
+path64 = os.path.join(TMP, "sites64.ljm")
+open(path64, "wb").write(few.data())
+p = run([LJM, "convert", "-q", "--group-by", "k", "-f", "folded", "-o", "-", path64])
+q = run([LJM, "convert", "-q", "--group-by", "k", "-f", "json", "-o", "-", path64])
+d = json.loads(q.stdout) if q.returncode == 0 else {"totals": {}, "sites": []}
+check(p.returncode == 0 and folded_roots(p.stdout) == {"k=a": 630, "k=(none)": 1000} and
+      d["totals"].get("alloc_bytes") == 1630 and sum(x["alloc_bytes"] for x in d["sites"]) == 1630,
+      "a root made when the sites' array is full: k=a 630 B, k=(none) 1000 B, 1630 B in the "
+      "sites and totals (%s, %s, %r)" % (folded_roots(p.stdout), d["totals"].get("alloc_bytes"),
+                                         p.stderr[-200:]))
+# Label roots are functions of their own in pprof, whatever their names' order.
+fk = Stream(flags=3)
+fk.proto(0x1000, b"@a.lua", 0)
+fk.proto(0x2000, b"@b.lua", 5)
+n1 = fk.node(0, ("lua", 0x1000, 3))
+n2 = fk.node(n1, ("lua", 0x2000, 7))
+for i, v in enumerate([b"x", b"y", b"z"]):
+    fk.annotation(0x26, uleb(i + 1) + lstr(b"k") + lstr(v))
+for set_id, node, loc, addr, size in ((1, n2, (0x2000, 7), 0x100, 100), (2, n2, (0x2000, 7), 0x200, 200),
+                                      (3, n1, (0x1000, 3), 0x300, 300), (0, n2, (0x2000, 7), 0x400, 400)):
+    fk.annotation(0x27, uleb(set_id))
+    fk.stack(node)
+    fk.alloc("lua", loc, addr, size)
+pathfk = os.path.join(TMP, "fk.ljm")
+open(pathfk, "wb").write(fk.data())
+pb = os.path.join(TMP, "fk.pb.gz")
+p = run([LJM, "convert", "-q", "--group-by", "k", "-o", pb, pathfk])
+top = pprof(pb, "-top", "-cum", "-unit=B", "-sample_index=alloc_space")
+got = {v: tagroot_cum(top, "k=" + v) for v in ("x", "y", "z", "(none)")}
+check(got == {"x": 100, "y": 200, "z": 300, "(none)": 400},
+      "go tool pprof: each label root its own frame with its bytes (%s)" % got)
 p = run([LJM, "convert", "-q", "--group-by", "k", "-f", "folded", "-o", "-", path])
 lines = p.stdout.splitlines()
 check(len(lines) == 4095 and all(re.match(r"k=v\d+;", x) for x in lines) and

@@ -258,8 +258,10 @@ static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n,
   fputs("},\"total\":{", f);
   json_figures(f, ljm_model_node_total(m, id));
   fputs("},\"labels\":[", f);
-  for (int k = 0; *ns < end && (*ns)->node == id; (*ns)++, k++) {
-    json_num(f, k ? ",{\"set\":" : "{\"set\":", (*ns)->set);
+  for (int k = 0; *ns < end && (*ns)->node == id; (*ns)++) {
+    const LjmFigures *g = &(*ns)->fig;
+    if (!(g->alloc_count | g->free_count | g->inuse_count)) continue;  /* a free's empty owner */
+    json_num(f, k++ ? ",{\"set\":" : "{\"set\":", (*ns)->set);
     json_label_figures(f, &(*ns)->fig);
     fputc('}', f);
   }

@@ -191,6 +191,7 @@ static int64_t key(Builder *b, const char *s)
 /* Frame kinds keep equal names of different kinds apart (a C symbol "move"
 ** and the bytecode built-in chunk "move"). */
 enum { FK_PROTO = 0, FK_C, FK_TRACE, FK_INTERNAL, FK_LABEL };
+_Static_assert(FK_LABEL < 8, "function() keys kinds in 3 bits");
 /* Markers of a real stack have no function: named frames of the VM's. */
 #define FK_MARK FK_INTERNAL
 
@@ -201,7 +202,7 @@ static uint64_t function(Builder *b, int kind, int64_t sys, int64_t name,
 {
   if (b->oom) return 0;
   if (b->fnmap.n * 2 >= b->fnmap.cap && map_grow(&b->fnmap)) return b->oom = 1, 0;
-  uint64_t key = (uint64_t)sys << 2 | (uint64_t)kind;  /* kind < 4 */
+  uint64_t key = (uint64_t)sys << 3 | (uint64_t)kind;  /* kind < 8 */
   uint64_t h = hash_u64(key);
   size_t j = h & (b->fnmap.cap - 1);
   for (Slot *sl; (sl = &b->fnmap.slot[j])->val; j = (j + 1) & (b->fnmap.cap - 1))
