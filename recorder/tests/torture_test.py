@@ -17,9 +17,10 @@ a read of freed memory shows only some of the time:
 - sampled recordings with stacks at 256 bytes (`ljm record --sample`, and
   torture_host with LJM_TORTURE_SAMPLE): most allocator calls are not
   written, and the walker's caches must still follow every one of them;
-- both again with torture.lua under labels (LJM_TORTURE_LABELS: each phase
-  in with_labels, labels set in coroutines, FFI callbacks, finalizers and
-  around an error): the stream carries the phases' label sets.
+- every third ljm record run of torture.lua (stacks, and sampled) under
+  labels (LJM_TORTURE_LABELS: each phase in with_labels, labels set in
+  coroutines, FFI callbacks, finalizers and around an error): the stream
+  carries the phases' label sets.
 Every run must exit 0, print the script's "ok" line, and leave a complete
 stream that follows decoder/EXTENSION.md with trace frames in it.
 usage: torture_test.py LJM_RECORD TORTURE_HOST SCRIPT..."""
@@ -54,14 +55,12 @@ CASES = [
     ("sampled", [tool, "--stacks", "--sample", "256", "-o", "OUT"], "trace_growth.lua", ["19"]),
     ("sampled_host", [host, "OUT"], "torture.lua", ["2"]),
     ("sampled_host", [host, "OUT"], "trace_growth.lua", ["19"]),
-    ("labels", [tool, "--stacks", "-o", "OUT"], "torture.lua", ["2"]),
-    ("labels_sampled", [tool, "--stacks", "--sample", "256", "-o", "OUT"], "torture.lua", ["2"]),
 ]
-FLAGS = {"sampled": 7, "sampled_host": 7, "labels_sampled": 7}
-# torture.lua under labels (LJM_TORTURE_LABELS): with_labels around each
-# phase and around an error, labels set in coroutines, FFI callbacks and
-# finalizers; fewer runs.
-LABELLED = ("labels", "labels_sampled")
+FLAGS = {"sampled": 7, "sampled_host": 7}
+# Every third run of ljm record on torture.lua is under labels
+# (LJM_TORTURE_LABELS): with_labels around each phase and around an
+# error, labels set in coroutines, FFI callbacks and finalizers.
+LABELLED = ("record", "sampled")
 
 
 def line_of(script, text):
@@ -94,11 +93,12 @@ def callback_chain(st):
 for how, cmd, script, args in CASES:
     what = "%s %s" % (how, script)
     bad = []
-    for i in range(RUNS if how not in ("depth3",) + LABELLED else max(2, RUNS // 4)):
+    for i in range(RUNS if how != "depth3" else max(2, RUNS // 4)):
         out = os.path.join(work, "%s_%s_%d.ljm" % (how, script, i))
         argv = [out if a == "OUT" else a for a in cmd] + [script] + args
         run_env = dict(env, LJM_TORTURE_SAMPLE="256") if how == "sampled_host" else env
-        if how in LABELLED:
+        labelled = how in LABELLED and script == "torture.lua" and i % 3 == 1
+        if labelled:
             run_env = dict(env, LJM_TORTURE_LABELS="1")
         p = subprocess.run(argv, capture_output=True, text=True, cwd=work, env=run_env, timeout=600)
         if p.returncode != 0 or not p.stdout.startswith("ok"):
@@ -113,7 +113,7 @@ for how, cmd, script, args in CASES:
         if script == "torture.lua" and how != "depth3" and not callback_chain(st):
             bad.append("run %d: no stack callback <- C <- %s (an FFI callback)" % (i, CB_CALL))
         values = {dict(v).get(b"phase") for v in st.label_sets.values() if v}
-        if how in LABELLED and not ({b"chunks", b"ffi", b"callbacks"} <= values and st.label_selections > 10):
+        if labelled and not ({b"chunks", b"ffi", b"callbacks"} <= values and st.label_selections > 10):
             bad.append("run %d: label sets %s, %d selections" % (i, sorted(values, key=str)[:8],
                                                                 st.label_selections))
         traces = sum(1 for parent, label in st.nodes.values() if label.startswith("TRACE"))
