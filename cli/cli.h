@@ -2,6 +2,7 @@
 #ifndef LJM_CLI_H
 #define LJM_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/ljm_heapgraph.h"
@@ -37,6 +38,29 @@ int ljm_cli_group_arg(LjmCliLabels *l, const char *cmd, const char *arg);
 /* Sets m's label filter and grouping (before loading; ljm_cli_load then
 ** refuses a stream without labels): 0, or -1 when out of memory. */
 int ljm_cli_label_apply(LjmModel *m, const LjmCliLabels *l);
+
+/* --from T and --to T (window.c): each as given, and its microseconds
+** from the start, or (from_end) from the end. */
+typedef struct LjmCliTime {
+  const char *arg;  /* NULL: not given */
+  uint64_t us;
+  int from_end;
+} LjmCliTime;
+typedef struct LjmCliWindow {
+  LjmCliTime from, to;
+} LjmCliWindow;
+/* "30s", "2m", "1.5h", "500ms", "90" (seconds) -> usec: 0, or -1 when bad. */
+int ljm_cli_duration(const char *s, uint64_t *usec);
+/* Keeps a --from (is_to 0) or --to argument; 0, or the usage error's status. */
+int ljm_cli_window_arg(LjmCliWindow *w, const char *cmd, int is_to, const char *arg);
+/* Sets m's window (before loading), reading the stream's end first for a
+** time from the end; ljm_cli_load then refuses a stream without time
+** marks, or a window after its end. 0, or the usage error's status. */
+/* The window's bounds in usec (to UINT64_MAX: the end), the stream's end
+** read first for a time from the end: 0, or the usage error's status. */
+int ljm_cli_window_resolve(const LjmCliWindow *w, const char *path, const char *cmd,
+                           uint64_t *from_us, uint64_t *to_us);
+int ljm_cli_window_apply(LjmModel *m, const LjmCliWindow *w, const char *path, const char *cmd);
 
 /* Reads a heap snapshot into g (freed by the caller either way). A cut or bad
 ** snapshot gets its one-line message and *rc = 1; what was read is kept.

@@ -64,6 +64,11 @@ static void usage(FILE *f)
         "  --group-by KEY       one root frame per value of label KEY\n"
         "                       (\"plugin=auth\", \"plugin=(none)\") above the\n"
         "                       stacks: a flame graph per plugin side by side\n"
+        "  --from T, --to T     only the events between T and T (seconds from\n"
+        "                       the start: '30', '2m', '1500ms'; from the end:\n"
+        "                       '-30s'), memory in use at --from carried in;\n"
+        "                       times count from --from (recordings with time\n"
+        "                       marks; not with -f ljm)\n"
         "  --min-bytes N        markdown: hide rows smaller than N bytes\n"
         "  --top N              markdown: show the N largest rows only\n"
         "  --leak-only          text: only the HEAP SUMMARY\n"
@@ -195,6 +200,8 @@ int ljm_cmd_convert(int argc, char **argv)
     { "source-dir", required_argument, NULL, 'S' },
     { "label", required_argument, NULL, 'L' },
     { "group-by", required_argument, NULL, 'G' },
+    { "from", required_argument, NULL, 'F' },
+    { "to", required_argument, NULL, 'T' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
@@ -206,6 +213,8 @@ int ljm_cmd_convert(int argc, char **argv)
   size_t nsrcdirs = 0;
   int strict = 0, quiet = 0, c;
   LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliWindow window;
+  memset(&window, 0, sizeof(window));
   uint64_t n;
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "f:o:hq", longopts, "convert")) != -1) {
@@ -243,6 +252,10 @@ int ljm_cmd_convert(int argc, char **argv)
     case 'G':
       if ((c = ljm_cli_group_arg(&labels, "convert", optarg))) return c;
       break;
+    case 'F':
+    case 'T':
+      if ((c = ljm_cli_window_arg(&window, "convert", c == 'T', optarg))) return c;
+      break;
     case 'h':
       usage(stdout);
       return ljm_cli_close_output(stdout, "stdout");
@@ -273,6 +286,10 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "--group-by: the %s format is written from the %s as "
                                "it is, without a call tree", run.e->name,
                                run.e->write_heap ? "heap snapshot" : "stream");
+  if ((window.from.arg || window.to.arg) && (run.e->write_heap || run.e->write_stream))
+    return ljm_cli_usage_error("convert", "--from/--to: the %s format is written from the %s as "
+                               "it is, without a window", run.e->name,
+                               run.e->write_heap ? "heap snapshot" : "stream");
   if (labels.group_by && !strcmp(run.e->name, "text"))
     return ljm_cli_usage_error("convert", "--group-by: the text report is Tarantool's; "
                                "'ljm report --by %s' gives its table per value", labels.group_by);
@@ -291,6 +308,10 @@ int ljm_cmd_convert(int argc, char **argv)
             labels.n ? "--label" : "--group-by", labels.n ? labels.terms[0] : labels.group_by);
     return LJM_EXIT_BAD_INPUT;
   }
+  if (heap && (window.from.arg || window.to.arg)) {
+    fprintf(stderr, "%s: --from/--to: a heap snapshot is one moment, with no time\n", o.in_path);
+    return LJM_EXIT_BAD_INPUT;
+  }
   if (heap && !(run.e->reads & LJM_READS_SNAPSHOT))
     return ljm_cli_usage_error("convert", "%s is a heap snapshot: 'ljm heap' prints it; convert "
                                "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",
@@ -304,6 +325,10 @@ int ljm_cmd_convert(int argc, char **argv)
   if (!m) {
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
+  }
+  if ((c = ljm_cli_window_apply(m, &window, o.in_path, "convert"))) {
+    ljm_model_free(m);
+    return c;
   }
   LjmOutput out = LJM_OUTPUT_INIT;
   char err[256] = "";

@@ -11,7 +11,8 @@
 #include "exporters/ljm_exporter.h"
 
 static const char usage[] =
-    "usage: ljm growth [--skip DURATION] [--fail-above RATE] [--top N] [--json]\n"
+    "usage: ljm growth [--skip DURATION | --from T] [--to T] [--fail-above RATE]\n"
+    "                  [--top N] [--json]\n"
     "                  [--source-dir DIR]... [--label KEY=VALUE]... [--strict] [-q] FILE\n"
     "\n"
     "Lists the lines and call stacks whose in-use bytes grow steadily over the\n"
@@ -25,6 +26,10 @@ static const char usage[] =
     "\n"
     "  --skip DURATION   leave out the first DURATION (warm-up): '30s', '2m',\n"
     "                    '500ms'; a bare number is seconds\n"
+    "  --from T          the same, T also from the end: '-10m' (the last ten\n"
+    "                    minutes)\n"
+    "  --to T            leave out what comes after T (seconds from the start,\n"
+    "                    or from the end: '-30s'); 'at the end' is then T\n"
     "  --fail-above RATE exit 3 when a line or a stack grows faster than RATE:\n"
     "                    '10KB/s', '1MB/h', '512k/min'; a bare size is per second\n"
     "                    (k, M, G: 1024, 1024^2, 1024^3)\n"
@@ -43,22 +48,6 @@ static const char usage[] =
     "2 usage error, 3 a line grows faster than --fail-above.\n";
 
 enum { LJM_EXIT_ABOVE = 3 };
-
-/* "30s", "2m", "1.5h", "500ms", "90" (seconds) -> usec; -1 when bad. */
-static int parse_duration(const char *s, uint64_t *usec)
-{
-  char *end;
-  double v = strtod(s, &end), mul;
-  if (end == s || !(v >= 0)) return -1;
-  if (!*end || !strcasecmp(end, "s")) mul = 1e6;
-  else if (!strcasecmp(end, "ms")) mul = 1e3;
-  else if (!strcasecmp(end, "m") || !strcasecmp(end, "min")) mul = 60e6;
-  else if (!strcasecmp(end, "h")) mul = 3600e6;
-  else return -1;
-  if (v * mul >= 1.8e19) return -1;
-  *usec = (uint64_t)(v * mul);
-  return 0;
-}
 
 /* "10KB/s", "1MiB/h", "512k/min", "2048" -> bytes per second; -1 when bad. */
 static int parse_rate(const char *s, double *rate)
@@ -91,6 +80,8 @@ int ljm_cmd_growth(int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "skip", required_argument, NULL, 'S' },
+    { "from", required_argument, NULL, 'F' },
+    { "to", required_argument, NULL, 'T' },
     { "fail-above", required_argument, NULL, 'f' },
     { "top", required_argument, NULL, 't' },
     { "json", no_argument, NULL, 'j' },
@@ -105,6 +96,9 @@ int ljm_cmd_growth(int argc, char **argv)
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
   LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliWindow window;
+  memset(&window, 0, sizeof(window));
+  int skip_given = 0;
   double fail_above = 0, steepest = 0;
   const char *fail_arg = NULL;
   const char *srcdirs[64];
@@ -115,9 +109,14 @@ int ljm_cmd_growth(int argc, char **argv)
   while ((c = ljm_getopt(argc, argv, "hq", longopts, "growth")) != -1) {
     switch (c) {
     case 'S':
-      if (parse_duration(optarg, &o.skip_us))
+      if (ljm_cli_duration(optarg, &o.skip_us))
         return ljm_cli_usage_error("growth", "--skip wants a duration ('30s', '2m', '500ms'), "
                                    "not '%s'", optarg);
+      skip_given = 1;
+      break;
+    case 'F':
+    case 'T':
+      if ((c = ljm_cli_window_arg(&window, "growth", c == 'T', optarg))) return c;
       break;
     case 'f':
       fail_arg = optarg;
@@ -159,6 +158,15 @@ int ljm_cmd_growth(int argc, char **argv)
   o.in_path = path;
   o.out_path = "-";
   o.steepest = &steepest;
+  if (skip_given && window.from.arg)
+    return ljm_cli_usage_error("growth", "--skip and --from say the same: give one");
+  /* The slopes are measured from --from (--skip's work), over the whole
+  ** history before it: the model's window runs from 0 to --to. */
+  uint64_t from_us = 0, to_us = UINT64_MAX;
+  if ((window.from.arg || window.to.arg) &&
+      (c = ljm_cli_window_resolve(&window, path, "growth", &from_us, &to_us)))
+    return c;
+  if (window.from.arg) o.skip_us = from_us;
 
   const LjmExporter *e = ljm_exporter_by_name("growth", "growth");
   char err[512] = "";
@@ -167,6 +175,7 @@ int ljm_cmd_growth(int argc, char **argv)
     ljm_model_free(m);
     m = NULL;
   }
+  if (m && window.to.arg) ljm_model_set_window(m, 0, to_us);
   void *st = m ? e->begin(&o, stdout, err, sizeof(err)) : NULL;
   if (!st) {
     fprintf(stderr, "ljm growth: %s\n", m ? err : "out of memory");

@@ -8,8 +8,8 @@
 #include "exporters/text/trace_lines.h"
 
 static const char usage[] =
-    "usage: ljm report [--by KEY] [--label KEY=VALUE]... [--leak-only] [--human-readable]\n"
-    "                  [--traces=lines] [--strict] [-q] FILE\n"
+    "usage: ljm report [--by KEY] [--label KEY=VALUE]... [--from T] [--to T] [--leak-only]\n"
+    "                  [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip- or zstd-compressed,\n"
@@ -21,6 +21,10 @@ static const char usage[] =
     "  --label KEY=VALUE only the blocks allocated under that label (KEY=(none):\n"
     "                    without KEY), as if the rest had not been recorded;\n"
     "                    repeat it to narrow further\n"
+    "  --from T, --to T  only the events between T and T: seconds from the\n"
+    "                    start ('30', '2m', '1500ms') or from the end ('-30s');\n"
+    "                    a block allocated before and freed in the window is a\n"
+    "                    free (recordings with time marks: --time, --stacks)\n"
     "  --leak-only       print only the HEAP SUMMARY (and ALIASES)\n"
     "  --human-readable  sizes in KiB/MiB/GiB instead of bytes\n"
     "  --traces=lines    charge each JIT trace's events to the line the trace\n"
@@ -41,6 +45,8 @@ int ljm_cmd_report(int argc, char **argv)
   static const struct option longopts[] = {
     { "by", required_argument, NULL, 'b' },
     { "label", required_argument, NULL, 'L' },
+    { "from", required_argument, NULL, 'F' },
+    { "to", required_argument, NULL, 'T' },
     { "leak-only", no_argument, NULL, 'l' },
     { "human-readable", no_argument, NULL, 'H' },
     { "strict", no_argument, NULL, 's' },
@@ -53,6 +59,8 @@ int ljm_cmd_report(int argc, char **argv)
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
   LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliWindow window;
+  memset(&window, 0, sizeof(window));
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "hq", longopts, "report")) != -1) {
     switch (c) {
@@ -62,6 +70,10 @@ int ljm_cmd_report(int argc, char **argv)
       break;
     case 'L':
       if ((c = ljm_cli_label_arg(&labels, "report", optarg))) return c;
+      break;
+    case 'F':
+    case 'T':
+      if ((c = ljm_cli_window_arg(&window, "report", c == 'T', optarg))) return c;
       break;
     case 'l': o.leak_only = 1; break;
     case 'H': o.human_readable = 1; break;
@@ -94,6 +106,10 @@ int ljm_cmd_report(int argc, char **argv)
   if (!m) {
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
+  }
+  if ((c = ljm_cli_window_apply(m, &window, path, "report"))) {
+    ljm_model_free(m);
+    return c;
   }
   if (!o.by_key) ljm_model_set_reference_only(m);  /* labels need the whole model */
   int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);

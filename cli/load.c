@@ -66,6 +66,18 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
     *worth_output = 0;
     return 1;
   }
+  if (info->windowed && !(info->ext_flags & 2)) {
+    fprintf(stderr, "%s: --from/--to: the profile has no time marks (they are recorded by "
+            "'ljm record --time', --stacks or --sample)\n", path);
+    *worth_output = 0;
+    return 1;
+  }
+  if (info->windowed && info->recorded != LJM_NO_TIME_US && info->window_from > info->recorded) {
+    fprintf(stderr, "%s: --from: the window starts at %.6f s, after the recording's end "
+            "(%.6f s)\n", path, info->window_from / 1e6, info->recorded / 1e6);
+    *worth_output = 0;
+    return 1;
+  }
   if (info->trailing)
     fprintf(stderr, "%s: byte %llu: warning: %llu bytes after the end marker ignored\n",
             path, (unsigned long long)info->bytes, (unsigned long long)info->trailing);

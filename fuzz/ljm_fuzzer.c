@@ -272,6 +272,7 @@ typedef struct Streams {
   Sink sink[MAX_STREAMING];
   FILE *out[MAX_STREAMING];
   size_t n, seen;
+  uint64_t carried;  /* bytes a time window carried in (LJM_EV_CARRIED) */
 } Streams;
 
 static void on_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
@@ -281,7 +282,13 @@ static void on_event(void *ud, const LjmModel *m, const LjmLiveEvent *ev)
   CHECK(ev->site < n);
   CHECK(ev->old_site == LJM_NO_SITE || ev->old_site < n);
   CHECK(ev->dropped_site == LJM_NO_SITE || ev->dropped_site < n);
-  s->seen++;
+  if (ev->kind == LJM_EV_CARRIED) {  /* before the window's first event */
+    CHECK(ljm_model_stream(m)->windowed && ev->index == ljm_model_totals(m)->events);
+    CHECK(ev->new_count && ev->owner != LJM_NO_OWNER);
+    s->carried += ev->new_size;
+  } else {
+    s->seen++;
+  }
   for (size_t i = 0; i < s->n; i++) s->e[i]->on_event(s->st[i], m, ev);
 }
 
@@ -292,15 +299,19 @@ static void on_time(void *ud, const LjmModel *m, uint64_t usec)
     if (s->e[i]->on_time) s->e[i]->on_time(s->st[i], m, usec);
 }
 
-static void check_model(const LjmModel *m, size_t seen)
+static void check_model(const LjmModel *m, size_t seen, uint64_t carried)
 {
   const LjmTotals *t = ljm_model_totals(m);
   LjmFigures sum;
   memset(&sum, 0, sizeof(sum));
   CHECK(seen == t->events);
+  /* A window's peak is at least what it starts with; what it carries in is
+  ** in use without being allocated in it. */
+  int windowed = ljm_model_stream(m)->windowed;
+  CHECK(carried <= t->fig.peak_bytes && (windowed || carried == 0));
   for (uint32_t i = 0; i < ljm_model_nsites(m); i++) {
     const LjmFigures *f = &ljm_model_site(m, i)->fig;
-    CHECK(f->peak_bytes <= t->fig.peak_bytes && f->inuse_bytes <= f->alloc_bytes);
+    CHECK(f->peak_bytes <= t->fig.peak_bytes && (windowed || f->inuse_bytes <= f->alloc_bytes));
     sum.alloc_count += f->alloc_count;
     sum.alloc_bytes += f->alloc_bytes;
     sum.free_count += f->free_count;
@@ -470,7 +481,7 @@ static void heap_flame(const LjmHeapGraph *g, uint64_t n, uint64_t bytes)
   const LjmTotals *t = ljm_model_totals(m);
   CHECK(t->fig.inuse_bytes == bytes && t->fig.alloc_bytes == bytes);
   CHECK(g->nobj == 0 || t->events == (uint64_t)g->nobj - 1);
-  check_model(m, s.seen);
+  check_model(m, s.seen, s.carried);
   amp_events = t->events;
   amp_nodes = ljm_model_nnodes(m);
   streams_finish(&s, m, n, amp_events);
@@ -600,6 +611,8 @@ static char *text_report(const LjmModel *m, const LjmExportOptions *o, size_t *l
 
 /* `ljm report`'s model (ljm_model_set_reference_only) stops where the whole
 ** model stops, with the same status, and prints the same report as full. */
+static uint64_t win_from, win_to;  /* the window of this input, if any */
+
 static void check_reference_only(const uint8_t *data, size_t size, const LjmModel *full,
                                  LjmStatus full_st, const LjmExportOptions *o)
 {
@@ -607,6 +620,7 @@ static void check_reference_only(const uint8_t *data, size_t size, const LjmMode
   LjmInput *in = ljm_input_mem(data, size);
   CHECK(m != NULL && in != NULL);
   ljm_model_set_reference_only(m);
+  if (ljm_model_stream(full)->windowed) ljm_model_set_window(m, win_from, win_to);
   const char *const *terms;  /* the same label filter (which takes the full path) */
   for (uint32_t i = 0, nt = ljm_model_label_filters(full, &terms); i < nt; i++)
     CHECK(ljm_model_label_filter(m, terms[i]) == 0);
@@ -642,6 +656,12 @@ static void fuzz_stream(const uint8_t *data, size_t size)
     CHECK(ljm_model_label_filter(m, data[3] & 8 ? "k=(none)" : "k=v") == 0);
   /* --group-by for 1 input in 8 */
   if (size > 3 && (data[3] & 0x70) == 0x30) CHECK(ljm_model_group_by(m, "k") == 0);
+  /* --from/--to for 1 input in 8: from 0..15 ms, 5 ms long or to the end */
+  if (size > 4 && (data[4] & 7) == 6) {
+    win_from = (uint64_t)(data[4] >> 3 & 15) * 1000;
+    win_to = data[4] & 0x80 ? UINT64_MAX : win_from + 5000;
+    ljm_model_set_window(m, win_from, win_to);
+  }
   static Streams s;
   /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
   streams_begin(&s, m, &o, size, ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0],
@@ -654,7 +674,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   amp_nodes = ljm_model_nnodes(m);
   phase_end(&ph, n, 0);
   CHECK(st == LJM_OK || st == LJM_TRUNCATED || st == LJM_ERROR);
-  check_model(m, s.seen);
+  check_model(m, s.seen, s.carried);
   streams_finish(&s, m, n, size / 2);
 
   /* Every other format once, with a --value kind (and text report mode)

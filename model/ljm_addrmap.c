@@ -237,6 +237,23 @@ int ljm_addrmap_owner(const LjmAddrmap *m, uint64_t key, uint32_t *site)
   return 1;
 }
 
+void ljm_addrmap_each(const LjmAddrmap *m,
+                      void (*fn)(void *ud, uint64_t key, uint64_t size, uint32_t owner), void *ud)
+{
+  for (int i = 0; i < LJM_ADDRMAP_SEGS; i++) {
+    const LjmSegment *g = &m->seg[i];
+    for (uint32_t k = 0; k < g->nb; k++)
+      for (unsigned j = 0; j < 4; j++) {
+        uint32_t site = g->b[k].site[j];
+        if (site != LJM_SLOT_EMPTY)
+          fn(ud, g->b[k].key[j], ljm_addrmap_size_of(m, g->b[k].size[j], site), site & ~LJM_SLOT_BIG);
+      }
+    for (uint32_t j = 0; j < g->nstash; j++)
+      fn(ud, g->stash[j].key, ljm_addrmap_size_of(m, g->stash[j].size, g->stash[j].site),
+         g->stash[j].site & ~LJM_SLOT_BIG);
+  }
+}
+
 int ljm_addrmap_take_slow(LjmAddrmap *m, uint64_t addr, uint64_t key, LjmBlock *out)
 {
   LjmSegment *g = ljm_addrmap_seg(m, key);

@@ -75,6 +75,10 @@ void ljm_addrmap_free(LjmAddrmap *m);
 /* Whether a block with this key is live, and its site (owner) in *site;
 ** the map is left as it is. */
 int ljm_addrmap_owner(const LjmAddrmap *m, uint64_t key, uint32_t *site);
+/* Calls fn for each live block (in table order): its key, stored size and
+** owner. fn must not change the map. */
+void ljm_addrmap_each(const LjmAddrmap *m,
+                      void (*fn)(void *ud, uint64_t key, uint64_t size, uint32_t owner), void *ud);
 
 /* The key of an address: a bijection (murmur3's finaliser), so equal keys
 ** mean equal addresses. Its top bits pick the segment, the rest the buckets. */

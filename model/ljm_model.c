@@ -386,17 +386,23 @@ static __attribute__((noinline)) int site_time(LjmModel *m, uint32_t si, uint64_
 /* One event; okey and nkey are the map keys of its freed and new blocks
 ** (ljm_addrmap_key), computed ahead by on_events. grouped: a constant of
 ** each copy, the tree grouped by a label (ljm_group.c); the plain copy
-** has no trace of it. */
+** has no trace of it. win: a constant too, WIN_NONE without a time window
+** (ljm_window.c); WIN_BEFORE for an event before it, which only changes the
+** blocks in use; WIN_INSIDE for one in it, its time counted from its start. */
+enum { WIN_NONE = 0, WIN_BEFORE, WIN_INSIDE };
 static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRawEvent *ev,
                                                         uint64_t okey, uint64_t nkey,
-                                                        const int grouped)
+                                                        const int grouped, const int win)
 {
+  const int before = win == WIN_BEFORE;
+  const uint64_t evt = win == WIN_INSIDE && ev->time != LJM_NO_TIME ? ev->time - m->win_from
+                                                                     : ev->time;
   if (__builtin_expect(m->nlterms != 0, 0) && ljm_labels_drop(m, ev, okey, nkey)) return;
   uint32_t li, si = event_site(m, ev, &li, 0);
   if (si == NONE) return;
   uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
   LjmFigures *nf = NULL;
-  if (m->slice_events) slice_at(m, m->totals.events, ev->time);
+  if (m->slice_events && !before) slice_at(m, m->totals.events, evt);
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
     if (grouped && node != NONE) node = ljm_group_node(m, node, ljm_group_set(m, ev, okey));
@@ -405,13 +411,13 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     NodeFig *nd = ljm_stacks_fig(m, node);
     if (!nd) return;
     nf = &nd->self;
-    if (ev->time != LJM_NO_TIME) {
-      if (nd->first_time == LJM_NO_TIME_US) nd->first_time = ev->time;
-      nd->last_time = ev->time;
+    if (evt != LJM_NO_TIME && !before) {
+      if (nd->first_time == LJM_NO_TIME_US) nd->first_time = evt;
+      nd->last_time = evt;
     }
   } else {
     if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) return;
-    if (ev->time != LJM_NO_TIME && site_time(m, si, ev->time)) return;
+    if (evt != LJM_NO_TIME && !before && site_time(m, si, evt)) return;
   }
   /* Only now: a grouped tree's new root adds a site (the array may move). */
   LjmFigures *f = &m->sites[si].fig;
@@ -428,7 +434,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       old.size = block_weight(m, old.size, &w.oc, &w.obb);
       live_sub(m, old.site, w.oc, w.obb);
     } else {
-      m->totals.unattributed_frees++;
+      m->totals.unattributed_frees += !before;
     }
   }
   if (__builtin_expect(m->rate != 0, 0)) {
@@ -437,7 +443,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     w.ob = w.obb;
     if (made) {
       /* the index the event has without a label filter: the same coin */
-      int up = ljm_sample_coin(m->rate, ev->nsize, ev->naddr, m->totals.events + m->ldropped);
+      int up = ljm_sample_coin(m->rate, ev->nsize, ev->naddr,
+                               m->totals.events + m->ldropped + m->win_before);
       ljm_sample_weight(m->rate, ev->nsize, up, &w.nc, &w.nb);
       stored = ev->nsize | (up ? LJM_SAMPLE_UP : 0);
     } else {
@@ -453,7 +460,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     if (had_old && ev->kind == LJM_RAW_REALLOC && ol != m->ctxs[owner].labels &&
         (owner = ljm_stacks_ctx(m, si, node, ol)) == NONE)
       return;
-    if (ev->kind == LJM_RAW_FREE) {
+    if (before) {
+    } else if (ev->kind == LJM_RAW_FREE) {
       if (ol) {
         m->label_fig[ol].free_count += w.oc;
         m->label_fig[ol].free_bytes += w.ob;
@@ -467,7 +475,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       if (!(cf = ljm_labels_ctx_fig(m, owner))) return;
     }
   }
-  if (ev->kind == LJM_RAW_FREE) {
+  if (before) {
+  } else if (ev->kind == LJM_RAW_FREE) {
     f->free_count += w.oc;
     f->free_bytes += w.ob;
     if (nf) {
@@ -504,6 +513,10 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     }
     live_add(m, owner, w.nc, w.nb);
   }
+  if (before) {
+    m->win_before++;
+    return;
+  }
   LjmBlock old_by_site = old;  /* the reference view knows sites only */
   if (had_old) old_by_site.site = owner_site(m, old.site);
   ljm_refagg_event(m, ev, li, &old_by_site, had_old, &w);
@@ -536,7 +549,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       .node = node,
       .old_node = had_old ? owner_node(m, old.site) : LJM_NO_NODE,
       .dropped_node = had_dropped ? owner_node(m, dropped.site) : LJM_NO_NODE,
-      .time = ev->time == LJM_NO_TIME ? LJM_NO_TIME_US : ev->time,
+      .time = evt == LJM_NO_TIME ? LJM_NO_TIME_US : evt,
       .owner = made ? owner : LJM_NO_OWNER,
       .old_owner = had_old ? old.site : LJM_NO_OWNER,
       .dropped_owner = had_dropped ? dropped.site : LJM_NO_OWNER,
@@ -576,16 +589,34 @@ static inline __attribute__((always_inline)) void apply_reference(LjmModel *m,
   m->totals.events++;
 }
 
+/* An event of a stream with a time window: before it (the live blocks
+** only), in it (its time counted from the window's start), or after it. */
+static inline __attribute__((always_inline)) void apply_window(LjmModel *m, const LjmRawEvent *ev,
+                                                               uint64_t okey, uint64_t nkey,
+                                                               const int grouped)
+{
+  uint64_t t = ev->time == LJM_NO_TIME ? 0 : ev->time;
+  if (t >= m->win_to) return;
+  if (t < m->win_from) {
+    apply(m, ev, okey, nkey, grouped, WIN_BEFORE);
+    return;
+  }
+  if (!m->win_in) ljm_window_start(m);
+  apply(m, ev, okey, nkey, grouped, WIN_INSIDE);
+}
+
 /* Which copy events take, decided at the first event and kept (an
 ** extended stream's blocks are owned by ctxs in apply, by sites in
 ** apply_reference): PATH_REFERENCE for exact streams, stacks or not,
 ** without slices or a listener; PATH_GROUPED for a grouped tree (with
-** stacks, or a stream made a tree: on_flags). */
-enum { PATH_REFERENCE = 1, PATH_FULL, PATH_GROUPED };
+** stacks, or a stream made a tree: on_flags); PATH_WINDOW* for a time
+** window, grouped or not. */
+enum { PATH_REFERENCE = 1, PATH_FULL, PATH_GROUPED, PATH_WINDOW, PATH_WINDOW_GROUPED };
 static inline int event_path(LjmModel *m)
 {
   if (__builtin_expect(!m->path, 0))
-    m->path = m->gkey && m->stacks ? PATH_GROUPED
+    m->path = m->win ? (m->gkey && m->stacks ? PATH_WINDOW_GROUPED : PATH_WINDOW)
+              : m->gkey && m->stacks ? PATH_GROUPED
               : m->reference_only && !m->rate && !m->slice_events && !m->listener && !m->nlterms
                   ? PATH_REFERENCE
                   : PATH_FULL;
@@ -598,8 +629,10 @@ static void on_event(void *ud, const LjmRawEvent *ev)
   uint64_t okey = ljm_addrmap_key(ev->oaddr), nkey = ljm_addrmap_key(ev->naddr);
   switch (event_path(m)) {
   case PATH_REFERENCE: apply_reference(m, ev, okey, nkey); break;
-  case PATH_GROUPED: apply(m, ev, okey, nkey, 1); break;
-  default: apply(m, ev, okey, nkey, 0); break;
+  case PATH_GROUPED: apply(m, ev, okey, nkey, 1, WIN_NONE); break;
+  case PATH_WINDOW: apply_window(m, ev, okey, nkey, 0); break;
+  case PATH_WINDOW_GROUPED: apply_window(m, ev, okey, nkey, 1); break;
+  default: apply(m, ev, okey, nkey, 0, WIN_NONE); break;
   }
 }
 
@@ -629,7 +662,9 @@ static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const
     for (size_t i = 0; i < k; i++) {
       if (i + AHEAD < k) prefetch_event(m, &evs[i + AHEAD], okey[i + AHEAD], nkey[i + AHEAD]);
       if (path == PATH_REFERENCE) apply_reference(m, &evs[i], okey[i], nkey[i]);
-      else apply(m, &evs[i], okey[i], nkey[i], path == PATH_GROUPED);
+      else if (path == PATH_WINDOW || path == PATH_WINDOW_GROUPED)
+        apply_window(m, &evs[i], okey[i], nkey[i], path == PATH_WINDOW_GROUPED);
+      else apply(m, &evs[i], okey[i], nkey[i], path == PATH_GROUPED, WIN_NONE);
     }
     evs += k;
     n -= k;
@@ -642,6 +677,8 @@ static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
   switch (event_path(m)) {
   case PATH_REFERENCE: apply_batch(m, evs, n, PATH_REFERENCE); break;
   case PATH_GROUPED: apply_batch(m, evs, n, PATH_GROUPED); break;
+  case PATH_WINDOW: apply_batch(m, evs, n, PATH_WINDOW); break;
+  case PATH_WINDOW_GROUPED: apply_batch(m, evs, n, PATH_WINDOW_GROUPED); break;
   default: apply_batch(m, evs, n, PATH_FULL); break;
   }
 }
@@ -709,6 +746,12 @@ static void on_stack_node(void *ud, uint32_t id, uint32_t parent, const LjmRawFr
 static void on_time(void *ud, uint64_t usec)
 {
   LjmModel *m = ud;
+  m->info.recorded = usec;
+  if (m->win) {  /* only the window's marks, counted from its start */
+    if (usec < m->win_from || usec >= m->win_to) return;
+    if (!m->win_in && !m->oom && !m->bad) ljm_window_start(m);
+    usec -= m->win_from;
+  }
   m->info.duration = usec;
   if (m->listener && m->listener->on_time && !m->oom && !m->bad)
     m->listener->on_time(m->listener_ud, m, usec);
@@ -739,6 +782,10 @@ static void on_long_string(void *ud, uint64_t offset, uint64_t len)
 static void on_rss(void *ud, uint64_t time, uint64_t bytes)
 {
   LjmModel *m = ud;
+  if (m->win) {
+    if (time < m->win_from || time >= m->win_to) return;
+    time -= m->win_from;
+  }
   if (!m->oom && !m->bad) ljm_stacks_on_rss(m, time, bytes);
 }
 
@@ -814,6 +861,7 @@ void ljm_model_begin(LjmModel *m, const char *path)
   free((char *)m->info.path);
   m->info.path = strdup(path ? path : "");
   m->info.duration = LJM_NO_TIME_US;
+  m->info.recorded = LJM_NO_TIME_US;
 }
 
 LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
@@ -825,6 +873,15 @@ LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
   } else if (st == LJM_TRUNCATED) {
     m->info.truncated = 1;
     m->info.truncated_at = diag->offset;
+  }
+  if (m->win) {  /* a window the stream never reached starts at its end */
+    if (!m->win_in && !m->oom && !m->bad) ljm_window_start(m);
+    uint64_t end = m->info.recorded;
+    if (end != LJM_NO_TIME_US) {
+      if (end > m->win_to) end = m->win_to;
+      m->info.window_to = end;
+      m->info.duration = end > m->win_from ? end - m->win_from : 0;
+    }
   }
   finish_figures(m);
   ljm_names_finish(m);

@@ -131,7 +131,8 @@ typedef struct LjmTotals {
   uint64_t events;        /* allocation events (ALLOC + REALLOC + FREE) */
   uint64_t allocs, reallocs, frees;
   uint64_t peak_event;    /* 0-based index (among allocation events) of the
-                             event after which live bytes first hit the peak */
+                             event after which live bytes first hit the peak
+                             (with a window: also 0 when that is its start) */
   uint64_t unattributed_frees;  /* frees/reallocs of unknown blocks */
   uint64_t protos, cfuncs, traces;  /* symbol entries seen (incl. re-dumps) */
   uint64_t symtab_events;  /* 0x08/0x0C/0x10 events in the event stream */
@@ -212,7 +213,17 @@ typedef struct LjmStreamInfo {
   uint64_t trailing;      /* bytes after the epilogue (ignored) */
   unsigned ext_flags;     /* extension flags (EXTENSION.md): 0 standard,
                              1 stacks, 2 time marks and RSS */
-  uint64_t duration;      /* last time mark (usec), LJM_NO_TIME_US if none */
+  uint64_t duration;      /* last time mark (usec), LJM_NO_TIME_US if none;
+                             with a window, the window's length */
+  /* A time window (ljm_model_set_window): only the events dated in
+  ** [window_from, window_to) of the recording count, and every time the
+  ** model gives (events, marks, RSS, nodes' times, duration) counts from
+  ** window_from. window_to is where it ends: the stream's last mark when
+  ** that comes first. windowed 0: the whole stream. */
+  int windowed;
+  uint64_t window_from, window_to;
+  uint64_t recorded;      /* the stream's last time mark (usec), window or
+                             not; LJM_NO_TIME_US if none */
   uint64_t names_cut;     /* names longer than LJM_STRING_MAX, kept cut */
   uint64_t name_cut_at;   /* the first one: its offset and full length */
   uint64_t name_cut_len;
@@ -237,7 +248,11 @@ const LjmStreamInfo *ljm_model_stream(const LjmModel *m);
 typedef enum LjmEventKind {
   LJM_EV_ALLOC = 1,
   LJM_EV_FREE = 2,
-  LJM_EV_REALLOC = 3
+  LJM_EV_REALLOC = 3,
+  LJM_EV_CARRIED = 4   /* a time window's start (ljm_model_set_window): a
+                          block allocated before it and in use then, given
+                          as a new half (new_addr 0) that no figure counts
+                          as an allocation; index: the window's first */
 } LjmEventKind;
 
 typedef struct LjmLiveEvent {

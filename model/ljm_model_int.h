@@ -234,6 +234,9 @@ struct LjmModel {
 #define CTX_CACHE 64
   uint32_t ctx_cache[CTX_CACHE];  /* recently used ctxs by (site, node) hash */
   LjmRssSample *rss;  uint32_t nrss, caprss;
+  /* a time window (ljm_window.c): set, its bounds, 1 once it started, 1
+  ** once it ended, the events before it (for a sampled block's coin) */
+  int win;  uint64_t win_from, win_to;  int win_in, win_out;  uint64_t win_before;
   /* source files, for function names (ljm_sources.c) */
   int use_sources;
   char **src_dirs;  size_t nsrc_dirs;
@@ -296,6 +299,10 @@ uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site);
 ** (m->ctx_owners). */
 uint32_t ljm_stacks_ctx(LjmModel *m, uint32_t site, uint32_t node, uint32_t labels);
 void ljm_stacks_on_rss(LjmModel *m, uint64_t time, uint64_t bytes);
+
+/* ljm_window.c: the time window's start: its peak is the live heap then, and
+** a listener gets the blocks in use (LJM_EV_CARRIED). */
+void ljm_window_start(LjmModel *m);
 /* The figures of node n, made on first use; NULL when out of memory. */
 NodeFig *ljm_stacks_fig(LjmModel *m, uint32_t n);
 /* Node figures once decoding is over (peaks and totals). */

@@ -40,6 +40,16 @@ typedef void (*LjmProgressFn)(void *ud, uint64_t offset, uint64_t events);
 /* Sets (fn NULL: removes) the progress callback; call before loading. */
 void ljm_model_set_progress(LjmModel *m, LjmProgressFn fn, void *ud);
 
+/* Counts only the events dated in [from, to) (usec since the stream
+** began; to UINT64_MAX: to the end), by their time marks: the events before
+** 'from' only make the blocks in use at its start, which the window carries
+** in (their figures are in use, and a free of one in the window is a free;
+** a listener gets each as an LJM_EV_CARRIED event when the window starts),
+** and the events from 'to' on are read and left out. Peaks are the window's.
+** Times count from 'from' (LjmStreamInfo). For a stream with time marks;
+** call before decoding. */
+void ljm_model_set_window(LjmModel *m, uint64_t from, uint64_t to);
+
 /* Decodes a profile into an empty model ('path' is recorded in its stream
 ** info) and finishes it (sorted rows, summary). Returns the decode status;
 ** on LJM_TRUNCATED and LJM_ERROR the model holds what was read. */

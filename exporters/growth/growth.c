@@ -202,9 +202,9 @@ static int gr_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     if (ljm_growth_oom(s->g))
       snprintf(err, errlen, "out of memory");
     else
-      snprintf(err, errlen, "%.1f s recorded, %.1f s after --skip: too short to tell steady "
-               "growth (it needs %u points; they are %.1f s apart here, 1/16 to 1/32 of the "
-               "recording)", (double)ljm_growth_end(s->g) / 1e6,
+      snprintf(err, errlen, "%.1f s recorded, %.1f s after --skip or --from: too short to "
+               "tell steady growth (it needs %u points; they are %.1f s apart here, 1/16 to "
+               "1/32 of the recording)", (double)ljm_growth_end(s->g) / 1e6,
                (double)(r.to_us - r.from_us) / 1e6, LJM_GROWTH_MIN_POINTS,
                (double)r.bucket_us / 1e6);
     gr_free(s);

@@ -332,6 +332,10 @@ static void header(Ht *h, const LjmModel *m)
   if (ljm_model_stream(m)->snapshot)
     ljm_buf_puts(&x, " (LuaJIT heap snapshot via ljm convert: every object in use at the "
                  "snapshot, under the path that retains it; no time axis");
+  else if (h->timed && ljm_model_stream(m)->windowed)
+    ljm_buf_printf(&x, " (LuaJIT memory profile via ljm convert; time axis: real time from "
+                   "%.3f s of the recording (--from); the blocks in use then are allocations "
+                   "at 0", ljm_model_stream(m)->window_from / 1e6);
   else if (h->timed)
     ljm_buf_puts(&x, " (LuaJIT memory profile via ljm convert; time axis: real time");
   else

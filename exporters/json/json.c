@@ -126,6 +126,10 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
           si->ext_flags & 1 ? "true" : "false", si->ext_flags & 2 ? "true" : "false");
   if (si->duration == LJM_NO_TIME_US) fputs("null", f);
   else fprintf(f, "%" PRIu64, si->duration);
+  /* a window: its bounds in the recording's time; every other time counts from its start */
+  if (si->windowed)
+    fprintf(f, ",\"window_us\":[%" PRIu64 ",%" PRIu64 "]", si->window_from, si->window_to);
+  else fputs(",\"window_us\":null", f);
   /* sampled: every figure of the file is an estimate (EXTENSION.md) */
   if (si->sample_rate) fprintf(f, ",\"sample_rate\":%" PRIu64, si->sample_rate);
   else fputs(",\"sample_rate\":null", f);

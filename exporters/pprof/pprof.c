@@ -560,9 +560,9 @@ static void builder_free(Builder *b)
   free(b->set_nlab);
 }
 
-/* Adds the comment lines: source, stream versions, peak, truncation, and
-** whether the figures are estimates: at most COMMENTS_MAX. */
-#define COMMENTS_MAX 5
+/* Adds the comment lines: source, stream versions, peak, a time window,
+** truncation, and whether the figures are estimates: at most COMMENTS_MAX. */
+#define COMMENTS_MAX 6
 static size_t comments(Builder *b, const LjmModel *m, const State *st,
                        int64_t *c)
 {
@@ -588,6 +588,11 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
   snprintf(line, sizeof line, "peak live: %" PRIu64 " bytes in %" PRIu64 " objects",
            t->fig.peak_bytes, t->fig.peak_count);
   c[n++] = str(b, line);
+  if (si->windowed) {
+    snprintf(line, sizeof line, "window: %.6f s to %.6f s of the recording, memory in use at "
+             "its start carried in", si->window_from / 1e6, si->window_to / 1e6);
+    c[n++] = str(b, line);
+  }
   if (si->truncated) {
     snprintf(line, sizeof line, "stream cut at byte %" PRIu64, si->truncated_at);
     c[n++] = str(b, line);
@@ -696,6 +701,9 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   p.period = ljm_model_stream(m)->sample_rate ? (int64_t)ljm_model_stream(m)->sample_rate : 1;
   p.n_comment = ncm;
   p.comment = cm;
+  /* A recording with time marks: its length (with a window, the window's). */
+  if (ljm_model_stream(m)->duration < (uint64_t)INT64_MAX / 1000 && !ljm_model_stream(m)->snapshot)
+    p.duration_nanos = (int64_t)(ljm_model_stream(m)->duration * 1000);
   p.default_sample_type = dst;
 
   size_t len = perftools__profiles__profile__get_packed_size(&p);

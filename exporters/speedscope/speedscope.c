@@ -212,8 +212,10 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
       st->oom = 1;
       return;
     }
-    r->alloc_count += ev->new_count;
-    r->alloc_bytes += ev->new_size;
+    if (ev->kind != LJM_EV_CARRIED) {  /* in use at a window's start: not allocated in it */
+      r->alloc_count += ev->new_count;
+      r->alloc_bytes += ev->new_size;
+    }
     run_touch(st, r, ev->index);
     r->inuse_count += ev->new_count;
     r->inuse_bytes += ev->new_size;

@@ -863,7 +863,11 @@ def sample_weight(rate, size):
     return math.floor(1 / p), math.ceil(1 / p), math.floor(size / p + 0.5)
 
 
-def totals(data):
+def totals(data, window=None):
+    """window: (from_us, to_us) -- only the events dated (by the last time
+    mark) in [from, to) count; those before it only change the live heap
+    (carried in: in use at its start), those after are read and left out;
+    the peak is the window's, starting with what it carries in."""
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
              peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
              rss_max=0, by_stack={}, samples=0, sample_rate=None)
@@ -881,6 +885,8 @@ def totals(data):
             f["temporary"] += 1
         last_plus = None
 
+    now = 0            # the last time mark (usec)
+    started = window is None
     r = _TotalsReader(data)
     skipped = _Skipped()
     status = "ok"
@@ -933,6 +939,8 @@ def totals(data):
                 continue
             if h in (0x22, 0x23) and flags & TIME:
                 v = r.uleb()
+                if h == 0x22:
+                    now = v
                 if h == 0x23:
                     f["rss_max"] = max(f["rss_max"], v)
                 continue
@@ -963,7 +971,16 @@ def totals(data):
             sums[1] += nsize or 0
             if max(sums) > 2**62:
                 raise Bad("byte totals above 2^62")
-            # The whole event is read: apply it.
+            # The whole event is read: apply it (or not: a window).
+            before = False
+            if window is not None:
+                if now >= window[1]:
+                    nosample = False
+                    continue
+                before = now < window[0]
+                if not before and not started:
+                    started = True
+                    f["peak_bytes"], f["peak_count"] = live_bytes, list(live_c)
             if oaddr is not None and oaddr in live:
                 block = live.pop(oaddr)
                 live_c = [c - n for c, n in zip(live_c, live_n.pop(oaddr))]
@@ -971,15 +988,16 @@ def totals(data):
                 minus(block)
             if naddr is not None and not nosample:
                 lo, hi, est = sample_weight(rate, nsize)
-                per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0, 0, 0])
-                per[0] += lo         # allocations made under this stack
-                per[1] += hi
-                per[2] += est
+                if not before:
+                    per = f["by_stack"].setdefault(str(stack), [0, 0, 0, 0, 0, 0])
+                    per[0] += lo         # allocations made under this stack
+                    per[1] += hi
+                    per[2] += est
+                    f["samples"] += 1
+                    alloc_n[0] += lo
+                    alloc_n[1] += hi
+                    f["alloc_bytes"] += est
                 live_stack[naddr] = stack
-                f["samples"] += 1
-                alloc_n[0] += lo
-                alloc_n[1] += hi
-                f["alloc_bytes"] += est
                 if naddr in live:
                     block = live.pop(naddr)
                     live_c = [c - n for c, n in zip(live_c, live_n.pop(naddr))]
@@ -991,6 +1009,8 @@ def totals(data):
                 live_bytes += est
                 last_plus = (est, loc)
             nosample = False
+            if before:
+                continue
             f["events"] += 1
             if live_bytes > f["peak_bytes"]:
                 f["peak_bytes"] = live_bytes
@@ -1000,6 +1020,8 @@ def totals(data):
     except Bad as e:
         status = "error"
         f["why"] = str(e)
+    if not started:  # a window after the last event starts at the end
+        f["peak_bytes"], f["peak_count"] = live_bytes, list(live_c)
     f["inuse_bytes"] = live_bytes
     for a, (size, _) in live.items():  # live blocks by the stack that made them
         per = f["by_stack"].setdefault(str(live_stack[a]), [0, 0, 0, 0, 0, 0])
