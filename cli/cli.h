@@ -81,5 +81,7 @@ int ljm_cmd_heap(int argc, char **argv);
 int ljm_cmd_convert(int argc, char **argv);
 /* ljm growth: what grows steadily over a recording's time (cmd_growth.c). */
 int ljm_cmd_growth(int argc, char **argv);
+/* ljm top: a stream still being written, watched live (cmd_top.c). */
+int ljm_cmd_top(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const Command commands[] = {
   { "convert", ljm_cmd_convert, "write a profile or heap snapshot for pprof, Heaptrack, DevTools..." },
   { "heap", ljm_cmd_heap, "print what a heap snapshot holds, what keeps it alive, what grew" },
   { "growth", ljm_cmd_growth, "list what grows steadily over a recording's time (leaks in a server)" },
+  { "top", ljm_cmd_top, "watch a recording while it is written: what holds memory, what grows" },
   { "record", ljm_record_main, "run a Lua script under LuaJIT and record its allocations" },
 };
 

@@ -65,18 +65,27 @@ static Rd dec_error(Dec *d, uint64_t off, const char *fmt, ...)
   return RD_ERR;
 }
 
-/* Makes at least n bytes available unless the input ends first. */
-static Rd dec_fill(Dec *d, size_t n)
+/* Makes at least n bytes available unless the input ends first; ahead: n
+** is a look ahead, not a need, so an input followed while it is written
+** (ljm_input_follow) waits only while no byte is there. */
+static Rd dec_fill_to(Dec *d, size_t n, int ahead)
 {
   if ((size_t)(d->end - d->p) >= n || d->eof) return RD_OK;
+  /* Events decoded so far reach the consumer before a read that may wait
+  ** (ljm_input_follow) */
+  if (d->cb->on_events) dec_flush(d);
   size_t keep = (size_t)(d->end - d->p);
   memmove(d->buf, d->p, keep);
   d->base += (uint64_t)(d->p - d->buf);
   d->p = d->buf;
   d->end = d->buf + keep;
   while ((size_t)(d->end - d->p) < n && !d->eof) {
-    ptrdiff_t got = ljm_input_read(d->in, d->buf + keep, BUF_SIZE - keep,
-                                   d->diag, d->base + keep);
+    ptrdiff_t got = ahead ? ljm_input_read_now(d->in, d->buf + keep, BUF_SIZE - keep, d->diag,
+                                               d->base + keep)
+                          : LJM_INPUT_AGAIN;
+    if (got == LJM_INPUT_AGAIN && ahead && keep > 0) break;
+    if (got == LJM_INPUT_AGAIN)
+      got = ljm_input_read(d->in, d->buf + keep, BUF_SIZE - keep, d->diag, d->base + keep);
     if (got < 0) return RD_ERR;
     if (got == 0) d->eof = 1;
     keep += (size_t)got;
@@ -85,6 +94,9 @@ static Rd dec_fill(Dec *d, size_t n)
   if (d->cb->on_progress) d->cb->on_progress(d->ud, d->base + keep);
   return RD_OK;
 }
+
+static Rd dec_fill(Dec *d, size_t n) { return dec_fill_to(d, n, 0); }
+static Rd dec_fill_ahead(Dec *d, size_t n) { return dec_fill_to(d, n, 1); }
 
 static Rd dec_byte(Dec *d, uint8_t *b)
 {
@@ -99,8 +111,9 @@ static Rd dec_byte(Dec *d, uint8_t *b)
 
 static Rd dec_uleb_slow(Dec *d, uint64_t *v);
 
-/* Callers made EVENT_MAX bytes available, so hitting the end means EOF.
-** Most numbers of a stream are one or two bytes: decode those inline. */
+/* Callers looked EVENT_MAX bytes ahead: fewer are there only at the end
+** of the input, or of what a followed input has so far (the slow path
+** then reads on). Most numbers of a stream are one or two bytes: decode those inline. */
 static inline __attribute__((always_inline)) Rd dec_uleb(Dec *d, uint64_t *v)
 {
   const uint8_t *p = d->p;
@@ -130,17 +143,17 @@ static Rd dec_uleb_slow(Dec *d, uint64_t *v)
     d->p += n;
     return RD_OK;
   }
-  if (n == LJM_ULEB_SHORT) {
-    if (!d->eof) {  /* only when a string used up the guaranteed window */
-      Rd r = dec_fill(d, LJM_ULEB_MAX);
-      if (r != RD_OK) return r;
-      if ((n = ljm_uleb_decode(d->p, d->end, v)) > 0) {
-        d->p += n;
-        return RD_OK;
-      }
+  /* Short: a string used up the window looked ahead, or the input is
+  ** followed and has no more yet: a byte more at a time. */
+  while (n == LJM_ULEB_SHORT && !d->eof) {
+    Rd r = dec_fill(d, (size_t)(d->end - d->p) + 1);
+    if (r != RD_OK) return r;
+    if ((n = ljm_uleb_decode(d->p, d->end, v)) > 0) {
+      d->p += n;
+      return RD_OK;
     }
-    if (n == LJM_ULEB_SHORT) return RD_EOF;
   }
+  if (n == LJM_ULEB_SHORT) return RD_EOF;
   return dec_error(d, dec_off(d), n == LJM_ULEB_TOOLONG
                    ? "ULEB128 number longer than 10 bytes"
                    : "ULEB128 number does not fit in 64 bits");
@@ -256,7 +269,7 @@ static Rd dec_sym_proto(Dec *d, int in_events)
   uint64_t addr, line;
   TRY(dec_uleb(d, &addr));
   TRY(dec_string(d));
-  TRY(dec_fill(d, EVENT_MAX));
+  TRY(dec_fill_ahead(d, EVENT_MAX));
   TRY(dec_uleb(d, &line));
   if (d->cb->on_proto) d->cb->on_proto(d->ud, addr, d->str, d->strlen, line, in_events);
   return RD_OK;
@@ -288,7 +301,7 @@ static Rd dec_symtab(Dec *d)
   for (;;) {
     d->item = dec_off(d);
     d->what = "a symbol table entry";
-    TRY(dec_fill(d, EVENT_MAX));
+    TRY(dec_fill_ahead(d, EVENT_MAX));
     uint8_t h;
     Rd r = dec_byte(d, &h);
     if (r == RD_EOF) {
@@ -661,7 +674,7 @@ static Rd dec_events(Dec *d)
     }
     d->item = dec_off(d);
     d->what = "an event";
-    TRY(dec_fill(d, EVENT_MAX));
+    TRY(dec_fill_ahead(d, EVENT_MAX));
     uint8_t h;
     Rd r = dec_byte(d, &h);
     if (r == RD_EOF) {
@@ -789,6 +802,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   LjmStatus st = LJM_OK;
   uint64_t end = dec_off(&d);
   if (r == RD_OK) {
+    ljm_input_stop_following(in);
     if (trailing) *trailing = dec_count_rest(&d);
   } else if (r == RD_EOF) {
     end = d.base + (uint64_t)(d.end - d.buf);

@@ -230,6 +230,15 @@ int ljm_input_is_zstd(const LjmInput *in);
 ** file), else -1. */
 uint64_t ljm_input_position(const LjmInput *in);
 int64_t ljm_input_size(const LjmInput *in);
+/* Follows an input still being written (ljm top): where its data ends, a
+** read calls wait(ud) and reads on when it returns 0, or ends the input
+** there when it returns nonzero. A regular file (plain, gzip or zstd) is
+** read again at its end, and shrinking below what was read is an error; a
+** pipe is read as its data comes, plain only (gzip or zstd data there is
+** an error at its first bytes). Call before the first read. */
+void ljm_input_follow(LjmInput *in, int (*wait)(void *ud), void *ud);
+/* The input's file descriptor, -1 for a memory input. */
+int ljm_input_fd(const LjmInput *in);
 /* Closes the input; NULL is allowed. */
 void ljm_input_close(LjmInput *in);
 

@@ -5,6 +5,7 @@
 ** then decompressed from those bytes on. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ struct LjmInput {
   uint64_t nread;        /* bytes read (after decompression) */
   uint64_t pos;          /* position after the last read */
   int64_t size;          /* file size, -1 when unknown */
+  int (*wait)(void *ud);  /* ljm_input_follow: called where the data ends */
+  void *wait_ud;
+  int pipe;              /* following a pipe: plain reads as data comes */
 };
 
 static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
@@ -142,16 +146,39 @@ uint64_t ljm_input_position(const LjmInput *in) { return in->pos; }
 
 static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                             uint64_t offset);
+static ptrdiff_t follow_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                             uint64_t offset, int now);
+
+ptrdiff_t ljm_input_read_now(LjmInput *in, void *buf, size_t len, LjmDiag *diag, uint64_t offset)
+{
+  if (!in->wait) return ljm_input_read(in, buf, len, diag, offset);
+  ptrdiff_t n = follow_read(in, buf, len, diag, offset, 1);
+  if (n >= 0) in->pos = position_now(in);
+  return n;
+}
 
 ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                          uint64_t offset)
 {
-  ptrdiff_t n = input_read(in, buf, len, diag, offset);
+  ptrdiff_t n = in->wait ? follow_read(in, buf, len, diag, offset, 0)
+                         : input_read(in, buf, len, diag, offset);
   if (n >= 0) in->pos = position_now(in);
   return n;
 }
 
 int64_t ljm_input_size(const LjmInput *in) { return in->size; }
+
+int ljm_input_fd(const LjmInput *in) { return in->fd; }
+
+void ljm_input_stop_following(LjmInput *in) { in->wait = NULL; }
+
+void ljm_input_follow(LjmInput *in, int (*wait)(void *ud), void *ud)
+{
+  in->wait = wait;
+  in->wait_ud = ud;
+  /* zlib reads a pipe until its buffer is full: a pipe is read here */
+  if (in->fd >= 0 && file_size(in->fd) < 0) in->pipe = in->plain = 1;
+}
 
 void ljm_input_close(LjmInput *in)
 {
@@ -292,4 +319,48 @@ static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
   }
   if (n > 0) in->nread += (uint64_t)n;
   return n;
+}
+
+/* A read that waits where the data ends (ljm_input_follow); now: returns
+** LJM_INPUT_AGAIN there instead. */
+static ptrdiff_t follow_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                             uint64_t offset, int now)
+{
+  static const char *const shrunk = "the file shrank while it was followed (truncated or "
+                                    "rewritten): start again";
+  for (;;) {
+    if (in->pipe) {
+      struct pollfd p = { in->fd, POLLIN, 0 };
+      int r = poll(&p, 1, 0);
+      if (r < 0 && errno != EINTR) {
+        diag_set(diag, offset, strerror(errno));
+        return -1;
+      }
+      if (r > 0) {
+        ptrdiff_t n = input_read(in, buf, len, diag, offset);
+        const uint8_t *b = buf;
+        if (n > 0 && in->nread == (uint64_t)n &&
+            ((n >= 2 && b[0] == 0x1f && b[1] == 0x8b) ||
+             (n >= 4 && memcmp(b, zstd_magic, 4) == 0))) {
+          diag_set(diag, offset, "compressed data on a pipe cannot be followed: follow the "
+                   "file, or send the stream plain");
+          return -1;
+        }
+        return n;  /* 0: the writer closed the pipe */
+      }
+    } else {
+      ptrdiff_t n = input_read(in, buf, len, diag, offset);
+      if (n != 0) return n;
+      off_t at = lseek(in->fd, 0, SEEK_CUR);
+      int64_t size = file_size(in->fd);
+      if (at >= 0 && size >= 0 && (int64_t)at > size) {
+        diag_set(diag, offset, shrunk);
+        return -1;
+      }
+      if (in->gz) gzclearerr(in->gz);  /* zlib reads on past its end */
+      in->zeof = 0;
+    }
+    if (now) return LJM_INPUT_AGAIN;
+    if (in->wait(in->wait_ud)) return 0;
+  }
 }

@@ -12,4 +12,14 @@
 ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                          uint64_t offset);
 
+/* The same, but a followed input (ljm_input_follow) with no data now
+** returns LJM_INPUT_AGAIN instead of waiting. */
+ptrdiff_t ljm_input_read_now(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
+                             uint64_t offset);
+#define LJM_INPUT_AGAIN (-2)
+
+/* Past the stream's end marker: a followed input (ljm_input_follow) stops
+** waiting, so what follows is counted up to where the data ends now. */
+void ljm_input_stop_following(LjmInput *in);
+
 #endif

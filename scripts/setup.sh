@@ -65,6 +65,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler  # pprof writer
   libxml2-dev                # SVG writer (xmlwriter)
   zlib1g-dev libzstd-dev     # gzip input, .pb.gz, .heaptrack.gz/.zst
+  libncurses-dev             # ljm top's terminal screen
   dpkg-dev xz-utils          # apt-get source, dpkg-source, Sources.xz (LuaJIT internal headers)
 )
 if [ $tests -eq 1 ]; then
@@ -82,6 +83,7 @@ if [ $tests -eq 1 ]; then
     valgrind                 # counts instructions against the cost budgets (budget_test)
     nginx-light libnginx-mod-http-lua  # the OpenResty example's server
     wrk                      # load for the nginx test and benchmark
+    tmux                     # a real terminal for ljm top (top_test)
     neovim                   # a real application recording itself (nvim_test)
     love xvfb                # a game recording itself on Xvfb (love_test)
   )

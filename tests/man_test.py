@@ -42,7 +42,8 @@ def helptext(*args):
 
 top = helptext()
 commands = re.findall(r"^  ([a-z]+)  ", top.split("commands:")[-1], re.M)
-check(sorted(commands) == ["convert", "growth", "heap", "record", "report"], "commands: %r" % commands)
+check(sorted(commands) == ["convert", "growth", "heap", "record", "report", "top"],
+      "commands: %r" % commands)
 for opt in ("--help", "--version"):
     check(opt in top and opt in words, "ljm %s: in --help and in the man page" % opt)
 for cmd in commands:

@@ -1,6 +1,8 @@
 /* value.c -- the one figure a format shows (--value), and number formatting. */
 #include "exporters/common/value.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 LjmValueKind ljm_value_resolve(LjmValueKind k)
@@ -77,4 +79,19 @@ const char *ljm_value_snapshot_title(const LjmModel *m, LjmValueKind k)
   if (!ljm_model_stream(m)->snapshot) return NULL;
   return ljm_value_is_bytes(ljm_value_resolve(k)) ? "bytes retained at the snapshot"
                                                    : "objects at the snapshot";
+}
+
+const char *ljm_fmt_human(char *buf, size_t len, double n)
+{
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  unsigned u = 0;
+  double a = fabs(n);
+  while (a >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+    a /= 1024;
+    n /= 1024;
+    u++;
+  }
+  if (u == 0) snprintf(buf, len, "%.0f B", n);
+  else snprintf(buf, len, "%.1f %s", n, units[u]);
+  return buf;
 }

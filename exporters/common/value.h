@@ -26,6 +26,9 @@ const char *ljm_value_snapshot_title(const LjmModel *m, LjmValueKind k);
 ** (LJM_THOUSANDS_MAX bytes); returns buf. */
 char *ljm_fmt_thousands(char *buf, uint64_t v);
 
+/* Bytes in binary units, signed: "512 B", "1.5 KiB", "-3.2 GiB"; returns buf. */
+const char *ljm_fmt_human(char *buf, size_t len, double n);
+
 #define LJM_NUM_MAX 24  /* buffer size for ljm_fmt_u64 and ljm_fmt_fixed2 */
 
 /* Writes v in decimal into buf (LJM_NUM_MAX bytes); returns buf. Faster

@@ -11,6 +11,7 @@
 #include "exporters/common/sampled.h"
 #include "exporters/common/state.h"
 #include "exporters/common/utf8.h"
+#include "exporters/common/value.h"
 #include "model/ljm_growth.h"
 
 /* Rows shown per table unless --top says. */
@@ -47,22 +48,6 @@ static void gr_on_time(void *st, const LjmModel *m, uint64_t usec)
   ljm_growth_time(((Growth *)st)->g, usec);
 }
 
-/* Bytes in binary units: "512 B", "1.5 KiB", "3.2 GiB". */
-static const char *human(char *buf, size_t len, double n)
-{
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  unsigned u = 0;
-  double a = fabs(n);
-  while (a >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-    a /= 1024;
-    n /= 1024;
-    u++;
-  }
-  if (u == 0) snprintf(buf, len, "%.0f B", n);
-  else snprintf(buf, len, "%.1f %s", n, units[u]);
-  return buf;
-}
-
 /* The one-line label of a site, cleaned for a terminal or JSON. */
 static const char *site_label(Growth *s, const LjmModel *m, uint32_t site)
 {
@@ -76,9 +61,9 @@ static const char *site_label(Growth *s, const LjmModel *m, uint32_t site)
 static void text_row(Growth *s, const LjmGrowthRow *r)
 {
   char a[32], b[32], c[32];
-  fprintf(s->base.out, "  %12s/s %12s/h %6.0f%% %11s %7.1f s  ", human(a, sizeof(a), r->slope),
-          human(b, sizeof(b), r->slope * 3600), r->steady * 100,
-          human(c, sizeof(c), (double)r->in_use), (double)r->since_us / 1e6);
+  fprintf(s->base.out, "  %12s/s %12s/h %6.0f%% %11s %7.1f s  ", ljm_fmt_human(a, sizeof(a), r->slope),
+          ljm_fmt_human(b, sizeof(b), r->slope * 3600), r->steady * 100,
+          ljm_fmt_human(c, sizeof(c), (double)r->in_use), (double)r->since_us / 1e6);
 }
 
 static size_t shown(const Growth *s, size_t n)
@@ -97,7 +82,7 @@ static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
           sampled && *sampled ? "; " : "", sampled ? sampled : "");
   if (!r->nsites && !r->nstacks) {
     fprintf(f, "No steady growth: nothing in use grew by %s or more, steadily, to the end.\n",
-            human(a, sizeof(a), (double)r->min_growth));
+            ljm_fmt_human(a, sizeof(a), (double)r->min_growth));
     return;
   }
   fprintf(f, "\nSteady growth by line (%zu; slope of in-use bytes since a time, share of up to "
@@ -115,8 +100,8 @@ static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
   for (size_t i = 0; i < shown(s, r->nstacks); i++) {
     const LjmGrowthRow *row = &r->stacks[i];
     fprintf(f, "#%zu %s/s (%s/h), steady %.0f%%, %s in use now, since %.1f s\n", i + 1,
-            human(a, sizeof(a), row->slope), human(b, sizeof(b), row->slope * 3600),
-            row->steady * 100, human(c, sizeof(c), (double)row->in_use),
+            ljm_fmt_human(a, sizeof(a), row->slope), ljm_fmt_human(b, sizeof(b), row->slope * 3600),
+            row->steady * 100, ljm_fmt_human(c, sizeof(c), (double)row->in_use),
             (double)row->since_us / 1e6);
     ljm_frames_of(m, row->key, &s->frames);
     for (size_t j = s->frames.n; j-- > 0;) {

@@ -1,0 +1,359 @@
+/* cmd_top.c -- ljm top: a stream still being written, watched live.
+**
+** The model is built as the stream is read (decoder/ljm_decoder.h,
+** ljm_input_follow); between reads, at each interval, model/ljm_live.h takes
+** its figures and exporters/top draws them: the screen on a terminal, a
+** plain table per interval otherwise. Everything runs in this one thread:
+** where the data ends, the input waits in short steps, reading keys and
+** redrawing, so the model is never read while an event is half applied. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/opts.h"
+#include "exporters/top/top.h"
+#include "model/ljm_live.h"
+
+static const char usage[] =
+    "usage: ljm top [--interval S] [--stacks] [--by KEY] [--sort in-use|rate|growth]\n"
+    "               [--top N] [--once] FILE|-\n"
+    "\n"
+    "Watches a recording while it is being written (ljm record with\n"
+    "--flush-interval, the Lua module's flush option, the nginx example) or a\n"
+    "stream on a pipe: the bytes in use and RSS with their history, and the\n"
+    "lines (call stacks, label values) holding the most, with what each\n"
+    "allocates and frees per second and how much it grew since ljm top\n"
+    "started and since the last refresh. A long file is read up to its end\n"
+    "first. On a terminal the screen refreshes in place; otherwise a plain\n"
+    "table is printed per interval. FILE may be gzip or zstd (a pipe: plain).\n"
+    "\n"
+    "  --interval S   seconds between refreshes (default 1)\n"
+    "  --stacks       rows per call stack, innermost frame first (recordings\n"
+    "                 with --stacks) instead of per line\n"
+    "  --by KEY       rows per value of label KEY (rec.label)\n"
+    "  --sort WHAT    in-use (default), rate (allocated per second) or growth\n"
+    "  --top N        rows of a plain table (default 10)\n"
+    "  --once         read what is there, print one table and exit: rates are\n"
+    "                 per second of the whole recording, growth since its start\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "Keys: i, a, g sort by in use, allocation rate, growth; v switches lines,\n"
+    "stacks and label values; p pauses; q quits.\n"
+    "\n"
+    "Exit status: 0 after q, --once or a complete stream; 1 bad input, a\n"
+    "stream cut short (a pipe that closed), a file truncated or replaced;\n"
+    "2 usage error.\n";
+
+typedef struct Top {
+  const char *path;
+  LjmModel *m;
+  LjmLive *live;
+  LjmInput *in;
+  LjmTopShow show;
+  int screen;            /* drawing on the terminal */
+  int once;
+  uint64_t t0;           /* the clock at start (usec) */
+  uint64_t interval;     /* usec */
+  uint64_t next;         /* when the next refresh is due */
+  int64_t initial;       /* the file's size at start: read it all before refreshing */
+  int caught_up;
+  int quit;              /* q, or a signal */
+  int oom;
+  const char *ended;     /* why following stopped, for the last screen */
+  struct stat st;        /* the file followed */
+  int has_st;
+  char status[160];
+} Top;
+
+static volatile sig_atomic_t signalled;
+
+static void on_signal(int sig)
+{
+  (void)sig;
+  signalled = 1;
+}
+
+static uint64_t clock_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t now_us(const Top *t) { return clock_us() - t->t0; }
+
+/* Keys on the screen; returns 1 when something changed. */
+static int key(Top *t, int c)
+{
+  LjmTopShow *o = &t->show;
+  switch (c) {
+  case 'q': case 'Q': t->quit = 1; return 0;
+  case 'i': o->sort = LJM_LIVE_BY_INUSE; return 1;
+  case 'a': o->sort = LJM_LIVE_BY_RATE; return 1;
+  case 'g': o->sort = LJM_LIVE_BY_GROWTH; return 1;
+  case 'p': o->paused = !o->paused; return 1;
+  case 'v': case 's':
+    o->view = o->view == LJM_LIVE_LINES ? LJM_LIVE_STACKS
+              : o->view == LJM_LIVE_STACKS && ljm_live_key(t->live) ? LJM_LIVE_LABELS
+                                                                    : LJM_LIVE_LINES;
+    return 1;
+  default: return c == LJM_TOP_KEY_REDRAW;
+  }
+}
+
+/* Draws the last refresh, or where catching up stands. */
+static void draw(Top *t)
+{
+  if (!t->screen) return;
+  t->show.status = t->status[0] ? t->status : NULL;
+  ljm_top_screen_draw(t->live, t->m, &t->show);
+}
+
+/* A refresh: the model's figures now, drawn or printed. */
+static void refresh_now(Top *t)
+{
+  if (ljm_live_sample(t->live, t->m, now_us(t)) != 0) {
+    t->oom = t->quit = 1;
+    return;
+  }
+  if (t->screen) {
+    draw(t);
+  } else {
+    t->show.status = t->status[0] ? t->status : NULL;
+    if (ljm_top_table(stdout, t->live, t->m, &t->show) != 0) t->quit = 1;  /* stdout went away */
+  }
+}
+
+/* Between reads: keys, a refresh when due, and (waiting) a pause of at
+** most 100 ms. */
+static void tick(Top *t, int waiting)
+{
+  if (signalled) t->quit = 1;
+  uint64_t now = now_us(t);
+  if (!t->caught_up && (t->initial < 0 || (int64_t)ljm_input_position(t->in) >= t->initial)) {
+    t->caught_up = 1;
+    t->status[0] = 0;
+    t->next = now;
+  }
+  /* Not before the events begin (a bad stream gets its error alone), nor
+  ** while a first read's events are still to come. */
+  int ready = ljm_model_stream(t->m)->ljm_version != 0 &&
+              (waiting || ljm_model_totals(t->m)->events != 0);
+  if (t->caught_up && ready && !t->show.paused && now >= t->next) {
+    refresh_now(t);
+    t->next = now + t->interval;
+  } else if (!t->caught_up && now >= t->next) {
+    snprintf(t->status, sizeof(t->status), "reading %s up to its end: %.0f%%", t->path,
+             100.0 * (double)ljm_input_position(t->in) / (double)(t->initial ? t->initial : 1));
+    if (t->screen) {
+      ljm_top_screen_draw(t->live, t->m, &(LjmTopShow){ .path = t->path, .view = t->show.view,
+                                                         .sort = t->show.sort,
+                                                         .status = t->status });
+    }
+    t->next = now + 200000;
+  }
+  uint64_t wait = waiting ? 100000 : 0;
+  if (waiting && t->caught_up && t->next > now && t->next - now < wait) wait = t->next - now;
+  if (t->screen) {
+    int c = ljm_top_screen_key((int)(wait / 1000));
+    if (c >= 0 && key(t, c) && t->caught_up) draw(t);
+  } else if (wait) {
+    usleep((useconds_t)wait);
+  }
+}
+
+/* The file is still the one being followed: not replaced by another. */
+static int replaced(Top *t)
+{
+  struct stat now;
+  if (!t->has_st) return 0;
+  if (stat(t->path, &now) != 0 || now.st_ino != t->st.st_ino || now.st_dev != t->st.st_dev) {
+    t->ended = "was replaced or removed";
+    return 1;
+  }
+  return 0;
+}
+
+static int on_wait(void *ud)
+{
+  Top *t = ud;
+  tick(t, 1);
+  return t->quit || replaced(t);
+}
+
+static void on_progress(void *ud, uint64_t offset, uint64_t events)
+{
+  (void)offset, (void)events;
+  tick(ud, 0);
+}
+
+/* After the input ended on the screen: the last figures until q. */
+static void hold(Top *t, const char *why)
+{
+  snprintf(t->status, sizeof(t->status), "%s: press q", why);
+  /* the events since the last refresh, if any: a new sample would make
+  ** the rates of a stream that stopped 0 */
+  if (ljm_live_totals(t->live)->events != ljm_model_totals(t->m)->events ||
+      !ljm_live_totals(t->live)->refreshes)
+    refresh_now(t);
+  else
+    draw(t);
+  while (!t->quit && !signalled) {
+    int c = ljm_top_screen_key(200);
+    if (c >= 0 && key(t, c)) draw(t);
+  }
+}
+
+int ljm_cmd_top(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "interval", required_argument, NULL, 'i' },
+    { "stacks", no_argument, NULL, 'S' },
+    { "by", required_argument, NULL, 'b' },
+    { "sort", required_argument, NULL, 's' },
+    { "top", required_argument, NULL, 't' },
+    { "once", no_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+  };
+  Top t;
+  memset(&t, 0, sizeof(t));
+  t.interval = 1000000;
+  t.show.top = 10;
+  const char *by = NULL;
+  int c;
+  char *end;
+  optind = 1;
+  while ((c = ljm_getopt(argc, argv, "h", longopts, "top")) != -1) {
+    switch (c) {
+    case 'i': {
+      double s = strtod(optarg, &end);
+      if (end == optarg || *end || !(s >= 0.05 && s <= 3600))
+        return ljm_cli_usage_error("top", "--interval wants seconds from 0.05 to 3600, not '%s'",
+                                   optarg);
+      t.interval = (uint64_t)(s * 1e6);
+      break;
+    }
+    case 'S': t.show.view = LJM_LIVE_STACKS; break;
+    case 'b':
+      if (!*optarg || strchr(optarg, '=') || strlen(optarg) > LJM_LABEL_KEY_MAX)
+        return ljm_cli_usage_error("top", "--by wants a label KEY, not '%.80s'", optarg);
+      by = optarg;
+      t.show.view = LJM_LIVE_LABELS;
+      break;
+    case 's':
+      if (!strcmp(optarg, "in-use")) t.show.sort = LJM_LIVE_BY_INUSE;
+      else if (!strcmp(optarg, "rate")) t.show.sort = LJM_LIVE_BY_RATE;
+      else if (!strcmp(optarg, "growth")) t.show.sort = LJM_LIVE_BY_GROWTH;
+      else return ljm_cli_usage_error("top", "--sort wants in-use, rate or growth, not '%s'", optarg);
+      break;
+    case 't': {
+      unsigned long n = strtoul(optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 100000)
+        return ljm_cli_usage_error("top", "--top wants a number 1..100000, not '%s'", optarg);
+      t.show.top = (unsigned)n;
+      break;
+    }
+    case 'o': t.once = 1; break;
+    case 'h':
+      fputs(usage, stdout);
+      return ljm_cli_close_output(stdout, "stdout");
+    default:
+      return LJM_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) return ljm_cli_usage_error("top", "missing FILE (or '-')");
+  if (optind + 1 < argc)
+    return ljm_cli_usage_error("top", "one stream at a time ('%s' is extra)", argv[optind + 1]);
+  t.path = t.show.path = argv[optind];
+  if (ljh_sniff(t.path))
+    return ljm_cli_usage_error("top", "%s is a heap snapshot, one moment: 'ljm heap' prints it",
+                               t.path);
+
+  LjmDiag d;
+  t.in = ljm_input_open(t.path, &d);
+  if (!t.in) {
+    fprintf(stderr, "%s: cannot open: %s\n", t.path, d.msg);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  t.m = ljm_model_new();
+  t.live = ljm_live_new(by);
+  if (!t.m || !t.live) {
+    fprintf(stderr, "ljm: out of memory\n");
+    ljm_model_free(t.m);
+    ljm_live_free(t.live);
+    ljm_input_close(t.in);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  t.t0 = clock_us();
+  t.initial = t.once ? -1 : ljm_input_size(t.in);
+  if (strcmp(t.path, "-") && fstat(ljm_input_fd(t.in), &t.st) == 0) t.has_st = 1;
+  t.screen = !t.once && isatty(0) && isatty(1);
+  if (!t.once) {
+    ljm_input_follow(t.in, on_wait, &t);
+    ljm_model_set_progress(t.m, on_progress, &t);
+  } else {
+    ljm_live_sample(t.live, t.m, 0);  /* the start: rates over the whole recording */
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  if (t.screen && ljm_top_screen_open() != 0) {
+    t.screen = 0;  /* a terminal ncurses cannot drive: plain tables */
+  }
+  LjmStatus st = ljm_model_load(t.m, t.in, t.path, &d);
+  int rc = 0;
+  char line[512] = "";
+  if (t.oom) {
+    snprintf(line, sizeof(line), "ljm top: out of memory");
+    rc = 1;
+  } else if (st == LJM_ERROR) {
+    ljm_diag_format(&d, t.path, line, sizeof(line));
+    rc = 1;
+  } else if (t.quit && !signalled) {
+    rc = 0;  /* q */
+  } else if (signalled) {
+    rc = 0;
+  } else if (t.ended) {
+    snprintf(line, sizeof(line), "%s: the file %s while it was followed", t.path, t.ended);
+    rc = 1;
+  } else if (st == LJM_TRUNCATED && !t.once) {
+    snprintf(line, sizeof(line), "%s: byte %llu: the stream stopped before its end (%s)", t.path,
+             (unsigned long long)d.offset,
+             t.has_st ? d.msg : "the pipe closed");
+    rc = 1;
+  }
+  /* The end: --once's table, or a complete stream's last figures (on the
+  ** screen until q); a stream cut short keeps its last table, then one
+  ** line on stderr says why, as does any other end. */
+  if (rc && !t.screen && !t.oom && ljm_model_stream(t.m)->ljm_version != 0 &&
+      ljm_model_totals(t.m)->events)
+    refresh_now(&t);
+  if (!rc && !t.quit && !signalled) {
+    if (t.once) {
+      refresh_now(&t);
+    } else if (t.screen) {
+      hold(&t, "the recording ended (a complete stream)");
+    } else {
+      snprintf(t.status, sizeof(t.status), "the recording ended (a complete stream)");
+      refresh_now(&t);
+    }
+  }
+  if (t.screen) ljm_top_screen_close();
+  if (line[0]) fprintf(stderr, "%s\n", line);
+  ljm_input_close(t.in);
+  ljm_live_free(t.live);
+  ljm_model_free(t.m);
+  if (!rc && ljm_cli_close_output(stdout, "stdout")) rc = 1;
+  return rc;
+}
