@@ -62,6 +62,7 @@ typedef struct Top {
   uint64_t interval;     /* usec */
   uint64_t next;         /* when the next refresh is due */
   int64_t initial;       /* the file's size at start: read it all before refreshing */
+  int reached;           /* the reads passed that size: caught up at the next tick */
   int caught_up;
   int quit;              /* q, or a signal */
   int oom;
@@ -136,15 +137,23 @@ static void tick(Top *t, int waiting)
 {
   if (signalled) t->quit = 1;
   uint64_t now = now_us(t);
-  if (!t->caught_up && (t->initial < 0 || (int64_t)ljm_input_position(t->in) >= t->initial)) {
+  /* Caught up where the file's data first ends after the reads passed its
+  ** first size: every event read is in the model then (a pipe: at once). */
+  if (!t->caught_up && (t->initial < 0 || (t->reached && waiting))) {
     t->caught_up = 1;
     t->status[0] = 0;
     t->next = now;
   }
+  if (t->initial < 0 || (int64_t)ljm_input_position(t->in) >= t->initial) t->reached = 1;
   /* Not before the events begin (a bad stream gets its error alone), nor
   ** while a first read's events are still to come. */
   int ready = ljm_model_stream(t->m)->ljm_version != 0 &&
               (waiting || ljm_model_totals(t->m)->events != 0);
+  static const char nolabels[] = "no labels so far (rec.label, recorded with --time, --stacks "
+                                 "or --sample)";
+  int none = ready && t->show.view == LJM_LIVE_LABELS && !ljm_model_stream(t->m)->label_sets;
+  if (none && !t->status[0]) snprintf(t->status, sizeof(t->status), "%s", nolabels);
+  else if (!none && !strcmp(t->status, nolabels)) t->status[0] = 0;
   if (t->caught_up && ready && !t->show.paused && now >= t->next) {
     refresh_now(t);
     t->next = now + t->interval;
@@ -157,6 +166,12 @@ static void tick(Top *t, int waiting)
                                                          .status = t->status });
     }
     t->next = now + 200000;
+  }
+  if (t->screen && !ready && waiting && now >= t->next) {
+    snprintf(t->status, sizeof(t->status), "waiting for %s's first events", t->path);
+    draw(t);
+    t->status[0] = 0;
+    t->next = now + t->interval;
   }
   uint64_t wait = waiting ? 100000 : 0;
   if (waiting && t->caught_up && t->next > now && t->next - now < wait) wait = t->next - now;
@@ -317,13 +332,11 @@ int ljm_cmd_top(int argc, char **argv)
   if (t.oom) {
     snprintf(line, sizeof(line), "ljm top: out of memory");
     rc = 1;
+  } else if (t.quit || signalled) {
+    rc = 0;  /* q, or a signal: whatever the input was doing then */
   } else if (st == LJM_ERROR) {
     ljm_diag_format(&d, t.path, line, sizeof(line));
     rc = 1;
-  } else if (t.quit && !signalled) {
-    rc = 0;  /* q */
-  } else if (signalled) {
-    rc = 0;
   } else if (t.ended) {
     snprintf(line, sizeof(line), "%s: the file %s while it was followed", t.path, t.ended);
     rc = 1;
@@ -342,6 +355,9 @@ int ljm_cmd_top(int argc, char **argv)
   if (!rc && !t.quit && !signalled) {
     if (t.once) {
       refresh_now(&t);
+      if (st == LJM_TRUNCATED)  /* as report warns: a stream still being written */
+        snprintf(line, sizeof(line), "%s: byte %llu: warning: %s (the table is what came before)",
+                 t.path, (unsigned long long)d.offset, d.msg);
     } else if (t.screen) {
       hold(&t, "the recording ended (a complete stream)");
     } else {

@@ -66,7 +66,8 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
     *worth_output = 0;
     return 1;
   }
-  if (info->windowed && !(info->ext_flags & 2)) {
+  /* (a stream cut before its events has said so above) */
+  if (info->windowed && info->ljm_version && !(info->ext_flags & 2)) {
     fprintf(stderr, "%s: --from/--to: the profile has no time marks (they are recorded by "
             "'ljm record --time', --stacks or --sample)\n", path);
     *worth_output = 0;

@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
 int ljm_cli_duration(const char *s, uint64_t *usec)
 {
   char *end;
+  /* digits as people write them: no sign, space, hex or exponent */
+  if (!((*s >= '0' && *s <= '9') || *s == '.') || strpbrk(s, "eExXpP")) return -1;
   double v = strtod(s, &end), mul;
   if (end == s || !(v >= 0)) return -1;
   if (!*end || !strcasecmp(end, "s")) mul = 1e6;
@@ -59,9 +62,11 @@ int ljm_cli_window_resolve(const LjmCliWindow *w, const char *path, const char *
 {
   uint64_t end = 0, from = 0, to = UINT64_MAX;
   if (w->from.from_end || w->to.from_end) {
-    if (!strcmp(path, "-"))
-      return ljm_cli_usage_error(cmd, "a time from the end ('%s') needs a FILE: standard "
-                                 "input is read once", w->from.from_end ? w->from.arg : w->to.arg);
+    struct stat st;
+    if (!strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+      return ljm_cli_usage_error(cmd, "a time from the end ('%s') needs a regular FILE: a pipe "
+                                 "or standard input is read once",
+                                 w->from.from_end ? w->from.arg : w->to.arg);
     end = recorded(path);
     if (end == LJM_NO_TIME_US) end = 0;  /* the load says what is wrong */
   }

@@ -24,7 +24,8 @@ struct LjmInput {
   int plain;             /* a regular file without gzip magic: read() it */
   int fd, own_fd;
   const uint8_t *mem;    /* memory input (no gzip) */
-  size_t memlen, mempos;
+  size_t memlen, mempos;  /* memlen: the bytes shown (ljm_input_mem_show) */
+  size_t memall;
   int gzip;              /* 1 once zlib found a gzip header */
   int sniffed;           /* the first bytes have been read into zin */
   ZSTD_DStream *zs;      /* zstd input: its decompressor */
@@ -39,6 +40,8 @@ struct LjmInput {
   int (*wait)(void *ud);  /* ljm_input_follow: called where the data ends */
   void *wait_ud;
   int pipe;              /* following a pipe: plain reads as data comes */
+  int undecided;         /* following a file too short to tell gzip or zstd yet */
+  int drain;             /* a pipe past the stream's end: what is there, no wait */
 };
 
 static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
@@ -124,7 +127,7 @@ LjmInput *ljm_input_mem(const void *data, size_t len)
   if (!in) return NULL;
   in->fd = -1;
   in->mem = data;
-  in->memlen = len;
+  in->memlen = in->memall = len;
   in->size = (int64_t)len;
   return in;
 }
@@ -170,7 +173,17 @@ int64_t ljm_input_size(const LjmInput *in) { return in->size; }
 
 int ljm_input_fd(const LjmInput *in) { return in->fd; }
 
-void ljm_input_stop_following(LjmInput *in) { in->wait = NULL; }
+void ljm_input_stop_following(LjmInput *in)
+{
+  in->wait = NULL;
+  in->drain = in->pipe;  /* a writer may keep its end open */
+}
+
+size_t ljm_input_mem_show(LjmInput *in, size_t len)
+{
+  in->memlen = len < in->memall ? len : in->memall;
+  return in->memlen;
+}
 
 void ljm_input_follow(LjmInput *in, int (*wait)(void *ud), void *ud)
 {
@@ -178,6 +191,25 @@ void ljm_input_follow(LjmInput *in, int (*wait)(void *ud), void *ud)
   in->wait_ud = ud;
   /* zlib reads a pipe until its buffer is full: a pipe is read here */
   if (in->fd >= 0 && file_size(in->fd) < 0) in->pipe = in->plain = 1;
+  /* a file just created: gzip or zstd is told by its first bytes */
+  else if (in->fd >= 0 && file_size(in->fd) < 4 && in->plain) in->undecided = 1;
+}
+
+/* A followed file that now has its first bytes: plain, or zlib's (gzip,
+** zstd) as ljm_input_fdopen would have chosen. 0, or -1 with diag. */
+static int decide(LjmInput *in, LjmDiag *diag, uint64_t offset)
+{
+  in->undecided = 0;
+  if (is_plain_file(in->fd)) return 0;
+  int zfd = dup(in->fd);
+  if (zfd < 0 || !(in->gz = gzdopen(zfd, "rb"))) {
+    if (zfd >= 0) close(zfd);
+    diag_set(diag, offset, "cannot set up decompression");
+    return -1;
+  }
+  gzbuffer(in->gz, 1 << 17);
+  in->plain = 0;
+  return 0;
 }
 
 void ljm_input_close(LjmInput *in)
@@ -287,6 +319,10 @@ static ptrdiff_t input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                             uint64_t offset)
 {
   if (in->plain) {
+    if (in->drain) {  /* no wait: what the pipe holds now */
+      struct pollfd p = { in->fd, POLLIN, 0 };
+      if (poll(&p, 1, 0) <= 0) return 0;
+    }
     for (;;) {
       ssize_t n = read(in->fd, buf, len);
       if (n >= 0) {
@@ -329,7 +365,12 @@ static ptrdiff_t follow_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
   static const char *const shrunk = "the file shrank while it was followed (truncated or "
                                     "rewritten): start again";
   for (;;) {
-    if (in->pipe) {
+    if (in->undecided) {
+      if (file_size(in->fd) >= 4) {
+        if (decide(in, diag, offset) != 0) return -1;
+        continue;
+      }
+    } else if (in->pipe) {
       struct pollfd p = { in->fd, POLLIN, 0 };
       int r = poll(&p, 1, 0);
       if (r < 0 && errno != EINTR) {

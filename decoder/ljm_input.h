@@ -18,6 +18,10 @@ ptrdiff_t ljm_input_read_now(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                              uint64_t offset);
 #define LJM_INPUT_AGAIN (-2)
 
+/* A memory input shows only its first len bytes (at most all), as a file
+** being written would (tests of ljm_input_follow); returns the bytes shown. */
+size_t ljm_input_mem_show(LjmInput *in, size_t len);
+
 /* Past the stream's end marker: a followed input (ljm_input_follow) stops
 ** waiting, so what follows is counted up to where the data ends now. */
 void ljm_input_stop_following(LjmInput *in);

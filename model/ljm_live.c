@@ -18,9 +18,11 @@ typedef struct Now {
   uint64_t alloc, free, inuse, inuse_count;
 } Now;
 
+/* A view's rows, and what each id with figures had before: found by id
+** (most stack nodes never have figures, so nothing is kept per node). */
 typedef struct View {
-  Prev *prev;  uint32_t capprev;
-  LjmLiveRow *rows;  size_t nrows, caprows;
+  LjmHmap prev_of;  Prev *prev;  uint32_t nprev, capprev;
+  LjmLiveRow *rows;  uint32_t nrows, caprows;
 } View;
 
 struct LjmLive {
@@ -45,7 +47,9 @@ LjmLive *ljm_live_new(const char *label_key)
 {
   LjmLive *l = calloc(1, sizeof(*l));
   if (!l) return NULL;
-  if (ljm_hmap_init(&l->value_by_hash) != 0 || (label_key && !(l->key = strdup(label_key)))) {
+  int bad = ljm_hmap_init(&l->value_by_hash) != 0;
+  for (int v = 0; v < 3; v++) bad |= ljm_hmap_init(&l->view[v].prev_of) != 0;
+  if (bad || (label_key && !(l->key = strdup(label_key)))) {
     ljm_live_free(l);
     return NULL;
   }
@@ -57,6 +61,7 @@ void ljm_live_free(LjmLive *l)
 {
   if (!l) return;
   for (int v = 0; v < 3; v++) {
+    ljm_hmap_free(&l->view[v].prev_of);
     free(l->view[v].prev);
     free(l->view[v].rows);
   }
@@ -127,21 +132,20 @@ static void row_of(const LjmLive *l, LjmLiveRow *r, uint32_t id, const Now *n, P
 static int view_sample(LjmLive *l, View *v, uint32_t n, const Now *(*get)(void *, uint32_t, Now *),
                        void *ud, int first)
 {
-  if (grow((void **)&v->prev, &v->capprev, n, sizeof(Prev))) return -1;
-  if (n > v->caprows) {
-    LjmLiveRow *r = realloc(v->rows, (size_t)n * sizeof(*r));
-    if (!r) return -1;
-    v->rows = r;
-    v->caprows = n;
-  }
   v->nrows = 0;
   for (uint32_t id = 0; id < n; id++) {
     Now buf;
     const Now *f = get(ud, id, &buf);
-    Prev *p = &v->prev[id];
-    if (!f || (!f->alloc && !f->free && !f->inuse && !p->alloc && !p->free && !p->inuse))
-      continue;
-    row_of(l, &v->rows[v->nrows++], id, f, p, first);
+    if (!f || (!f->alloc && !f->free && !f->inuse)) continue;  /* never had any */
+    uint32_t at = ljm_hmap_get(&v->prev_of, id);
+    if (at == LJM_HMAP_NONE) {
+      if (grow((void **)&v->prev, &v->capprev, v->nprev + 1, sizeof(Prev)) ||
+          ljm_hmap_put(&v->prev_of, id, v->nprev) != 0)
+        return -1;
+      at = v->nprev++;
+    }
+    if (grow((void **)&v->rows, &v->caprows, v->nrows + 1, sizeof(LjmLiveRow))) return -1;
+    row_of(l, &v->rows[v->nrows++], id, f, &v->prev[at], first);
   }
   return 0;
 }

@@ -876,12 +876,13 @@ LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
   }
   if (m->win) {  /* a window the stream never reached starts at its end */
     if (!m->win_in && !m->oom && !m->bad) ljm_window_start(m);
-    uint64_t end = m->info.recorded;
-    if (end != LJM_NO_TIME_US) {
-      if (end > m->win_to) end = m->win_to;
-      m->info.window_to = end;
-      m->info.duration = end > m->win_from ? end - m->win_from : 0;
-    }
+    /* It ends at the last mark if that comes first; it is empty if it
+    ** starts after (or there are no marks): [from, from]. */
+    uint64_t end = m->info.recorded == LJM_NO_TIME_US ? m->win_from : m->info.recorded;
+    if (end > m->win_to) end = m->win_to;
+    if (end < m->win_from) end = m->win_from;
+    m->info.window_to = end;
+    if (m->info.recorded != LJM_NO_TIME_US) m->info.duration = end - m->win_from;
   }
   finish_figures(m);
   ljm_names_finish(m);

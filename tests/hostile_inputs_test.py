@@ -8,7 +8,8 @@ memory, output and CPU stay bounded.
          folded, Markdown, pprof and speedscope
          show at most LJM_FRAMES_SHOWN_MAX (256) frames of a path below one
          "[...]"; SVG, .heapprofile and heaptrack keep every frame.
-  nodes  `ljm report` of a 1 000 000-node chain: memory per node.
+  nodes  `ljm report` of a 1 000 000-node chain: memory per node; `ljm top`
+         on it within report's memory.
   names  a 2 MiB chunk name used by 200 sites, and 300 MiB names in a small
          zstd file: names are cut (1 MiB in the stream, a warning with the
          byte offset; 512 bytes in what a site shows), every output stays small.
@@ -181,6 +182,12 @@ def main():
     print("report: 300 k nodes %d MB, 1 M nodes %d MB: %.0f bytes per node" % (base, rss, per_node))
     ck(rc == 0, "report of 1 M nodes: exit %d %s" % (rc, err))
     ck(per_node < (160 if asan else 64), "report: %.0f bytes per stack node" % per_node)
+    # ljm top keeps figures only for the nodes that have some: its memory is
+    # report's on the same input
+    rc, err, top_rss = lim.run([ljm, "top", "--once", "--stacks", chain])
+    print("top --once --stacks: 1 M nodes %d MB (report %d MB)" % (top_rss, rss))
+    ck(rc == 0 and top_rss <= rss * 1.1 + 2, "top --once --stacks of 1 M nodes: exit %d, %d MB, "
+       "report %d MB %s" % (rc, top_rss, rss, err))
 
     # -- names ---------------------------------------------------------------
     big = b"@" + b"n" * (2 * MiB)

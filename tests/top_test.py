@@ -24,6 +24,10 @@ temp's tables are garbage at once) is recorded here while ljm top watches:
   restored), compressed data on a pipe, a pipe that closes mid-stream,
   a file that shrinks or is replaced while followed; a heap snapshot and
   bad options are usage errors (2).
+* Ends: a pipe kept open after the end marker ends at the marker; a .gz
+  file followed while still empty is read once its header comes; a
+  signal while waiting exits 0 quietly; a complete file's tables show
+  nothing grown; --once on a cut stream prints its table and a warning.
 
 usage: top_test.py LJM GROW_LUA PLUGINS_LUA"""
 import atexit
@@ -306,7 +310,7 @@ for what, act in (("shrank", "truncate"), ("was replaced", "replace")):
         with open(f, "r+b") as fh:
             fh.truncate(100)
     else:
-        os.replace(plain, f + ".new") if False else shutil.copy(plain, f + ".new")
+        shutil.copy(plain, f + ".new")
         os.replace(f + ".new", f)
     try:
         so, se = top.communicate(timeout=20)
@@ -315,6 +319,53 @@ for what, act in (("shrank", "truncate"), ("was replaced", "replace")):
         so, se = top.communicate()
     check(top.returncode == 1 and what.encode() in se and len(se.splitlines()) == 1,
           "a file that %s while followed: one line, exit 1 (%r %r)" % (what, top.returncode, se))
+
+# A writer that keeps the pipe open after a complete stream: the end marker
+# ends the watch.
+writer = subprocess.Popen(["sh", "-c", 'cat "$1"; sleep 30', "sh", plain], stdout=subprocess.PIPE)
+try:
+    p = run([LJM, "top", "--interval", "0.3", "-"], stdin=writer.stdout, timeout=20)
+    check(p.returncode == 0 and b"the recording ended" in p.stdout,
+          "a pipe kept open after the end marker: ends there (%d %r)" % (p.returncode,
+                                                                        p.stderr[-200:]))
+except subprocess.TimeoutExpired:
+    check(False, "a pipe kept open after the end marker: ljm top hangs")
+writer.kill()
+writer.wait()
+
+# A gzip recording followed from its first moment, while still empty.
+gzlive = os.path.join(TMP, "early.ljm.gz")
+open(gzlive, "wb").close()
+rec = record_bg(gzlive, 1)
+p = run([LJM, "top", "--interval", "0.3", gzlive], timeout=120)
+rec.wait(timeout=60)
+check(p.returncode == 0 and b"the recording ended" in p.stdout,
+      "a .gz file followed while still empty: read once it has its header (%d %r)"
+      % (p.returncode, p.stderr[-200:]))
+
+# A signal before the first byte: exit 0, nothing to say.
+empty = os.path.join(TMP, "empty.ljm")
+open(empty, "wb").close()
+top = subprocess.Popen([LJM, "top", empty], cwd=TMP, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+time.sleep(1)
+top.terminate()
+so, se = top.communicate(timeout=10)
+check(top.returncode == 0 and se == b"", "SIGTERM while waiting: exit 0 (%d %r)"
+      % (top.returncode, se))
+
+# A complete file: the first table is the whole stream (grown +0 B).
+p = run([LJM, "top", "--interval", "0.2", plain])
+heads = re.findall(r"grown (\S+ \S+) \(last", p.stdout.decode())
+check(heads and all(h == "+0 B" for h in heads), "a complete file: nothing grown (%r)" % heads)
+# --once on a cut stream: its table, and a warning.
+cut = os.path.join(TMP, "cut.ljm")
+with open(cut, "wb") as fh:
+    fh.write(data[:len(data) * 2 // 3 + 3])
+p = run([LJM, "top", "--once", cut])
+check(p.returncode == 0 and b" at " in p.stdout and b"warning" in p.stderr and
+      len(p.stderr.splitlines()) == 1, "--once on a cut stream: the table and one warning (%r)"
+      % p.stderr)
 
 snap = os.path.join(TMP, "snap.ljh")
 p = run([LJM, "record", "-joff", "-o", os.path.join(TMP, "s.ljm"), "--snapshot-at-exit", snap,

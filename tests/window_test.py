@@ -25,7 +25,8 @@ truth:
 * growth --to: the lines at T; --skip with --from refused.
 * Refused in one line: a stream without time marks, a window after the
   end, --to not after --from, -f ljm, a heap snapshot, '-30s' on standard
-  input, times that are not times.
+  input or /dev/stdin, times that are not times (hex, exponents, spaces),
+  growth --to before the first mark.
 
 usage: window_test.py LJM PHASES_LUA"""
 import gzip
@@ -265,6 +266,13 @@ for path in (stacks, sampled):
     check(p2.returncode == 0 and b2 is not None and json.loads(p2.stdout) == json.loads(b2),
           "%s: --to -%s is --to %s" % (tag, secs(back), secs(mid)))
 
+# A window between marks: the blocks it carries in have no time of their
+# own (speedscope's time profile once divided by their count of 0).
+with open(stacks, "rb") as fh:
+    marks = [m[1] for m in ljmread.parse(fh.read()).marks]
+ss = convert(stacks, "speedscope", (marks[len(marks) // 2] + 1, END))
+check(ss is not None and json.loads(ss)["profiles"], "speedscope: a window between two marks")
+
 # -- growth ----------------------------------------------------------------
 with open(stacks, "rb") as fh:
     marks = [m[1] for m in ljmread.parse(fh.read()).marks]
@@ -289,6 +297,11 @@ cases = [
      "without a window"),
     (["report", "--from", "soon", stacks], 2, "wants a time"),
     (["report", "--to", "--5", stacks], 2, "wants a time"),
+    (["report", "--from", "0x1p-2", stacks], 2, "wants a time"),
+    (["report", "--from", "1e1", stacks], 2, "wants a time"),
+    (["report", "--from", " 1", stacks], 2, "wants a time"),
+    (["report", "--from", "-1s", "/dev/stdin"], 2, "needs a regular FILE"),
+    (["growth", "--to", "0.000001", stacks], 1, "no time mark before --to"),
 ]
 for args, rc, what in cases:
     p = run([LJM] + args)

@@ -177,6 +177,13 @@ static int gr_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   Growth *s = st;
   LjmGrowthResult r;
   int rc = 0;
+  if (!ljm_growth_timed(s->g) && ljm_model_stream(m)->windowed &&
+      (ljm_model_stream(m)->ext_flags & 2)) {
+    snprintf(err, errlen, "no time mark before --to %.6f s: nothing to measure",
+             ljm_model_stream(m)->window_to / 1e6);
+    gr_free(s);
+    return -1;
+  }
   if (!ljm_growth_timed(s->g)) {
     snprintf(err, errlen, "no time marks, which growth needs: record with 'ljm record --time' "
              "(or --stacks, or --sample), or {time = true}");

@@ -460,6 +460,7 @@ static void write_timeline(const SsState *st, const SsFrameTab *t, uint64_t dura
     uint64_t k = 0;
     for (; i < j; i++) {
       const SsRun *r = &st->runs[i];
+      if (!nev) continue;  /* only blocks a time window carried in: nothing allocated */
       /* Starts at mark + span * k / nev, ends at mark + span * (k + n) / nev. */
       uint64_t a = mark + (uint64_t)((unsigned __int128)span * k / nev);
       k += r->alloc_count;
