@@ -7,13 +7,16 @@ here from the folded lines; no console errors, no page errors. For a
 sampled stream (testdata/ext/sampled.ljm) the largest total it shows (its
 root frame's) is the independent reader's estimate of the bytes allocated.
 Grouped by plugin (`--group-by plugin`, testdata/ext/labelled.ljm): the
-plugin roots' totals are the bytes worked out by hand."""
+plugin roots' totals are the bytes worked out by hand. A time window
+(`--from 0.004` of testdata/ext/stacked.ljm): the file's bytes are the
+independent reader's for that window, and speedscope lists them."""
 import os
 import re
 import time
 import urllib.parse
 
 import browser_lib as B
+import ljmread
 
 T = B.T
 PROFILES = [("v3", "jit_on.ljm"), ("v3", "cfuncs.ljm"), ("ext", "sampled.ljm")]
@@ -91,6 +94,16 @@ def main():
     name = "labelled_by_plugin.folded"
     data = B.convert(args.ljm, B.corpus_file("labelled.ljm", "ext"), os.path.join(root, name),
                      ["--group-by", "plugin"])
+    cases.append((name, data.decode("utf-8"), None))
+    # a time window (--from): the blocks allocated from its start
+    name = "window_stacked.folded"
+    stacked = B.corpus_file("stacked.ljm", "ext")
+    data = B.convert(args.ljm, stacked, os.path.join(root, name), ["--from", "0.004"])
+    with open(stacked, "rb") as fh:
+        want = ljmread.totals(fh.read(), (4000, 2**64 - 1))["alloc_bytes"]
+    got = sum(int(ln.rpartition(" ")[2]) for ln in data.decode().splitlines() if ln)
+    T.check(got == want, "%s: the folded lines add up to %d, the reader's window %d"
+            % (name, got, want))
     cases.append((name, data.decode("utf-8"), None))
     name = "nasty.folded"
     data = B.convert(args.ljm, B.nasty_profile(B.tmpdir("nasty-")), os.path.join(root, name))
