@@ -103,6 +103,15 @@ def folded_sums(data, func):
     return n
 
 
+def phase_starts(marks):
+    """Indices of the marks that start phases 2 and 3: after the program's
+    first two waits, the first two of the three widest gaps between marks (a
+    wait of 0.3 s of CPU time is at least that in real time). A host pausing
+    the recording for less than a wait does not move them."""
+    widest = sorted(range(len(marks) - 1), key=lambda i: marks[i + 1] - marks[i])[-3:]
+    return [i + 1 for i in sorted(widest) if marks[i + 1] - marks[i] >= 250000]
+
+
 stacks = record("stacks.ljm", ["--stacks"])
 timed = record("time.ljm", ["--time"])
 sampled = record("sampled.ljm", ["--stacks", "--sample", "4k"])
@@ -113,8 +122,7 @@ for path in (stacks, timed, sampled):
         data = fh.read()
     st = ljmread.parse(data)
     marks = [m[1] for m in st.marks]
-    # The phases start after the two gaps of 0.3 s between marks.
-    gaps = [i + 1 for i in range(len(marks) - 1) if marks[i + 1] - marks[i] > 150000]
+    gaps = phase_starts(marks)
     if not check(len(gaps) >= 2, "%s: the phases' gaps in the time marks %s" % (tag, marks)):
         continue
     b, c = marks[gaps[0]], marks[gaps[1]]
@@ -191,7 +199,7 @@ with open(stacks, "rb") as fh:
     data = fh.read()
 st = ljmread.parse(data)
 marks = [m[1] for m in st.marks]
-gaps = [i + 1 for i in range(len(marks) - 1) if marks[i + 1] - marks[i] > 150000]
+gaps = phase_starts(marks)
 if check(len(gaps) >= 2, "stacks.ljm: phases"):
     w = (marks[gaps[0]], marks[gaps[1]])
     want = ljmread.totals(data, w)
@@ -276,7 +284,7 @@ check(ss is not None and json.loads(ss)["profiles"], "speedscope: a window betwe
 # -- growth ----------------------------------------------------------------
 with open(stacks, "rb") as fh:
     marks = [m[1] for m in ljmread.parse(fh.read()).marks]
-c = [marks[i + 1] for i in range(len(marks) - 1) if marks[i + 1] - marks[i] > 150000][-1]
+c = marks[phase_starts(marks)[-1]]
 p = run([LJM, "growth", "-q", "--json", "--to", secs(c), stacks])
 # growth's own refusal (too short) or its tables: either way --to is taken
 check(p.returncode in (0, 1) and (p.returncode == 0 or b"too short" in p.stderr),

@@ -5,7 +5,8 @@ checks them with the real heaptrack_print.
 Usage: heaptrack_test.py LJM_BINARY LJM_TOTALS_PY CORPUS_DIR...
 
 For each .ljm file (plus a generated stream with hostile names, ljmwrite.nasty_stream())
-and each of .heaptrack.gz / .heaptrack.zst:
+as .heaptrack.gz (the .heaptrack.zst: the same text, and heaptrack_print's
+summary of it):
   * tests/lib/ljmread.py (an independent reader) says whether the stream is valid;
     an invalid one must make `ljm convert` fail, a valid one must convert,
     and the decoder's own totals (JSON export) must agree with the reader;
@@ -175,8 +176,21 @@ def flame_sum(ht, cost, tmp):
     return total
 
 
-def check_file(name, ht, want, tmp):
+def check_file(name, ht, want, tmp, checked=None):
+    """Checks one Heaptrack file; returns its decompressed text. checked: the
+    text of the same profile in another compression, already checked in
+    full: then the text must be the same bytes, and heaptrack_print reading
+    this compression is checked on its summary alone."""
     text = decompress(ht)
+    if checked is not None and check(text == checked, "%s: not the text of the .gz" % name):
+        r = run(["heaptrack_print", "-f", ht, "-l", "1", "-T", "1"])
+        out = r.stdout + r.stderr
+        m = re.search(r"calls to allocation functions: (\d+)", out)
+        check(r.returncode == 0 and not ERRORS.search(out) and m and
+              int(m.group(1)) == want["samples"],
+              "%s: heaptrack_print rc=%d, calls %s, expected %d"
+              % (name, r.returncode, m and m.group(1), want["samples"]))
+        return text
     problems = lint(text)
     check(not problems, "%s: %s" % (name, "; ".join(problems[:5])))
     r = run(["heaptrack_print", "-f", ht, "-l", "1", "-T", "1"])
@@ -216,6 +230,7 @@ def check_file(name, ht, want, tmp):
         got = flame_sum(ht, cost, tmp)
         check(got == want[fig], "%s: flame graph %s sum %s, expected %d"
               % (name, cost, got, want[fig]))
+    return text
 
 
 def check_nasty(name, ht, tmp):
@@ -238,12 +253,13 @@ def main():
     ljm, tmp, nasty, cases = T.reader_cases(sys.argv[1:])
     converted = []
     for f, want in cases:
+        checked = None
         for suffix in (".heaptrack.gz", ".heaptrack.zst"):
             name = os.path.relpath(f) + " " + suffix
             ht = os.path.join(tmp, os.path.basename(f) + suffix)
             if not T.convert_vs_reader(ljm, "heaptrack", ht, f, name, want):
                 continue
-            check_file(name, ht, want, tmp)
+            checked = check_file(name, ht, want, tmp, checked)
             if f == nasty:
                 check_nasty(name, ht, tmp)
             converted.append((f, want))
