@@ -16,13 +16,15 @@
 
 static void usage(FILE *f)
 {
-  fputs("usage: ljm convert [-f FORMAT] [--value KIND] [options] -o OUT FILE\n"
+  fputs("usage: ljm convert [-f FORMAT] [--value KIND] [options] -o OUT FILE...\n"
         "\n"
         "Writes the ljm profile FILE ('-' for stdin; gzip or zstd allowed) as OUT\n"
         "('-' for stdout where the format allows). Without -f the format\n"
         "comes from OUT's name. FILE may be a heap snapshot (.ljh, a regular\n"
         "file): a format that reads both draws the heap as a flame graph, each\n"
         "object's bytes under its path from the roots (the dominator tree).\n"
+        "Several profiles (the workers of one server) make one pprof profile,\n"
+        "their figures added up.\n"
         "\nformats:\n", f);
   for (const LjmExporter *const *e = ljm_exporters(); *e; e++) {
     if (strcmp((*e)->command, "convert")) continue;
@@ -167,6 +169,77 @@ static int convert_stream(const LjmExporter *e, const LjmExportOptions *o, int s
   return ljm_output_commit(&out) ? LJM_EXIT_BAD_INPUT : LJM_EXIT_OK;
 }
 
+/* A model for one profile with the options every profile shares; NULL
+** (said) when out of memory. */
+static LjmModel *new_model(const char *const *srcdirs, size_t nsrcdirs, const LjmCliLabels *labels)
+{
+  LjmModel *m = ljm_model_new();
+  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, labels))) {
+    ljm_model_free(m);
+    m = NULL;
+  }
+  if (!m) fprintf(stderr, "ljm: out of memory\n");
+  return m;
+}
+
+static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int quiet);
+
+/* Several profiles into one output that merges them (e->add): each decodes
+** into a model of its own, then all but the last are added and the last
+** finishes. A profile that cannot be read fails the whole conversion, and
+** no output is written. */
+static int convert_many(const LjmExporter *e, LjmExportOptions *o, char *const *files, int n,
+                        const char *const *srcdirs, size_t nsrcdirs, const LjmCliLabels *labels,
+                        const LjmCliWindow *window, int strict, int quiet)
+{
+  LjmModel **models = calloc((size_t)n, sizeof(*models));
+  int rc = 0, i;
+  if (!models) {
+    fprintf(stderr, "ljm: out of memory\n");
+    return LJM_EXIT_BAD_INPUT;
+  }
+  for (i = 0; i < n && !rc; i++) {
+    int worth = 0;
+    if (!strcmp(files[i], "-")) {
+      rc = ljm_cli_usage_error("convert", "'-' (stdin) is one profile on its own, not one of "
+                               "several");
+    } else if (ljh_sniff(files[i])) {
+      fprintf(stderr, "%s: a heap snapshot: only profiles merge; convert one snapshot at a time\n",
+              files[i]);
+      rc = LJM_EXIT_BAD_INPUT;
+    } else if (!(models[i] = new_model(srcdirs, nsrcdirs, labels))) {
+      rc = LJM_EXIT_BAD_INPUT;
+    } else if (!(rc = ljm_cli_window_apply(models[i], window, files[i], "convert"))) {
+      rc = ljm_cli_load(files[i], strict, quiet, models[i], &worth);
+      if (!rc && !worth) rc = LJM_EXIT_BAD_INPUT;
+    }
+  }
+  LjmOutput out = LJM_OUTPUT_INIT;
+  char err[256] = "";
+  void *st = NULL;
+  if (!rc && ljm_output_open(&out, o->out_path) != 0) rc = LJM_EXIT_BAD_INPUT;
+  if (!rc) {
+    o->in_path = files[0];
+    if (!(st = e->begin(o, out.f, err, sizeof(err)))) rc = -1;
+    for (i = 0; st && i < n - 1 && !rc; i++)
+      if (e->add(st, models[i], err, sizeof(err))) rc = -1;
+    /* finish frees the state, so it runs even after a failed add */
+    if (st && e->finish(st, models[n - 1], err, sizeof(err)) && !rc) rc = -1;
+    if (rc) {
+      fprintf(stderr, "ljm convert: %s: %s\n", o->out_path, err[0] ? err : "export failed");
+      ljm_output_abort(&out);
+      rc = LJM_EXIT_BAD_INPUT;
+    } else if (ljm_output_commit(&out)) {
+      rc = LJM_EXIT_BAD_INPUT;
+    } else {
+      note_missing_sources(models[0], e, quiet);
+    }
+  }
+  for (i = 0; i < n; i++) ljm_model_free(models[i]);
+  free(models);
+  return rc;
+}
+
 /* Source files looked for and not found: said once, as names depend on them
 ** (a frame the stream names keeps its name anywhere). The text report
 ** names nothing from sources. */
@@ -265,8 +338,6 @@ int ljm_cmd_convert(int argc, char **argv)
   }
   if (!o.out_path) return ljm_cli_usage_error("convert", "missing -o OUT");
   if (optind >= argc) return ljm_cli_usage_error("convert", "missing profile FILE");
-  if (optind + 1 < argc)
-    return ljm_cli_usage_error("convert", "one profile at a time ('%s' is extra)", argv[optind + 1]);
   o.in_path = argv[optind];
 
   Run run = { NULL, NULL };
@@ -277,6 +348,9 @@ int ljm_cmd_convert(int argc, char **argv)
     return ljm_cli_usage_error("convert", "cannot tell the format from '%s'; name it with -f",
                                o.out_path);
   }
+  if (optind + 1 < argc && !run.e->add)
+    return ljm_cli_usage_error("convert", "one profile at a time ('%s' is extra; pprof merges "
+                               "several)", argv[optind + 1]);
   /* The label filter is the model's: outputs without one cannot apply it. */
   if (labels.n && (run.e->write_heap || run.e->write_stream))
     return ljm_cli_usage_error("convert", "--label: the %s format is written from the %s as it "
@@ -302,6 +376,9 @@ int ljm_cmd_convert(int argc, char **argv)
     return LJM_EXIT_USAGE;
   }
   if (run.e->write_stream) return convert_stream(run.e, &o, strict);
+  if (optind + 1 < argc)
+    return convert_many(run.e, &o, argv + optind, argc - optind, srcdirs, nsrcdirs, &labels,
+                        &window, strict, quiet);
   int heap = ljh_sniff(o.in_path);
   if (heap && (labels.n || labels.group_by)) {
     fprintf(stderr, "%s: %s %s: a heap snapshot has no labels\n", o.in_path,
@@ -317,15 +394,8 @@ int ljm_cmd_convert(int argc, char **argv)
                                "writes it as a flame graph (folded, svg, pprof, speedscope, ...)",
                                o.in_path);
 
-  LjmModel *m = ljm_model_new();
-  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, &labels))) {
-    ljm_model_free(m);
-    m = NULL;
-  }
-  if (!m) {
-    fprintf(stderr, "ljm: out of memory\n");
-    return LJM_EXIT_BAD_INPUT;
-  }
+  LjmModel *m = new_model(srcdirs, nsrcdirs, &labels);
+  if (!m) return LJM_EXIT_BAD_INPUT;
   if ((c = ljm_cli_window_apply(m, &window, o.in_path, "convert"))) {
     ljm_model_free(m);
     return c;

@@ -14,6 +14,9 @@
 **   e->on_event(st, m, ev)          for each event, only if e->streaming
 **   e->on_time(st, m, usec)         each time mark, if e->streaming and set
 **   e->finish(st, m)                after decoding: write the rest, free st
+** An output with 'add' merges several profiles (ljm convert FILE...): each
+** is decoded into a model of its own, handed to e->add(st, m) and freed;
+** the last goes to finish.
 ** An output that needs no model has write_heap (the heap graph of a
 ** snapshot: model/ljm_heapgraph.h) or write_stream (the stream's bytes as
 ** they decode) instead, and no begin.
@@ -97,6 +100,9 @@ typedef struct LjmExporter {
   void (*on_event)(void *st, const LjmModel *m, const LjmLiveEvent *ev);
   /* Each time mark of an extended stream (streaming exporters; optional). */
   void (*on_time)(void *st, const LjmModel *m, uint64_t usec);
+  /* Optional, not with streaming: adds one of several profiles to the output
+  ** (all but the last, which finish gets). Returns 0, or -1 with a reason in err. */
+  int (*add)(void *st, const LjmModel *m, char *err, size_t errlen);
   /* Writes what is left and frees st. Returns 0, or -1 with a reason in err. */
   int (*finish)(void *st, const LjmModel *m, char *err, size_t errlen);
   /* Outputs without a model (begin NULL), one of: */

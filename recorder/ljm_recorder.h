@@ -143,8 +143,10 @@ int ljm_recorder_stop(LjmRecorder *r, LjmRecError *err);
 void ljm_recorder_report_at_exit(LjmRecorder *r, const char *prefix);
 
 /* 1 while events are being recorded; 0 after a write error, lua_close()
-** or exit() ended the stream. A sampled recording to a file (no writer
-** thread) also writes its buffer here if flush_ms has passed. */
+** or exit() ended the stream. A recording to a file with flush_ms also
+** hands its buffered events over here once flush_ms has passed, so that a
+** host that polls and allocates nothing (an idle server) keeps its file up
+** to date: call it on the VM's thread. */
 int ljm_recorder_is_running(const LjmRecorder *r);
 
 /* Bytes handed to the sink so far. */

@@ -45,7 +45,7 @@ def make_prefix(top, name, example, so):
     # prefix: where "/" itself is closed to others (a chroot made by
     # mktemp -d is 0700), they run as the test's user instead.
     closed = not os.stat("/").st_mode & 0o001
-    for conf in ("always.conf", "on-demand.conf"):
+    for conf in ("always.conf", "on-demand.conf", "pprof.conf"):
         text = open(prefix + conf).read()
         if closed:
             text = text.replace("user www-data;", "user %s;" % pwd.getpwuid(os.getuid()).pw_name)

@@ -29,6 +29,11 @@
 ** has each key of the stream's sets with the value "(other)", as `ljm
 ** report --by KEY` lists it. A node's sample without labels holds the rest
 ** of its figures.
+**
+** Several profiles (ljm convert FILE..., the workers of one server) make one
+** Profile: each model's samples are added in turn, Functions and Locations
+** shared by name, so that their sums are the sums of the models' totals;
+** the first profile's comments come first, then a line per other profile.
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -142,11 +147,14 @@ typedef struct Builder {
   size_t nsmp, capsmp, capids, capvals;
   LjmBuf clean;           /* the name being cleaned */
   LjmBuf qual;            /* a qualified function name */
-  uint64_t *node_loc;     /* location of each stack node's frame, 0: not yet */
-  uint32_t *smp_set;      /* each sample's label set (0: none) */
+  uint64_t *node_loc;     /* location of each stack node's frame, 0: not yet
+                             (the model being added) */
+  uint32_t *smp_lab;      /* each sample's first label + 1 (0: none) */
+  uint32_t *smp_nlab;     /* each sample's number of labels */
   PbLabel *lab;           /* the labels of the sets samples carry */
-  size_t nlab, caplab, capsmp_set;
-  uint32_t *set_lab;      /* per set: its first label + 1 (0: not made yet) */
+  size_t nlab, caplab, capsmp_lab, capsmp_nlab;
+  uint32_t *set_lab;      /* per set of the model being added: its first
+                             label + 1 (0: not made yet) */
   uint32_t *set_nlab;     /* per set: how many labels */
   void *tmp;              /* for GROW */
   int oom;
@@ -403,7 +411,8 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
     return;
   size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 2 + SITEFRAMES;
   if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
-      !GROW(b, smp_set, capsmp_set, i) || (set && set_labels(b, m, set)) ||
+      !GROW(b, smp_lab, capsmp_lab, i) || !GROW(b, smp_nlab, capsmp_nlab, i) ||
+      (set && set_labels(b, m, set)) ||
       !GROW(b, ids, capids, need) || !GROW(b, vals, capvals, (i + 1) * NVALUES)) {
     b->oom = 1;
     return;
@@ -427,7 +436,8 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
     }
   }
   b->first[i] = b->nids;
-  b->smp_set[i] = set;
+  b->smp_lab[i] = set ? b->set_lab[set] : 0;
+  b->smp_nlab[i] = set ? b->set_nlab[set] : 0;
   b->nids += n;
   int64_t *v = b->vals + i * NVALUES;
   v[0] = clamp(f->alloc_count);
@@ -453,13 +463,14 @@ static void sub_figures(LjmFigures *a, const LjmFigures *b)
 static void add_labelled(Builder *b, const LjmModel *m, size_t nn)
 {
   LjmFigures *rest = malloc((nn ? nn : 1) * sizeof(*rest));
-  b->set_lab = calloc(LJM_LABEL_SETS + 1, sizeof(*b->set_lab));
-  b->set_nlab = calloc(LJM_LABEL_SETS + 1, sizeof(*b->set_nlab));
+  if (!b->set_lab) b->set_lab = malloc((LJM_LABEL_SETS + 1) * sizeof(*b->set_lab));
+  if (!b->set_nlab) b->set_nlab = malloc((LJM_LABEL_SETS + 1) * sizeof(*b->set_nlab));
   if (!rest || !b->set_lab || !b->set_nlab) {
     free(rest);
     b->oom = 1;
     return;
   }
+  memset(b->set_lab, 0, (LJM_LABEL_SETS + 1) * sizeof(*b->set_lab));  /* this model's sets */
   for (uint32_t i = 0; i < nn; i++) rest[i] = *ljm_model_node_self(m, i);
   uint32_t no = ljm_model_nowners(m), node, set;
   for (uint32_t o = 0; o < no && !b->oom; o++) {
@@ -512,8 +523,22 @@ static int write_gzip(FILE *out, const uint8_t *buf, size_t len, char *err,
 
 /* -- The exporter ------------------------------------------------------- */
 
+/* Comment lines: the first profile's (at most COMMENTS_FIRST), then a line
+** per profile merged into it (at most MERGED_SHOWN, then one "and N more"). */
+#define COMMENTS_FIRST 6
+#define MERGED_SHOWN 32
+#define COMMENTS_MAX (COMMENTS_FIRST + MERGED_SHOWN + 1)
+
 typedef struct State {
   LjmExportBase base;
+  Builder b;
+  int started;               /* b made (begin_profile) */
+  size_t nmodels;            /* profiles added so far */
+  int64_t cm[COMMENTS_MAX];  /* comment string indices */
+  size_t ncm;
+  int snapshot;              /* the first profile is a heap snapshot */
+  uint64_t duration;         /* the longest recording's (usec) */
+  uint64_t sample_rate;      /* the first sampled profile's */
 } State;
 
 static const char *default_type(LjmValueKind k)
@@ -554,21 +579,19 @@ static void builder_free(Builder *b)
   ljm_buf_free(&b->clean);
   ljm_buf_free(&b->qual);
   free(b->node_loc);
-  free(b->smp_set);
+  free(b->smp_lab);
+  free(b->smp_nlab);
   free(b->lab);
   free(b->set_lab);
   free(b->set_nlab);
 }
 
-/* Adds the comment lines: source, stream versions, peak, a time window,
-** truncation, and whether the figures are estimates: at most COMMENTS_MAX. */
-#define COMMENTS_MAX 6
-static size_t comments(Builder *b, const LjmModel *m, const State *st,
-                       int64_t *c)
+/* The comment lines of the first profile: source, stream versions, peak, a
+** time window, truncation, and whether the figures are estimates. */
+static size_t comments(Builder *b, const LjmModel *m, const char *src, int64_t *c)
 {
   const LjmStreamInfo *si = ljm_model_stream(m);
   const LjmTotals *t = ljm_model_totals(m);
-  const char *src = st->base.o.in_path ? st->base.o.in_path : si->path ? si->path : "?";
   char line[512];
   size_t n = 0;
   if (si->snapshot) {  /* every object in use at the snapshot, under what retains it */
@@ -601,19 +624,72 @@ static size_t comments(Builder *b, const LjmModel *m, const State *st,
   return n;
 }
 
-static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
+/* The line of a profile merged into the first: its source, events, peak,
+** where it was cut. */
+static int64_t merged_comment(Builder *b, const LjmModel *m, const char *src)
 {
-  State *st = vst;
-  Builder b;
-  memset(&b, 0, sizeof b);
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  const LjmTotals *t = ljm_model_totals(m);
+  char line[900], cut[64] = "", note[256] = "";
+  if (si->truncated)
+    snprintf(cut, sizeof cut, ", stream cut at byte %" PRIu64, si->truncated_at);
+  if (ljm_sampled_note(m, note + 2, sizeof note - 2)) memcpy(note, "; ", 2);
+  snprintf(line, sizeof line, "merged: LuaJIT memprof profile %.500s, %" PRIu64 " events, peak "
+           "live %" PRIu64 " bytes%s%s", src, t->events, t->fig.peak_bytes, cut, note);
+  return key(b, line);
+}
+
+/* Adds model m's samples (and its comment lines) to the profile. */
+static int add_model(State *st, const LjmModel *m, char *err, size_t errlen)
+{
+  Builder *b = &st->b;
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  const char *src = st->nmodels == 0 && st->base.o.in_path ? st->base.o.in_path
+                    : si->path ? si->path : "?";
+  if (!st->started) {
+    if (!GROW(b, str, capstr, 0) || !(b->str[0] = calloc(1, 1))) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    b->nstr = 1;
+    st->started = 1;
+  }
+  if (st->nmodels == 0) {
+    st->ncm = comments(b, m, src, st->cm);
+    st->snapshot = si->snapshot;
+  } else if (st->nmodels <= MERGED_SHOWN) {
+    st->cm[st->ncm++] = merged_comment(b, m, src);
+  }
+  st->nmodels++;
+  if (!si->snapshot && si->duration > st->duration) st->duration = si->duration;
+  if (!st->sample_rate) st->sample_rate = si->sample_rate;
+
+  size_t nn = ljm_model_nnodes(m);
+  free(b->node_loc);  /* per model: its nodes */
+  if (!(b->node_loc = calloc(nn ? nn : 1, sizeof(*b->node_loc)))) b->oom = 1;
+  if (si->label_sets && !b->oom) add_labelled(b, m, nn);
+  else
+    for (uint32_t i = 0; i < nn && !b->oom; i++) add_sample(b, m, i, ljm_model_node_self(m, i), 0);
+  if (b->oom) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* A profile merged into the output (several FILEs): its samples are added
+** to the first's, functions and locations shared by name. */
+static int pprof_add(void *vst, const LjmModel *m, char *err, size_t errlen)
+{
+  return add_model(vst, m, err, errlen);
+}
+
+/* Packs the profile and writes it gzip-compressed. */
+static int write_profile(State *st, char *err, size_t errlen)
+{
+  Builder *b = &st->b;
   int rc = -1;
   uint8_t *buf = NULL;
-  if (!GROW(&b, str, capstr, 0) || !(b.str[0] = calloc(1, 1))) {
-    snprintf(err, errlen, "out of memory");
-    goto done;
-  }
-  b.nstr = 1;
-
   static const char *const types[NVALUES][2] = {
     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
     {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
@@ -621,89 +697,86 @@ static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
   PbValueType *vtp[NVALUES];
   for (int i = 0; i < NVALUES; i++) {
     perftools__profiles__value_type__init(&vt[i]);
-    vt[i].type = str(&b, types[i][0]);
-    vt[i].unit = str(&b, types[i][1]);
+    vt[i].type = str(b, types[i][0]);
+    vt[i].unit = str(b, types[i][1]);
     vtp[i] = &vt[i];
   }
   perftools__profiles__value_type__init(&period_type);
-  period_type.type = str(&b, "space");
-  period_type.unit = str(&b, "bytes");
+  period_type.type = str(b, "space");
+  period_type.unit = str(b, "bytes");
 
   PbMapping map;
   PbMapping *mapp = &map;
   perftools__profiles__mapping__init(&map);
   map.id = 1;
-  map.filename = str(&b, "luajit");
+  map.filename = str(b, "luajit");
   map.has_functions = map.has_filenames = map.has_line_numbers = 1;
 
-  size_t nn = ljm_model_nnodes(m);
-  if (!(b.node_loc = calloc(nn ? nn : 1, sizeof(*b.node_loc)))) b.oom = 1;
-  if (ljm_model_stream(m)->label_sets && !b.oom) add_labelled(&b, m, nn);
-  else
-    for (uint32_t i = 0; i < nn && !b.oom; i++) add_sample(&b, m, i, ljm_model_node_self(m, i), 0);
-
-  int64_t cm[COMMENTS_MAX];
-  size_t ncm = comments(&b, m, st, cm);
+  if (st->nmodels > MERGED_SHOWN + 1) {
+    char line[64];
+    snprintf(line, sizeof line, "merged: and %zu more profiles", st->nmodels - 1 - MERGED_SHOWN);
+    st->cm[st->ncm++] = str(b, line);
+  }
   /* A snapshot's objects are all in use: its default view is theirs. */
-  int64_t dst = str(&b, ljm_model_stream(m)->snapshot && st->base.o.value == LJM_VALUE_DEFAULT
-                            ? "inuse_space" : default_type(st->base.o.value));
-  if (b.oom) {
+  int64_t dst = str(b, st->snapshot && st->base.o.value == LJM_VALUE_DEFAULT
+                           ? "inuse_space" : default_type(st->base.o.value));
+  if (b->oom) {
     snprintf(err, errlen, "out of memory");
-    goto done;
+    return -1;
   }
 
   /* Pointer arrays only now: the element arrays no longer move. */
-  PbSample **sp = malloc((b.nsmp + 1) * sizeof *sp);
-  PbLocation **lp = malloc((b.nloc + 1) * sizeof *lp);
-  PbLine **lnp = malloc((b.nloc + 1) * sizeof *lnp);
-  PbFunction **fp = malloc((b.nfn + 1) * sizeof *fp);
-  PbLabel **labp = malloc((b.nlab + 1) * sizeof *labp);
+  PbSample **sp = malloc((b->nsmp + 1) * sizeof *sp);
+  PbLocation **lp = malloc((b->nloc + 1) * sizeof *lp);
+  PbLine **lnp = malloc((b->nloc + 1) * sizeof *lnp);
+  PbFunction **fp = malloc((b->nfn + 1) * sizeof *fp);
+  PbLabel **labp = malloc((b->nlab + 1) * sizeof *labp);
   if (!sp || !lp || !lnp || !fp || !labp) {
     snprintf(err, errlen, "out of memory");
     goto out_ptrs;
   }
-  for (size_t i = 0; i < b.nsmp; i++) {
-    b.smp[i].location_id = b.ids + b.first[i];
-    b.smp[i].value = b.vals + i * NVALUES;
-    if (b.smp_set[i]) {
-      uint32_t set = b.smp_set[i];
-      b.smp[i].n_label = b.set_nlab[set];
-      b.smp[i].label = labp + b.set_lab[set] - 1;
+  for (size_t i = 0; i < b->nsmp; i++) {
+    b->smp[i].location_id = b->ids + b->first[i];
+    b->smp[i].value = b->vals + i * NVALUES;
+    if (b->smp_lab[i]) {
+      b->smp[i].n_label = b->smp_nlab[i];
+      b->smp[i].label = labp + b->smp_lab[i] - 1;
     }
-    sp[i] = &b.smp[i];
+    sp[i] = &b->smp[i];
   }
-  for (size_t i = 0; i < b.nlab; i++) labp[i] = &b.lab[i];
-  for (size_t i = 0; i < b.nloc; i++) {
-    lnp[i] = &b.line[i];
-    b.loc[i].n_line = 1;
-    b.loc[i].line = &lnp[i];
-    lp[i] = &b.loc[i];
+  for (size_t i = 0; i < b->nlab; i++) labp[i] = &b->lab[i];
+  for (size_t i = 0; i < b->nloc; i++) {
+    lnp[i] = &b->line[i];
+    b->loc[i].n_line = 1;
+    b->loc[i].line = &lnp[i];
+    lp[i] = &b->loc[i];
   }
-  for (size_t i = 0; i < b.nfn; i++) fp[i] = &b.fn[i];
+  for (size_t i = 0; i < b->nfn; i++) fp[i] = &b->fn[i];
 
   PbProfile p;
   perftools__profiles__profile__init(&p);
   p.n_sample_type = NVALUES;
   p.sample_type = vtp;
-  p.n_sample = b.nsmp;
+  p.n_sample = b->nsmp;
   p.sample = sp;
   p.n_mapping = 1;
   p.mapping = &mapp;
-  p.n_location = b.nloc;
+  p.n_location = b->nloc;
   p.location = lp;
-  p.n_function = b.nfn;
+  p.n_function = b->nfn;
   p.function = fp;
-  p.n_string_table = b.nstr;
-  p.string_table = b.str;
+  p.n_string_table = b->nstr;
+  p.string_table = b->str;
   p.period_type = &period_type;
   /* Go's heap profiles: values already scaled, the mean sampling interval
   ** in bytes as the period (1: every allocation). */
-  p.period = ljm_model_stream(m)->sample_rate ? (int64_t)ljm_model_stream(m)->sample_rate : 1;
-  p.n_comment = ncm;
-  p.comment = cm;
-  /* A recording with time marks: its length (with a window, the window's). */
-  if (ljm_model_stream(m)->duration < (uint64_t)INT64_MAX / 1000 && !ljm_model_stream(m)->snapshot)
-    p.duration_nanos = (int64_t)(ljm_model_stream(m)->duration * 1000);
+  p.period = st->sample_rate ? (int64_t)st->sample_rate : 1;
+  p.n_comment = st->ncm;
+  p.comment = st->cm;
+  /* A recording with time marks: its length (with a window, the window's;
+  ** merged, the longest). */
+  if (st->duration < (uint64_t)INT64_MAX / 1000)
+    p.duration_nanos = (int64_t)(st->duration * 1000);
   p.default_sample_type = dst;
 
   size_t len = perftools__profiles__profile__get_packed_size(&p);
@@ -721,9 +794,16 @@ out_ptrs:
   free(lnp);
   free(fp);
   free(labp);
-done:
   free(buf);
-  builder_free(&b);
+  return rc;
+}
+
+static int pprof_finish(void *vst, const LjmModel *m, char *err, size_t errlen)
+{
+  State *st = vst;
+  int rc = add_model(st, m, err, errlen);
+  if (!rc) rc = write_profile(st, err, errlen);
+  builder_free(&st->b);
   free(st);
   return rc;
 }
@@ -732,5 +812,5 @@ const LjmExporter ljm_exporter_pprof = {
   .name = "pprof", .command = "convert", .reads = LJM_READS_PROFILE | LJM_READS_SNAPSHOT,
   .summary = "pprof heap profile (gzipped protobuf) for go tool pprof",
   .suffixes = (const char *const[]){".pb.gz", ".pprof", NULL}, .binary = 1, .begin = pprof_begin,
-  .finish = pprof_finish,
+  .add = pprof_add, .finish = pprof_finish,
 };

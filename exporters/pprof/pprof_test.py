@@ -17,7 +17,9 @@ For each .ljm file, plus a generated stream with hostile names (ljmwrite.nasty_s
     exact streams have period 1 and no such line;
   * on the hostile stream: a trace sits above its start line and file,
     long names are cut.
-Then the options: --value choosing the default type, suffix inference, `-o -`.
+Then the options: --value choosing the default type, suffix inference, `-o -`;
+and the exact profiles merged into one (several FILEs), whose sums are the
+sums of theirs, and what cannot merge refused.
 Ends with "N passed, N failed".
 """
 import os
@@ -148,7 +150,38 @@ def main():
         check(raw_sums(pprof("-raw", pb).stdout) == [want[k] for k in FIGS],
               "-o -: totals differ")
 
+        check_merged(ljm, tmp, converted)
+
     return T.summary()
+
+
+def check_merged(ljm, tmp, converted):
+    """Several profiles into one (ljm convert -f pprof -o OUT FILE...): the
+    sums are the sums of the reader's totals, each source named; what
+    cannot merge is refused."""
+    exact = [(f, w) for f, w in converted if not w["sample_rate"]]
+    if not check(len(exact) >= 3, "fewer than three exact profiles to merge"):
+        return
+    pb = os.path.join(tmp, "merged.pb.gz")
+    c = run([ljm, "convert", "-q", "-f", "pprof", "-o", pb] + [f for f, _ in exact])
+    if check(c.returncode == 0, "merged: rc=%d %s" % (c.returncode, c.stderr)):
+        r = pprof("-raw", pb)
+        want = [sum(w[k] for _, w in exact) for k in FIGS]
+        check(raw_sums(r.stdout) == want, "merged: -raw sums %s, the reader's %s"
+              % (raw_sums(r.stdout), want))
+        named = [f for f, _ in exact if f in r.stdout]
+        check(len(named) == len(exact), "merged: the comments name %d of %d sources"
+              % (len(named), len(exact)))
+    out = os.path.join(tmp, "refused.pb.gz")
+    two = [exact[0][0], exact[1][0]]
+    for argv, rc, what in (
+            (["-f", "folded", "-o", os.path.join(tmp, "m.folded")] + two, 2, "one profile at a time"),
+            (["-o", out, exact[0][0], "-"], 2, "stdin"),
+            (["-o", out, exact[0][0], os.path.join(tmp, "missing.ljm")], 1, "missing.ljm"),
+            (["-o", out, exact[0][0], __file__], 1, os.path.basename(__file__))):
+        c = run([ljm, "convert", "-q"] + argv)
+        check(c.returncode == rc and what in c.stderr and not os.path.exists(out),
+              "merge refused (%s): rc=%d, no output, %r" % (what, c.returncode, c.stderr))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,11 @@ void rec_buf_interval(RecBuf *b, uint32_t ms)
 void rec_buf_clock(RecBuf *b)
 {
   uint64_t now;
-  if (b->async || !b->interval_ms) return;
+  if (b->async) {  /* the writer thread raised 'due': what waits goes now */
+    if (b->p != b->buf) rec_buf_tick(b);
+    return;
+  }
+  if (!b->interval_ms) return;
   now = rec_time_now_ns();
   if (now - b->last_ns >= (uint64_t)b->interval_ms * 1000000u) {
     b->last_ns = now;

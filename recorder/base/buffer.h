@@ -18,7 +18,9 @@
 ** raises 'due'; the next event hands the buffer over (the VM's thread is
 ** the only one that touches the buffer being filled). A synchronous
 ** buffer has no thread to wake it: its owner calls rec_buf_clock now and
-** then, which reads the clock.
+** then, which reads the clock. A VM that makes no events (an idle server)
+** has no next event: rec_buf_clock also hands an asynchronous buffer over
+** once 'due' is raised, if it holds anything.
 */
 #ifndef REC_BUF_H
 #define REC_BUF_H
@@ -73,8 +75,9 @@ int rec_buf_async(RecBuf *b);
 /* Sets the flush interval (before rec_buf_async; 0: flush only when a
 ** buffer fills). */
 void rec_buf_interval(RecBuf *b, uint32_t ms);
-/* A synchronous buffer with a flush interval: hands the buffer over if
-** the interval has passed since the last time it did (reads the clock). */
+/* A buffer with a flush interval: hands what it holds over if the
+** interval has passed since the last time it did (a synchronous buffer
+** reads the clock; an asynchronous one looks at 'due'). On the VM's thread. */
 void rec_buf_clock(RecBuf *b);
 /* Stops the writer thread (after the pending write) and releases the
 ** buffers; does not flush. */

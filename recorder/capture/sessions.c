@@ -403,10 +403,10 @@ REC_API int stop(LjmRecorder *r, LjmRecError *err)
 
 /* Also false once the writer thread failed, before the next hand-over
 ** notices it, so a host that polls learns of a full disk at once. A
-** recording without a writer thread (a sampled one) hands its buffer over
-** here too once the flush interval has passed: a host that polls (the
-** nginx example, every 0.5 s) keeps the interval in time while it
-** allocates little. */
+** recording with a flush interval hands its buffer over here too once the
+** interval has passed: a host that polls (the nginx example, every 0.5 s)
+** keeps the interval in time while it allocates little (sampled) or
+** nothing (idle). */
 REC_API int is_running(const LjmRecorder *r)
 {
   fork_check();

@@ -26,6 +26,14 @@
 -- on_demand also: max_seconds (600). time (true: time marks and no stacks,
 -- the cheapest recording that keeps labels).
 --
+-- Go's profiling endpoints (ljm_pprof.lua): /debug/pprof/heap and
+-- /debug/pprof/allocs from the running recordings, for go tool pprof:
+--   pprof()    content_by_lua_block { require("ljm_nginx").pprof() } in a
+--              location such as /debug/pprof/ of a server that only
+--              listens on loopback; needs `thread_pool ljm threads=1;` and
+--              `lua_shared_dict ljm 64k;`. Options: ljm (the ljm command,
+--              "ljm"), pool ("ljm"), nice (10: the conversions' priority).
+--
 -- Labels (doc/labels.md: whose memory it is), kept by recordings with
 -- stacks, sample or time; plain calls otherwise:
 --
@@ -48,6 +56,9 @@ local cfg = {
   max_seconds = 600,
   poll = 0.5,
   dict = "ljm",
+  ljm = "ljm",
+  pool = "ljm",
+  nice = 10,
 }
 local current      -- path of this worker's running recording
 local current_gen  -- on demand: the request it follows
@@ -61,6 +72,13 @@ local function configure(opts)
   cfg.dir = cfg.dir or (ngx.config.prefix() .. "ljm")
 end
 
+-- Where this worker's stream is, for ljm_pprof.lua (nil: none).
+local function register(path)
+  local d, id = ngx.shared[cfg.dict], ngx.worker.id()
+  if not (d and id) then return end
+  if path then d:set("path:" .. id, path) else d:delete("path:" .. id) end
+end
+
 local function start(name)
   local path = string.format("%s/%s-%d%s", cfg.dir, name, ngx.worker.pid(), cfg.suffix)
   local ok, err = rec.start(path, { flush = cfg.flush, stacks = cfg.stacks or nil,
@@ -71,6 +89,7 @@ local function start(name)
   end
   current = path
   labelled = cfg.stacks or cfg.sample or cfg.time
+  register(path)
   ngx.log(ngx.NOTICE, "ljm: recording to ", path, " (", rec.build(), ")")
   return path
 end
@@ -79,6 +98,7 @@ local function stop()
   if not current then return end
   local path = current
   current, labelled = nil, nil
+  register(nil)
   local ok, err = rec.stop()
   if ok then
     ngx.log(ngx.NOTICE, "ljm: recorded ", path)
@@ -190,6 +210,13 @@ function M.control()
     ngx.status = 404
     ngx.say("use /ljm/start?seconds=N, /ljm/stop or /ljm/status")
   end
+end
+
+-- Go's /debug/pprof/heap and /debug/pprof/allocs (content_by_lua*):
+-- ljm_pprof.lua.
+function M.pprof()
+  if not cfg.dir then configure() end
+  return require("ljm_pprof").serve(cfg)
 end
 
 return M

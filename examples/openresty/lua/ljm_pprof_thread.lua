@@ -1,0 +1,55 @@
+-- ljm_pprof_thread.lua -- runs `ljm convert` for ljm_pprof.lua in nginx's
+-- thread pool (ngx.run_worker_thread), so that the worker serving the
+-- request never waits on it: this module is loaded into the pool's own Lua
+-- VM, where blocking is allowed.
+local M = {}
+
+local function quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local function size(path)
+  local f = io.open(path, "rb")
+  if not f then return 0 end
+  local n = f:seek("end") or 0
+  f:close()
+  return n
+end
+
+-- Converts the streams job.paths into one pprof profile: ljm convert (the
+-- command job.ljm) at nice job.nice, default sample type job.value,
+-- job.seconds: the last seconds only. A stream that has written nothing
+-- yet (a worker that has not flushed since it started) is left out.
+-- Returns the profile, or nil, a one-line reason and an HTTP status.
+function M.convert(job)
+  local files = {}
+  for _, p in ipairs(job.paths) do
+    if size(p) > 0 then files[#files + 1] = quote(p) end
+  end
+  if #files == 0 then
+    return nil, "no recording has written anything yet (each flushes every flush seconds)", 503
+  end
+  local cmd = string.format("nice -n %d %s convert -q -f pprof --value %s%s -o - %s",
+                            job.nice, quote(job.ljm), job.value,
+                            job.seconds and (" --from -" .. job.seconds .. "s") or "",
+                            table.concat(files, " "))
+  local errf = os.tmpname()
+  local p, perr = io.popen(cmd .. " 2>" .. quote(errf) .. "; printf '\\n%d' $?", "r")
+  if not p then
+    os.remove(errf)
+    return nil, "cannot run ljm convert: " .. tostring(perr), 500
+  end
+  local out = p:read("*a") or ""
+  p:close()
+  local status = out:match("\n(%d+)$")
+  local ef = io.open(errf, "r")
+  local msg = ef and ef:read("*l")
+  if ef then ef:close() end
+  os.remove(errf)
+  if status == "0" then
+    return out:sub(1, #out - #status - 1)
+  end
+  return nil, "ljm convert: " .. (msg or ("exit status " .. tostring(status))), 500
+end
+
+return M
