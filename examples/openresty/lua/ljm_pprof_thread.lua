@@ -33,23 +33,22 @@ function M.convert(job)
                             job.nice, quote(job.ljm), job.value,
                             job.seconds and (" --from -" .. job.seconds .. "s") or "",
                             table.concat(files, " "))
-  local errf = os.tmpname()
-  local p, perr = io.popen(cmd .. " 2>" .. quote(errf) .. "; printf '\\n%d' $?", "r")
+  -- The profile goes to stdout (fd 3 inside); after it "\n<status> <line>":
+  -- the exit status and the last line of stderr (the error: warnings come
+  -- before it). No file of ours.
+  local sh = "{ err=$( { " .. cmd .. "; } 2>&1 >&3 ); rc=$?; } 3>&1; " ..
+             "printf '\\n%d %s' \"$rc\" \"$(printf '%s' \"$err\" | tail -n 1)\""
+  local p, perr = io.popen(sh, "r")
   if not p then
-    os.remove(errf)
     return nil, "cannot run ljm convert: " .. tostring(perr), 500
   end
   local out = p:read("*a") or ""
   p:close()
-  local status = out:match("\n(%d+)$")
-  local ef = io.open(errf, "r")
-  local msg = ef and ef:read("*l")
-  if ef then ef:close() end
-  os.remove(errf)
+  local at, status, msg = out:match("()\n(%d+) ([^\n]*)$")
   if status == "0" then
-    return out:sub(1, #out - #status - 1)
+    return out:sub(1, at - 1)
   end
-  return nil, "ljm convert: " .. (msg or ("exit status " .. tostring(status))), 500
+  return nil, "ljm convert: " .. (msg ~= "" and msg or ("exit status " .. tostring(status))), 500
 end
 
 return M
