@@ -184,60 +184,72 @@ static LjmModel *new_model(const char *const *srcdirs, size_t nsrcdirs, const Lj
 
 static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int quiet);
 
+/* One of several profiles decoded into a model of its own: NULL (said)
+** when it cannot be read. */
+static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t nsrcdirs,
+                          const LjmCliLabels *labels, const LjmCliWindow *window, int strict,
+                          int quiet, int *rc)
+{
+  int worth = 0;
+  LjmModel *m = NULL;
+  if (!strcmp(path, "-")) {
+    *rc = ljm_cli_usage_error("convert", "'-' (stdin) is one profile on its own, not one of "
+                              "several");
+  } else if (ljh_sniff(path)) {
+    fprintf(stderr, "%s: a heap snapshot: only profiles merge; convert one snapshot at a time\n",
+            path);
+    *rc = LJM_EXIT_BAD_INPUT;
+  } else if (!(m = new_model(srcdirs, nsrcdirs, labels))) {
+    *rc = LJM_EXIT_BAD_INPUT;
+  } else if (!(*rc = ljm_cli_window_apply(m, window, path, "convert"))) {
+    *rc = ljm_cli_load(path, strict, quiet, m, &worth);
+    if (!*rc && !worth) *rc = LJM_EXIT_BAD_INPUT;
+  }
+  if (*rc) {
+    ljm_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 /* Several profiles into one output that merges them (e->add): each decodes
-** into a model of its own, then all but the last are added and the last
-** finishes. A profile that cannot be read fails the whole conversion, and
-** no output is written. */
+** into a model of its own, added to the output (the last one finishes it)
+** once the next has been read, then freed: two models at most at a time.
+** A profile that cannot be read fails the whole conversion, and no file is
+** written. */
 static int convert_many(const LjmExporter *e, LjmExportOptions *o, char *const *files, int n,
                         const char *const *srcdirs, size_t nsrcdirs, const LjmCliLabels *labels,
                         const LjmCliWindow *window, int strict, int quiet)
 {
-  LjmModel **models = calloc((size_t)n, sizeof(*models));
-  int rc = 0, i;
-  if (!models) {
-    fprintf(stderr, "ljm: out of memory\n");
-    return LJM_EXIT_BAD_INPUT;
-  }
-  for (i = 0; i < n && !rc; i++) {
-    int worth = 0;
-    if (!strcmp(files[i], "-")) {
-      rc = ljm_cli_usage_error("convert", "'-' (stdin) is one profile on its own, not one of "
-                               "several");
-    } else if (ljh_sniff(files[i])) {
-      fprintf(stderr, "%s: a heap snapshot: only profiles merge; convert one snapshot at a time\n",
-              files[i]);
-      rc = LJM_EXIT_BAD_INPUT;
-    } else if (!(models[i] = new_model(srcdirs, nsrcdirs, labels))) {
-      rc = LJM_EXIT_BAD_INPUT;
-    } else if (!(rc = ljm_cli_window_apply(models[i], window, files[i], "convert"))) {
-      rc = ljm_cli_load(files[i], strict, quiet, models[i], &worth);
-      if (!rc && !worth) rc = LJM_EXIT_BAD_INPUT;
-    }
-  }
+  int rc = 0;
+  LjmModel *prev = load_one(files[0], srcdirs, nsrcdirs, labels, window, strict, quiet, &rc);
+  if (!prev) return rc;
   LjmOutput out = LJM_OUTPUT_INIT;
   char err[256] = "";
   void *st = NULL;
-  if (!rc && ljm_output_open(&out, o->out_path) != 0) rc = LJM_EXIT_BAD_INPUT;
-  if (!rc) {
-    o->in_path = files[0];
-    if (!(st = e->begin(o, out.f, err, sizeof(err)))) rc = -1;
-    for (i = 0; st && i < n - 1 && !rc; i++)
-      if (e->add(st, models[i], err, sizeof(err))) rc = -1;
-    /* finish frees the state, so it runs even after a failed add */
-    if (st && e->finish(st, models[n - 1], err, sizeof(err)) && !rc) rc = -1;
-    if (rc) {
-      fprintf(stderr, "ljm convert: %s: %s\n", o->out_path, err[0] ? err : "export failed");
-      ljm_output_abort(&out);
-      rc = LJM_EXIT_BAD_INPUT;
-    } else if (ljm_output_commit(&out)) {
-      rc = LJM_EXIT_BAD_INPUT;
-    } else {
-      note_missing_sources(models[0], e, quiet);
-    }
+  if (ljm_output_open(&out, o->out_path) != 0) {
+    ljm_model_free(prev);
+    return LJM_EXIT_BAD_INPUT;
   }
-  for (i = 0; i < n; i++) ljm_model_free(models[i]);
-  free(models);
-  return rc;
+  o->in_path = files[0];
+  if (!(st = e->begin(o, out.f, err, sizeof(err)))) rc = -1;
+  for (int i = 1; i < n && !rc; i++) {
+    LjmModel *m = load_one(files[i], srcdirs, nsrcdirs, labels, window, strict, quiet, &rc);
+    if (!m) break;
+    if (i == 1) note_missing_sources(prev, e, quiet);
+    if (e->add(st, prev, err, sizeof(err))) rc = -1;
+    ljm_model_free(prev);
+    prev = m;
+  }
+  /* finish frees the state, so it runs after a failure too */
+  if (st && e->finish(st, prev, err, sizeof(err)) && !rc) rc = -1;
+  ljm_model_free(prev);
+  if (rc) {
+    if (rc < 0) fprintf(stderr, "ljm convert: %s: %s\n", o->out_path, err[0] ? err : "export failed");
+    ljm_output_abort(&out);
+    return rc < 0 ? LJM_EXIT_BAD_INPUT : rc;
+  }
+  return ljm_output_commit(&out) ? LJM_EXIT_BAD_INPUT : LJM_EXIT_OK;
 }
 
 /* Source files looked for and not found: said once, as names depend on them

@@ -146,7 +146,8 @@ void ljm_recorder_report_at_exit(LjmRecorder *r, const char *prefix);
 ** or exit() ended the stream. A recording to a file with flush_ms also
 ** hands its buffered events over here once flush_ms has passed, so that a
 ** host that polls and allocates nothing (an idle server) keeps its file up
-** to date: call it on the VM's thread. */
+** to date, and a recording with time marks writes one here when one is due
+** (its stream then ends at the last poll): call it on the VM's thread. */
 int ljm_recorder_is_running(const LjmRecorder *r);
 
 /* Bytes handed to the sink so far. */

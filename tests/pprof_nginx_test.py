@@ -21,19 +21,22 @@ workers:
   and fewer than the whole profile's), alloc_space shown;
 * -diff_base between two fetches with /leak requests between them:
   app.M.leak's in-use objects grew by at least those requests;
+* idle for seconds, ?seconds=2: nothing of app.M.leak (each stream ends at
+  its worker's last poll);
 * `go tool pprof -http` on the live URL: its top page lists app.M.leak;
+* after a reload (SIGHUP), the new workers' streams are served;
 * bad requests: an unknown profile, a worker or seconds out of range, in one
   line with 404 / 400; nothing above [notice] in nginx's error log.
 
 on-demand.conf: before /ljm/start the endpoint answers 503 in one line,
-after it a profile; ?seconds=1 on its streams (no time marks) a 500 with
-ljm convert's line.
+after it a profile; ?seconds=1 on its streams (no time marks) a 400.
 
 usage: pprof_nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
 import gzip
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -243,6 +246,15 @@ if check(ng.wait_ready(port), "pprof.conf: nginx up"):
                   "-diff_base: app.M.leak's in-use objects grew by one to three per request "
                   "between the fetches (%d for 200)" % grown)
 
+        # An idle server's last seconds hold nothing of the load before them:
+        # each stream ends at its worker's last poll, not its last event.
+        time.sleep(4)
+        st, _, b = fetch(ctl, "/debug/pprof/allocs?seconds=2")
+        if check(st == 200, "idle ?seconds=2: 200 (%s %r)" % (st, b[:200])):
+            _, idle_allocs = leak_objects(save("idle.pb.gz", b))
+            check(idle_allocs == 0, "idle ?seconds=2: app.M.leak allocated nothing in those "
+                  "seconds (%d)" % idle_allocs)
+
         # go tool pprof -http on the live URL.
         hport = free_port()
         web = subprocess.Popen(["go", "tool", "pprof", "-no_browser", "-http=127.0.0.1:%d" % hport,
@@ -260,6 +272,23 @@ if check(ng.wait_ready(port), "pprof.conf: nginx up"):
         web.wait()
         check("app.M.leak" in page, "go tool pprof -http URL: its top page lists app.M.leak (%d bytes)"
               % len(page))
+
+    # A reload: the new workers' streams are served (an old worker's exit
+    # leaves the name its successor registered).
+    old_workers = set(ng.workers())
+    ng.proc.send_signal(signal.SIGHUP)
+    for _ in range(100):
+        now = set(ng.workers())
+        if len(now) == 2 and not now & old_workers:
+            break
+        time.sleep(0.1)
+    hits(port, "/leak", 20)
+    time.sleep(2.0)
+    st, _, b = fetch(ctl, "/debug/pprof/heap")
+    new_streams = ["worker-%d.ljm.gz" % pid for pid in ng.workers()]
+    named = raw(save("reloaded.pb.gz", b))[1] if st == 200 else ""
+    check(st == 200 and any(n in named for n in new_streams),
+          "after a reload: the new workers' streams (%s; %s %r)" % (new_streams, st, b[:120]))
 
     # Bad requests: one line each.
     for path, want in (("/debug/pprof/goroutine", 404), ("/debug/pprof/heap?worker=2", 400),
@@ -288,8 +317,8 @@ if check(ng.wait_ready(port), "on-demand.conf: nginx up"):
     check(st == 200 and b[:2] == b"\x1f\x8b", "on demand, recording: a profile (%s %r)" % (st, b[:200]))
     # The example records on demand without time marks: no window.
     st, _, b = fetch(ctl, "/debug/pprof/heap?seconds=1")
-    check(st == 500 and b.count(b"\n") == 1 and b"time marks" in b,
-          "on demand, ?seconds=1 on a stream without time marks: 500, ljm convert's line (%s %r)"
+    check(st == 400 and b.count(b"\n") == 1 and b"time marks" in b,
+          "on demand, ?seconds=1 on streams without time marks: 400 in one line, at once (%s %r)"
           % (st, b))
     fetch(ctl, "/ljm/stop")
 ok, out = ng.quit()

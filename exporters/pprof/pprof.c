@@ -48,6 +48,7 @@
 #include "exporters/common/utf8.h"
 #include "exporters/ljm_exporter.h"
 #include "exporters/pprof/profile.pb-c.h"
+#include "model/ljm_model_load.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__ValueType PbValueType;
@@ -539,6 +540,8 @@ typedef struct State {
   int snapshot;              /* the first profile is a heap snapshot */
   uint64_t duration;         /* the longest recording's (usec) */
   uint64_t sample_rate;      /* the first sampled profile's */
+  uint64_t sum[NVALUES];     /* the profiles' totals so far, each at most
+                                LJM_TOTAL_MAX: pprof's int64 sums stay exact */
 } State;
 
 static const char *default_type(LjmValueKind k)
@@ -646,6 +649,17 @@ static int add_model(State *st, const LjmModel *m, char *err, size_t errlen)
   const LjmStreamInfo *si = ljm_model_stream(m);
   const char *src = st->nmodels == 0 && st->base.o.in_path ? st->base.o.in_path
                     : si->path ? si->path : "?";
+  const LjmFigures *tf = &ljm_model_totals(m)->fig;
+  const uint64_t add[NVALUES] = { tf->alloc_count, tf->alloc_bytes, tf->inuse_count,
+                                  tf->inuse_bytes };
+  for (int k = 0; k < NVALUES; k++) {
+    if (add[k] > LJM_TOTAL_MAX - st->sum[k]) {
+      snprintf(err, errlen, "%s: the merged figures would pass 2^62, past what pprof's sums "
+               "hold exactly; merge fewer profiles", src);
+      return -1;
+    }
+  }
+  for (int k = 0; k < NVALUES; k++) st->sum[k] += add[k];
   if (!st->started) {
     if (!GROW(b, str, capstr, 0) || !(b->str[0] = calloc(1, 1))) {
       snprintf(err, errlen, "out of memory");

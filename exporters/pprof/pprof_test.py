@@ -172,7 +172,24 @@ def check_merged(ljm, tmp, converted):
         named = [f for f, _ in exact if f in r.stdout]
         check(len(named) == len(exact), "merged: the comments name %d of %d sources"
               % (len(named), len(exact)))
+    # Two models at a time: the same profile 200 times takes about the
+    # memory of one (ru_maxrss of the child, KB).
+    rss = []
+    for n in (1, 200):
+        p = subprocess.Popen([ljm, "convert", "-q", "-f", "pprof", "-o", pb] + [exact[0][0]] * n,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        rss.append(usage.ru_maxrss if p.returncode == 0 else -1)
+    check(0 < rss[0] and 0 < rss[1] <= rss[0] * 1.5 + 2048,
+          "merged 200 times: peak memory %d KB, once %d KB" % (rss[1], rss[0]))
+    # Totals at 2^62 (what every view holds exactly): two of them refused.
+    big = "testdata/fuzz/sum_at_2_62.ljm"
     out = os.path.join(tmp, "refused.pb.gz")
+    if check(os.path.exists(big), "no %s" % big):
+        c = run([ljm, "convert", "-q", "-o", out, big, big])
+        check(c.returncode == 1 and "2^62" in c.stderr and not os.path.exists(out),
+              "merged past 2^62: refused in one line, no output (%d %r)" % (c.returncode, c.stderr))
     two = [exact[0][0], exact[1][0]]
     for argv, rc, what in (
             (["-f", "folded", "-o", os.path.join(tmp, "m.folded")] + two, 2, "one profile at a time"),

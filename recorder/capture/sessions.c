@@ -406,11 +406,17 @@ REC_API int stop(LjmRecorder *r, LjmRecError *err)
 ** recording with a flush interval hands its buffer over here too once the
 ** interval has passed: a host that polls (the nginx example, every 0.5 s)
 ** keeps the interval in time while it allocates little (sampled) or
-** nothing (idle). */
+** nothing (idle). A stream with time marks gets one here when one is due,
+** so that an idle host's stream ends at its last poll, not at its last
+** event: "the last 30 s" of it (--from -30s) are the last 30 s. */
 REC_API int is_running(const LjmRecorder *r)
 {
   fork_check();
-  if (r && r->live) rec_buf_clock((RecBuf *)&r->st.out);
+  if (r && r->live) {
+    LjmRecorder *w = (LjmRecorder *)r;  /* the VM's thread: the buffer is ours */
+    if (w->timed) rec_ext_tick(&w->st);
+    rec_buf_clock(&w->st.out);
+  }
   return r && r->live && !rec_buf_failed((RecBuf *)&r->st.out);
 }
 

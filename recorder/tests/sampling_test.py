@@ -362,38 +362,52 @@ res.check(p.returncode == 0 and len(got) == 4 and got[0] == got[1] and int(got[2
           and got[3] == "true",
           "sampled, flush = 0.2, nothing allocated: is_running() after the interval writes the "
           "buffer (%r %r)" % (p.stdout, p.stderr[-300:]))
-# An exact recording (a writer thread) of a host that polls and then makes no
-# events: is_running() hands the buffered events over once the interval
-# passed. The process ends with _exit(), so the file holds only what was
-# handed over; without the poll, nothing was.
+# A recording with a writer thread (exact; with time marks) of a host that
+# polls and then makes no events: is_running() hands the buffered events
+# over once the interval passed, and writes a time mark, so that the stream
+# ends at the last poll. The process ends with _exit(), so the file holds
+# only what was handed over; without the polls, nothing was.
 IDLE = """local rec = require("ljm.recorder")
 local ffi = require("ffi")
 ffi.cdef[[int poll(void *f, unsigned long n, int t); void _exit(int);]]
-assert(rec.start(arg[1], {flush = 0.2}))
+assert(rec.start(arg[1], {flush = 0.2, time = arg[3] == "time" or nil}))
 local t = {}
 for i = 1, 1000 do t[i] = {i} end
-ffi.C.poll(nil, 0, 400)
-if arg[2] == "poll" then rec.is_running() end
+for _ = 1, 3 do
+  ffi.C.poll(nil, 0, 250)
+  if arg[2] == "poll" then rec.is_running() end
+end
 ffi.C.poll(nil, 0, 400)
 ffi.C._exit(0)
 """
 with open(os.path.join(work, "idle.lua"), "w") as f:
     f.write(IDLE)
-allocs = {}
+idle = {}
 for how in ("poll", "none"):
-    out = os.path.join(work, "idle_%s.ljm" % how)
-    p = subprocess.run([testlib.LUAJIT, "-joff", "idle.lua", out, how], capture_output=True, text=True,
-                       cwd=work, timeout=120, env=testlib.module_cpath(so, "sampling_idle_cpath"))
-    data = open(out, "rb").read() if os.path.exists(out) else b""
-    try:
-        st = ljmread.parse(data) if data else None
-    except ljmread.Truncated:
-        st = None
-    allocs[how] = sum(1 for e in st.events if e.ev == 1) if st else 0
-    res.check(p.returncode == 0, "idle host, %s: ran (%d %r)" % (how, p.returncode, p.stderr[-300:]))
-res.check(allocs["poll"] >= 1000 and allocs["none"] < 1000,
-          "exact, flush = 0.2, idle: is_running() after the interval hands the events over "
-          "(%d allocations in the file; without it %d)" % (allocs["poll"], allocs["none"]))
+    for kind in ("exact", "time"):
+        out = os.path.join(work, "idle_%s_%s.ljm" % (how, kind))
+        p = subprocess.run([testlib.LUAJIT, "-joff", "idle.lua", out, how, kind], capture_output=True,
+                           text=True, cwd=work, timeout=120,
+                           env=testlib.module_cpath(so, "sampling_idle_cpath"))
+        data = open(out, "rb").read() if os.path.exists(out) else b""
+        try:
+            st = ljmread.parse(data) if data else None
+        except ljmread.Truncated:
+            st = None
+        allocs = sum(1 for e in st.events if e.ev == 1) if st else 0
+        last_event = max((e.us for e in st.events if e.us is not None), default=0) if st else 0
+        last_mark = st.marks[-1][1] if st and st.marks else 0
+        idle[how, kind] = (allocs, last_mark - last_event)
+        res.check(p.returncode == 0, "idle host, %s %s: ran (%d %r)" % (how, kind, p.returncode,
+                                                                       p.stderr[-300:]))
+for kind in ("exact", "time"):
+    res.check(idle["poll", kind][0] >= 1000 and idle["none", kind][0] < 1000,
+              "%s, flush = 0.2, idle: is_running() after the interval hands the events over "
+              "(%d allocations in the file; without it %d)" % (kind, idle["poll", kind][0],
+                                                             idle["none", kind][0]))
+res.check(idle["poll", "time"][1] >= 400000,
+          "time marks, idle: the polls' marks end the stream after the last event (%d us later)"
+          % idle["poll", "time"][1])
 # A sampled stream that cannot be written: the script runs, the tool says so
 # (with a flush interval too).
 for argv in (["--sample", "1k"], ["--sample", "1k", "--stacks"],

@@ -72,11 +72,19 @@ local function configure(opts)
   cfg.dir = cfg.dir or (ngx.config.prefix() .. "ljm")
 end
 
--- Where this worker's stream is, for ljm_pprof.lua (nil: none).
-local function register(path)
+-- Where this worker's stream is, for ljm_pprof.lua: "path:<worker id>" =
+-- the path, "timed:<worker id>" = whether it has time marks. A worker
+-- that stops removes its own only: after a reload the new worker of the
+-- same id may have registered first.
+local function register(path, timed)
   local d, id = ngx.shared[cfg.dict], ngx.worker.id()
   if not (d and id) then return end
-  if path then d:set("path:" .. id, path) else d:delete("path:" .. id) end
+  if path then
+    d:set("path:" .. id, path)
+    d:set("timed:" .. id, timed and true or false)
+  elseif d:get("path:" .. id) == current then
+    d:delete("path:" .. id)
+  end
 end
 
 local function start(name)
@@ -89,7 +97,7 @@ local function start(name)
   end
   current = path
   labelled = cfg.stacks or cfg.sample or cfg.time
-  register(path)
+  register(path, labelled)
   ngx.log(ngx.NOTICE, "ljm: recording to ", path, " (", rec.build(), ")")
   return path
 end
@@ -97,8 +105,8 @@ end
 local function stop()
   if not current then return end
   local path = current
-  current, labelled = nil, nil
   register(nil)
+  current, labelled = nil, nil
   local ok, err = rec.stop()
   if ok then
     ngx.log(ngx.NOTICE, "ljm: recorded ", path)

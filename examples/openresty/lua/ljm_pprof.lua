@@ -18,7 +18,9 @@
 --   ?seconds=N       waits N seconds, then profiles those N seconds: the
 --                    allocations made in them (a delta, as Go's
 --                    allocs?seconds=N) and what is in use at their end
---                    (ljm convert --from -Ns; shown: alloc_space)
+--                    (ljm convert --from -Ns, each stream ending at its
+--                    worker's last poll; shown: alloc_space); needs
+--                    recordings with time marks (stacks, sample or time)
 --
 -- The figures reach to each worker's last flush (the recording's flush
 -- option: 1 s in the examples). The worker serving the request does not
@@ -47,7 +49,10 @@ function M.serve(cfg)
   if not value then
     return reply(404, "profiles here: heap, allocs (?worker=N, ?seconds=N)")
   end
-  local args = ngx.req.get_uri_args(8)
+  local args, aerr = ngx.req.get_uri_args(16)
+  if aerr == "truncated" then
+    return reply(400, "too many arguments: heap and allocs take worker and seconds")
+  end
   local nworkers = ngx.worker.count()
   local worker, seconds
   if args.worker ~= nil then
@@ -61,15 +66,33 @@ function M.serve(cfg)
     if not seconds or seconds < 1 or seconds > cfg.max_seconds then
       return reply(400, "seconds must be a whole number from 1 to " .. cfg.max_seconds)
     end
-    ngx.sleep(seconds)
   end
-  local paths = {}
-  for id = worker or 0, worker or nworkers - 1 do
-    paths[#paths + 1] = d:get("path:" .. id)
+  local function recording()
+    local paths, untimed = {}, 0
+    for id = worker or 0, worker or nworkers - 1 do
+      local p = d:get("path:" .. id)
+      if p then
+        paths[#paths + 1] = p
+        if not d:get("timed:" .. id) then untimed = untimed + 1 end
+      end
+    end
+    return paths, untimed
   end
+  local paths, untimed = recording()
   if #paths == 0 then
-    return reply(worker and 404 or 503, (worker and ("worker " .. worker) or "no worker") ..
-                 " is recording (ljm_nginx.always{}, or /ljm/start on demand)")
+    return reply(worker and 404 or 503, worker and ("worker " .. worker .. " is not recording")
+                 or "no worker is recording (ljm_nginx.always{}, or /ljm/start on demand)")
+  end
+  if seconds then
+    if untimed > 0 then
+      return reply(400, "seconds: the recording has no time marks (record with stacks, "
+                   .. "sample or time)")
+    end
+    ngx.sleep(seconds)
+    paths = recording()
+    if #paths == 0 then
+      return reply(503, "the recording stopped meanwhile")
+    end
   end
   local job = { paths = paths, ljm = cfg.ljm, nice = cfg.nice, seconds = seconds,
                 value = seconds and "alloc_bytes" or value }
