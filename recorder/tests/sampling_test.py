@@ -366,19 +366,22 @@ res.check(p.returncode == 0 and len(got) == 4 and got[0] == got[1] and int(got[2
 # polls and then makes no events: is_running() hands the buffered events
 # over once the interval passed, and writes a time mark, so that the stream
 # ends at the last poll. The process ends with _exit(), so the file holds
-# only what was handed over; without the polls, nothing was.
+# only what was handed over; without the polls, nothing was. The script
+# looks its C functions up before it starts: a first ffi.C.poll makes a
+# cdata, an event that would hand the buffer over when it comes late.
 IDLE = """local rec = require("ljm.recorder")
 local ffi = require("ffi")
 ffi.cdef[[int poll(void *f, unsigned long n, int t); void _exit(int);]]
+local poll, exit, polls = ffi.C.poll, ffi.C._exit, arg[2] == "poll"  -- no allocation after
 assert(rec.start(arg[1], {flush = 0.2, time = arg[3] == "time" or nil}))
 local t = {}
 for i = 1, 1000 do t[i] = {i} end
 for _ = 1, 3 do
-  ffi.C.poll(nil, 0, 250)
-  if arg[2] == "poll" then rec.is_running() end
+  poll(nil, 0, 250)
+  if polls then rec.is_running() end
 end
-ffi.C.poll(nil, 0, 400)
-ffi.C._exit(0)
+poll(nil, 0, 400)
+exit(0)
 """
 with open(os.path.join(work, "idle.lua"), "w") as f:
     f.write(IDLE)
