@@ -170,6 +170,7 @@ int ljh_sniff(const char *path)
   if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode)) return 0;
   LjmInput *in = ljm_input_open(path, &d);
   if (!in) return 0;
+  ljm_input_small_reads(in);
   while (got < sizeof(magic)) {
     ptrdiff_t k = ljm_input_read(in, magic + got, sizeof(magic) - got, &d, got);
     if (k <= 0) break;

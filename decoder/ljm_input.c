@@ -132,6 +132,11 @@ LjmInput *ljm_input_mem(const void *data, size_t len)
   return in;
 }
 
+void ljm_input_small_reads(LjmInput *in)
+{
+  if (in->gz) gzbuffer(in->gz, 1024);
+}
+
 int ljm_input_is_gzip(const LjmInput *in) { return in->gzip; }
 
 int ljm_input_is_zstd(const LjmInput *in) { return in->zs != NULL; }

@@ -18,6 +18,10 @@ ptrdiff_t ljm_input_read_now(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                              uint64_t offset);
 #define LJM_INPUT_AGAIN (-2)
 
+/* Only a few bytes will be read (a format check): zlib decompresses in small
+** steps, not a quarter of a megabyte for the first byte. Before any read. */
+void ljm_input_small_reads(LjmInput *in);
+
 /* A memory input shows only its first len bytes (at most all), as a file
 ** being written would (tests of ljm_input_follow); returns the bytes shown. */
 size_t ljm_input_mem_show(LjmInput *in, size_t len);

@@ -46,13 +46,13 @@ LjmModel *ljm_model_new(void)
   if (!m) return NULL;
   int bad = ljm_strtab_init(&m->str);
   bad |= ljm_hmap_init(&m->proto_by_addr) | ljm_hmap_init(&m->trace_by_no);
-  bad |= ljm_hmap_init(&m->cname_by_addr) | ljm_hmap_init(&m->alias_by_chunk);
+  bad |= ljm_hmap_init(&m->alias_by_chunk);
   bad |= ljm_hmap_init(&m->site_by_key) | ljm_hmap_init(&m->prim_by_key);
   bad |= ljm_addrmap_init(&m->blocks) | ljm_hmap_init(&m->src_by_chunk);
   bad |= ljm_hmap_init(&m->ctx_by_key) | ljm_hmap_init(&m->leaf_by_key) |
          ljm_hmap_init(&m->ctx_by_label);
   bad |= ljm_hmap_init(&m->fn_by_text);
-  ljm_addrset_init(&m->caddrs);
+  ljm_csyms_init(&m->csyms);
   m->loc_mask = 255;
   m->loc_slots = malloc((m->loc_mask + 1) * sizeof(uint32_t));
   if (bad || !m->loc_slots) {
@@ -72,7 +72,6 @@ void ljm_model_free(LjmModel *m)
   ljm_strtab_free(&m->str);
   ljm_hmap_free(&m->proto_by_addr);
   ljm_hmap_free(&m->trace_by_no);
-  ljm_hmap_free(&m->cname_by_addr);
   ljm_hmap_free(&m->alias_by_chunk);
   ljm_hmap_free(&m->site_by_key);
   ljm_hmap_free(&m->fn_by_text);
@@ -85,7 +84,7 @@ void ljm_model_free(LjmModel *m)
   ljm_group_free(m);
   free(m->site_time);
   ljm_addrmap_free(&m->blocks);
-  ljm_addrset_free(&m->caddrs);
+  ljm_csyms_free(&m->csyms);
   free(m->protos);
   free(m->traces);
   free(m->aliases);

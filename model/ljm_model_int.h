@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "model/ljm_addrmap.h"
-#include "model/ljm_addrset.h"
+#include "model/ljm_csyms.h"
 #include "decoder/ljm_decoder.h"
 #include "model/ljm_hmap.h"
 #include "model/ljm_model_load.h"
@@ -151,7 +151,7 @@ struct LjmModel {
   /* symbols */
   LjmHmap proto_by_addr;  Proto *protos;  uint32_t nprotos, capprotos;
   LjmHmap trace_by_no;    Trace *traces;  uint32_t ntraces, captraces;
-  LjmHmap cname_by_addr;  LjmAddrset caddrs;
+  LjmCsyms csyms;         /* names in str's arena, not interned */
   LjmHmap alias_by_chunk; LjmAlias *aliases; uint32_t naliases, capaliases;
   uint32_t gen;           /* bumped whenever a symbol change may rename a loc */
   /* locations and sites */

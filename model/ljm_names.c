@@ -91,14 +91,12 @@ static void sb_done(Sb *b)
 typedef struct Res {
   LjmSiteKind kind;
   const Proto *proto;   /* LUA */
-  uint64_t sym_addr;    /* C with a symbol */
-  uint32_t sym_name;    /* strtab id, or NONE */
+  LjmCsym sym;          /* C with a symbol; name NULL without */
 } Res;
 
 static void resolve(const LjmModel *m, uint64_t addr, Res *r)
 {
   memset(r, 0, sizeof(*r));
-  r->sym_name = NONE;
   if (addr == 0) {
     r->kind = LJM_SITE_INTERNAL;
     return;
@@ -108,8 +106,8 @@ static void resolve(const LjmModel *m, uint64_t addr, Res *r)
     return;
   }
   r->kind = LJM_SITE_C;
-  if (ljm_addrset_floor(&m->caddrs, addr, &r->sym_addr))
-    r->sym_name = ljm_hmap_get(&m->cname_by_addr, r->sym_addr);
+  const LjmCsym *sym = ljm_csyms_floor(&m->csyms, addr);
+  if (sym) r->sym = *sym;
 }
 
 static void name_plain(const LjmModel *m, const Res *r, uint64_t addr, uint64_t line,
@@ -129,11 +127,10 @@ static void name_plain(const LjmModel *m, const Res *r, uint64_t addr, uint64_t 
     break;
   }
   default:
-    if (r->sym_name != NONE) {
-      const LjmStrEntry *e = ljm_strtab_get(&m->str, r->sym_name);
-      sb_add(b, e->s, e->len);
+    if (r->sym.name) {
+      sb_add(b, r->sym.name, r->sym.len);
       sb_str(b, ":");
-      fmt_lua_hex(num, sizeof(num), r->sym_addr);
+      fmt_lua_hex(num, sizeof(num), r->sym.addr);
     } else {
       sb_str(b, "CFUNC ");
       fmt_lua_hex(num, sizeof(num), addr);
@@ -340,9 +337,9 @@ static void describe(LjmModel *m, uint32_t si, const Loc *L, const Res *r)
     break;
   }
   default:
-    if (r->sym_name != NONE) {
-      s->symbol_addr = r->sym_addr;
-      s->func = str_of(m, r->sym_name);
+    if (r->sym.name) {
+      s->symbol_addr = r->sym.addr;
+      s->func = r->sym.name;
     } else {
       s->func = "unknown C function";  /* its address is in 'addr' */
     }

@@ -94,6 +94,11 @@ static char *arena_copy(LjmStrtab *t, const char *s, size_t len)
   return d;
 }
 
+const char *ljm_strtab_copy(LjmStrtab *t, const char *s, size_t len)
+{
+  return arena_copy(t, s, len);
+}
+
 uint32_t ljm_strtab_intern(LjmStrtab *t, const char *s, size_t len)
 {
   uint64_t h = ljm_strtab_hash(s, len);

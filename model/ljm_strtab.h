@@ -28,6 +28,9 @@ int ljm_strtab_init(LjmStrtab *t);
 void ljm_strtab_free(LjmStrtab *t);
 /* Id of the string, adding it when new; UINT32_MAX when out of memory. */
 uint32_t ljm_strtab_intern(LjmStrtab *t, const char *s, size_t len);
+/* A NUL-terminated copy of s in the table's arena, not interned (no id): it
+** lives as long as the table. NULL when out of memory. */
+const char *ljm_strtab_copy(LjmStrtab *t, const char *s, size_t len);
 /* Hash used by the table (exposed for tests). */
 uint64_t ljm_strtab_hash(const char *s, size_t len);
 

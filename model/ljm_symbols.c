@@ -71,17 +71,28 @@ void ljm_sym_proto(LjmModel *m, uint64_t addr, const char *chunk, size_t len,
 void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len)
 {
   m->totals.cfuncs++;
-  uint32_t old = ljm_hmap_get(&m->cname_by_addr, addr);
-  if (old != NONE && len <= LJM_NAME_SHOWN_MAX) {  /* re-dumps repeat names */
-    const LjmStrEntry *e = ljm_strtab_get(&m->str, old);
-    if (e->len == len && memcmp(e->s, name, len) == 0) return;
+  char cut[LJM_NAME_SHOWN_MAX + 3];
+  if (len > LJM_NAME_SHOWN_MAX) {
+    memcpy(cut, name, LJM_NAME_SHOWN_MAX);
+    memcpy(cut + LJM_NAME_SHOWN_MAX, "...", 3);
+    name = cut;
+    len = sizeof(cut);
   }
-  uint32_t id = ljm_model_intern_shown(m, name, len);
-  if (id == old) return;
-  if (id == NONE) return;
-  if (ljm_hmap_put(&m->cname_by_addr, addr, id) != 0 ||
-      ljm_addrset_insert(&m->caddrs, addr) < 0)
+  int added;
+  LjmCsym *e = ljm_csyms_put(&m->csyms, addr, &added);
+  if (!e) {
     m->oom = 1;
+    return;
+  }
+  if (!added && e->len == len && memcmp(e->name, name, len) == 0) return;  /* a re-dump */
+  const char *copy = ljm_strtab_copy(&m->str, name, len);
+  if (!copy) {
+    m->oom = 1;
+    copy = "";
+    len = 0;
+  }
+  e->name = copy;
+  e->len = len;
   m->gen++;
 }
 

@@ -56,9 +56,22 @@ check = Checks("pprof_nginx")
 top = scratch_top()
 os.chmod(ljm, 0o755)
 # The workers (www-data) run ljm convert: a copy they can reach.
+# ljm is a wrapper around it that notes the nice value each conversion runs
+# at, and fails in one line while FAIL exists.
+LJM_BIN = os.path.join(top, "ljm-bin")
+shutil.copy(ljm, LJM_BIN)
+os.chmod(LJM_BIN, 0o755)
+NICES, FAIL = os.path.join(top, "nices"), os.path.join(top, "fail")
+open(NICES, "w").close()
+os.chmod(NICES, 0o666)
 LJM = os.path.join(top, "ljm")
-shutil.copy(ljm, LJM)
+with open(LJM, "w") as fh:
+    fh.write("#!/bin/sh\nread -r stat < /proc/self/stat\n"
+             "echo \"${stat#*) }\" | cut -d' ' -f17 >> '%s'\n"
+             "if [ -e '%s' ]; then echo 'ljm convert: boom: cannot convert' >&2; exit 3; fi\n"
+             "exec '%s' \"$@\"\n" % (NICES, FAIL, LJM_BIN))
 os.chmod(LJM, 0o755)
+os.chmod(top, 0o755)
 PPROF_TMP = tempfile.mkdtemp(prefix="pprof-")
 ENV = dict(os.environ, PPROF_TMPDIR=PPROF_TMP, HOME=PPROF_TMP)
 INIT = 'require("ljm_nginx").always{ flush = 1, stacks = true, sample = "512k", ljm = "ljm" }'
@@ -289,6 +302,28 @@ if check(ng.wait_ready(port), "pprof.conf: nginx up"):
     named = raw(save("reloaded.pb.gz", b))[1] if st == 200 else ""
     check(st == 200 and any(n in named for n in new_streams),
           "after a reload: the new workers' streams (%s; %s %r)" % (new_streams, st, b[:120]))
+
+    # A conversion that fails: a 500 with ljm's last line; each one ran at
+    # the default nice, 10.
+    open(FAIL, "w").close()
+    st, _, b = fetch(ctl, "/debug/pprof/heap")
+    os.unlink(FAIL)
+    check(st == 500 and b.count(b"\n") == 1 and b"boom: cannot convert" in b,
+          "a conversion that fails: 500 with its error in one line (%s %r)" % (st, b))
+    nices = open(NICES).read().split()
+    check(len(nices) >= 10 and set(nices) == {"10"},
+          "every conversion ran at nice 10 (%d: %s)" % (len(nices), sorted(set(nices))))
+
+    def thread_nices(pid):
+        out = []
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/stat" % (pid, t)) as fh:
+                out.append(fh.read().rsplit(")", 1)[1].split()[16])
+        return out
+    # ... inherited from the thread pool's thread (no `nice` process each).
+    tn = [thread_nices(pid) for pid in ng.workers()]
+    check(any(n.count("10") == 1 and n.count("0") == len(n) - 1 for n in tn),
+          "a worker's thread pool thread runs at nice 10, its other threads at 0 (%s)" % tn)
 
     # Bad requests: one line each.
     for path, want in (("/debug/pprof/goroutine", 404), ("/debug/pprof/heap?worker=2", 400),

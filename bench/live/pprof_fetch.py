@@ -92,7 +92,7 @@ def burst(fetching):
 
 def children_cpu():
     """CPU seconds of the workers' waited-for children (the conversions:
-    sh, nice, ljm), from /proc/PID/stat (cutime + cstime)."""
+    sh, ljm), from /proc/PID/stat (cutime + cstime)."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0
     for pid in ng.workers():

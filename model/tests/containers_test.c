@@ -1,12 +1,13 @@
-/* containers_test.c -- string interning, the C-symbol floor set and the live
+/* containers_test.c -- string interning, copies, the C-symbol table and the live
 ** block map, each against a brute-force or hand-worked answer. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoder/tests/check.h"
 #include "model/ljm_addrmap.h"
-#include "model/ljm_addrset.h"
+#include "model/ljm_csyms.h"
 #include "model/ljm_strtab.h"
 
 static void test_strtab(void)
@@ -38,6 +39,15 @@ static void test_strtab(void)
   CHECK(ljm_strtab_intern(&t, big, 100000) == bigid);
   CHECK(ljm_strtab_get(&t, a)->s == stable && strcmp(stable, "@test.lua") == 0);
   CHECK(ljm_strtab_get(&t, bigid)->s[99999] == 'x' && ljm_strtab_get(&t, bigid)->s[100000] == 0);
+  /* Copies: NUL-terminated, stable, and not interned (a copy of an interned
+  ** string is another string, and adds no id). */
+  uint32_t n = t.n;
+  const char *c1 = ljm_strtab_copy(&t, "@test.lua", 9);
+  const char *c2 = ljm_strtab_copy(&t, big, 100000);
+  CHECK(c1 && c1 != stable && strcmp(c1, "@test.lua") == 0);
+  CHECK(c2 && memcmp(c2, big, 100000) == 0 && c2[100000] == 0);
+  for (int i = 0; i < 20000; i++) ljm_strtab_copy(&t, "padding", 7);
+  CHECK(t.n == n && strcmp(c1, "@test.lua") == 0 && c2[99999] == 'x');
   free(big);
   ljm_strtab_free(&t);
 }
@@ -51,34 +61,42 @@ static uint64_t rnd(void)
   return rnd_state;
 }
 
-static void test_addrset(void)
+static void test_csyms(void)
 {
-  LjmAddrset s;
-  ljm_addrset_init(&s);
-  uint64_t f;
-  CHECK(ljm_addrset_floor(&s, 100, &f) == 0);
-  CHECK(ljm_addrset_insert(&s, 0x400000) == 1);
-  CHECK(ljm_addrset_insert(&s, 0x401000) == 1);
-  CHECK(ljm_addrset_insert(&s, 0x400000) == 0);
-  CHECK(ljm_addrset_floor(&s, 0x3fffff, &f) == 0);             /* below all */
-  CHECK(ljm_addrset_floor(&s, 0x400000, &f) == 1 && f == 0x400000);  /* exact */
-  CHECK(ljm_addrset_floor(&s, 0x400fff, &f) == 1 && f == 0x400000);  /* inside */
-  CHECK(ljm_addrset_floor(&s, UINT64_MAX, &f) == 1 && f == 0x401000); /* above all */
-  ljm_addrset_free(&s);
+  LjmCsyms s;
+  ljm_csyms_init(&s);
+  int added;
+  CHECK(ljm_csyms_floor(&s, 100) == NULL);
+  LjmCsym *e = ljm_csyms_put(&s, 0x400000, &added);
+  CHECK(e && added && e->addr == 0x400000 && e->name == NULL);
+  e->name = "main";
+  CHECK(ljm_csyms_put(&s, 0x401000, &added) && added);
+  e = ljm_csyms_put(&s, 0x400000, &added);
+  CHECK(e && !added && strcmp(e->name, "main") == 0);  /* the same entry */
+  CHECK(ljm_csyms_floor(&s, 0x3fffff) == NULL);                        /* below all */
+  CHECK(ljm_csyms_floor(&s, 0x400000)->addr == 0x400000);              /* exact */
+  CHECK(strcmp(ljm_csyms_floor(&s, 0x400fff)->name, "main") == 0);     /* inside */
+  CHECK(ljm_csyms_floor(&s, UINT64_MAX)->addr == 0x401000);            /* above all */
+  ljm_csyms_free(&s);
 
   /* Random inserts (with repeats, and descending runs that hit block 0)
-  ** against a brute-force floor. */
+  ** against a brute-force floor; each entry keeps the name it was given. */
   enum { N = 20000 };
   uint64_t *keys = malloc(N * sizeof(uint64_t));
+  char (*names)[24] = malloc(N * sizeof(*names));
   size_t nk = 0;
-  ljm_addrset_init(&s);
+  ljm_csyms_init(&s);
   for (int i = 0; i < N; i++) {
     uint64_t k = i % 5 == 0 ? (uint64_t)(N - i) : rnd() % 1000000;
-    int added = ljm_addrset_insert(&s, k);
+    e = ljm_csyms_put(&s, k, &added);
     int known = 0;
     for (size_t j = 0; j < nk; j++) known |= keys[j] == k;
-    CHECK(added == !known);
-    if (!known) keys[nk++] = k;
+    CHECK(e && e->addr == k && added == !known);
+    if (!known) {
+      snprintf(names[nk], sizeof(names[nk]), "f%llu", (unsigned long long)k);
+      e->name = names[nk];
+      keys[nk++] = k;
+    }
   }
   CHECK(s.count == nk);
   for (int q = 0; q < 3000; q++) {
@@ -89,11 +107,14 @@ static void test_addrset(void)
         best = keys[j];
         have = 1;
       }
-    int got = ljm_addrset_floor(&s, x, &f);
-    CHECK(got == have && (!have || f == best));
+    const LjmCsym *f = ljm_csyms_floor(&s, x);
+    char want[24];
+    snprintf(want, sizeof(want), "f%llu", (unsigned long long)best);
+    CHECK((f != NULL) == have && (!have || (f->addr == best && strcmp(f->name, want) == 0)));
   }
+  free(names);
   free(keys);
-  ljm_addrset_free(&s);
+  ljm_csyms_free(&s);
 }
 
 /* The address whose map key is k (ljm_addrmap_key inverted). */
@@ -185,7 +206,7 @@ static void test_addrmap(void)
 int main(void)
 {
   test_strtab();
-  test_addrset();
+  test_csyms();
   test_addrmap();
   test_addrmap_collisions();
   return check_done("containers_test");

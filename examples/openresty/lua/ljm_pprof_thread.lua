@@ -16,6 +16,23 @@ local function size(path)
   return n
 end
 
+-- The pool's thread runs at nice n from the first job on, and the
+-- conversions it starts inherit that (Linux keeps a nice value per thread):
+-- no `nice` process per fetch. nil when the thread cannot be reniced, so the
+-- command says `nice -n` itself.
+local reniced
+local function renice(n)
+  if reniced == n then return true end
+  local ok, ffi = pcall(require, "ffi")
+  if not ok then return nil end
+  pcall(ffi.cdef, "int gettid(void); int setpriority(int which, unsigned who, int prio);")
+  local PRIO_PROCESS = 0
+  local got, rc = pcall(function() return ffi.C.setpriority(PRIO_PROCESS, ffi.C.gettid(), n) end)
+  if not got or rc ~= 0 then return nil end
+  reniced = n
+  return true
+end
+
 -- Converts the streams job.paths into one pprof profile: ljm convert (the
 -- command job.ljm) at nice job.nice, default sample type job.value,
 -- job.seconds: the last seconds only. A stream that has written nothing
@@ -29,25 +46,28 @@ function M.convert(job)
   if #files == 0 then
     return nil, "no recording has written anything yet (each flushes every flush seconds)", 503
   end
-  local cmd = string.format("nice -n %d %s convert -q -f pprof --value %s%s -o - %s",
-                            job.nice, quote(job.ljm), job.value,
+  local cmd = string.format("%s%s convert -q -f pprof --value %s%s -o - %s",
+                            renice(job.nice) and "" or ("nice -n %d "):format(job.nice),
+                            quote(job.ljm), job.value,
                             job.seconds and (" --from -" .. job.seconds .. "s") or "",
                             table.concat(files, " "))
-  -- The profile goes to stdout (fd 3 inside); after it "\n<status> <line>":
-  -- the exit status and the last line of stderr (the error: warnings come
-  -- before it). No file of ours.
-  local sh = "{ err=$( { " .. cmd .. "; } 2>&1 >&3 ); rc=$?; } 3>&1; " ..
-             "printf '\\n%d %s' \"$rc\" \"$(printf '%s' \"$err\" | tail -n 1)\""
-  local p, perr = io.popen(sh, "r")
+  -- One pipe, one shell: stderr joins stdout, and the exit status follows as
+  -- "\n<status>". ljm writes its warnings while it reads, the profile (gzip:
+  -- its first bytes are 1f 8b, which no message has) at the end, and after
+  -- it only an error. No file of ours.
+  local p, perr = io.popen("exec 2>&1; " .. cmd .. "; printf '\\n%d' \"$?\"", "r")
   if not p then
     return nil, "cannot run ljm convert: " .. tostring(perr), 500
   end
   local out = p:read("*a") or ""
   p:close()
-  local at, status, msg = out:match("()\n(%d+) ([^\n]*)$")
-  if status == "0" then
-    return out:sub(1, at - 1)
+  local at, status = out:match("()\n(%d+)$")
+  local from = out:find("\31\139", 1, true)
+  if status == "0" and from and from < at then
+    return out:sub(from, at - 1)
   end
+  local msg = at and out:sub(1, at - 1):match("([^\n]*)\n?$") or ""
+  if msg:find("%c") then msg = "" end  -- not a message: a profile's bytes
   return nil, "ljm convert: " .. (msg ~= "" and msg or ("exit status " .. tostring(status))), 500
 end
 
