@@ -32,7 +32,8 @@
 --              location such as /debug/pprof/ of a server that only
 --              listens on loopback; needs `thread_pool ljm threads=1;` and
 --              `lua_shared_dict ljm 64k;`. Options: ljm (the ljm command,
---              "ljm"), pool ("ljm"), nice (10: the conversions' priority).
+--              "ljm"), pool ("ljm"), nice (10: the pool thread's, which
+--              its conversions inherit).
 --
 -- Labels (doc/labels.md: whose memory it is), kept by recordings with
 -- stacks, sample or time; plain calls otherwise:
