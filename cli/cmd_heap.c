@@ -10,7 +10,8 @@
 #include "model/ljm_heapgraph.h"
 
 static const char usage[] =
-    "usage: ljm heap [--top N] [--paths N] [--json]\n"
+    "usage: ljm heap [--top N] [--paths N] [--json | --format FORMAT]\n"
+    "                [--depth N] [--max N]\n"
     "                [--top TYPE | --base OLD | --path-to PATTERN] FILE\n"
     "       (--top TYPE, --base and --path-to are three views: one at a time)\n"
     "\n"
@@ -40,6 +41,14 @@ static const char usage[] =
     "              bytes, process, types (each {type, count, bytes}) and\n"
     "              retainers (each {path, type, retained_bytes, paths,\n"
     "              references}, largest first)\n"
+    "  --format text|json|dot|mermaid\n"
+    "              dot (GraphViz) and mermaid draw what retains the objects\n"
+    "              the view lists (the top retainers, --top TYPE's or\n"
+    "              --path-to's), level by level: an edge per reference, named\n"
+    "              by its key, index or slot; --paths N references followed\n"
+    "              into each object (not with --base)\n"
+    "  --depth N   dot, mermaid: levels of retainers drawn (default 3)\n"
+    "  --max N     dot, mermaid: objects drawn at most (default 50)\n"
     "  -h, --help  show this help\n"
     "\n"
     "Exit status: 0 success, 1 bad or unreadable snapshot, 2 usage error.\n";
@@ -72,12 +81,16 @@ int ljm_cmd_heap(int argc, char **argv)
     { "paths", required_argument, NULL, 'P' },
     { "base", required_argument, NULL, 'b' },
     { "path-to", required_argument, NULL, 'p' },
+    { "format", required_argument, NULL, 'f' },
+    { "depth", required_argument, NULL, 'd' },
+    { "max", required_argument, NULL, 'm' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
   int json = 0, c;
-  unsigned long top = 20, paths = LJM_HEAP_PATHS_DEFAULT;
-  const char *base = NULL, *pattern = NULL, *type = NULL;
+  unsigned long top = 20, paths = LJM_HEAP_PATHS_DEFAULT, depth = 0, max = 0;
+  const char *base = NULL, *pattern = NULL, *type = NULL, *format = "heapreport";
+  const char *depth_arg = NULL, *max_arg = NULL;
   char *end;
   optind = 1;
   while ((c = ljm_getopt(argc, argv, "h", longopts, "heap")) != -1) {
@@ -100,6 +113,25 @@ int ljm_cmd_heap(int argc, char **argv)
       if (*optarg < '0' || *optarg > '9' || *end || paths > 1000)
         return ljm_cli_usage_error("heap", "--paths wants a number 0..1000, not '%s'", optarg);
       break;
+    case 'f':
+      if (!strcmp(optarg, "json")) json = 1;
+      else if (!strcmp(optarg, "dot") || !strcmp(optarg, "mermaid")) format = optarg;
+      else if (strcmp(optarg, "text"))
+        return ljm_cli_usage_error("heap", "--format wants text, json, dot or mermaid, not '%s'",
+                                   optarg);
+      break;
+    case 'd':
+      depth_arg = optarg;
+      depth = strtoul(optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end || depth < 1 || depth > 100)
+        return ljm_cli_usage_error("heap", "--depth wants a number 1..100, not '%s'", optarg);
+      break;
+    case 'm':
+      max_arg = optarg;
+      max = strtoul(optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end || max < 1 || max > 100000)
+        return ljm_cli_usage_error("heap", "--max wants a number 1..100000, not '%s'", optarg);
+      break;
     case 'h':
       fputs(usage, stdout);
       return ljm_cli_close_output(stdout, "stdout");
@@ -120,6 +152,15 @@ int ljm_cmd_heap(int argc, char **argv)
   if (type && pattern)
     return ljm_cli_usage_error("heap", "--top %s (a type) does not go with --path-to %s, which "
                                "matches type names itself", type, pattern);
+  int graph = strcmp(format, "heapreport") != 0;
+  if (graph && json)
+    return ljm_cli_usage_error("heap", "--json and --format %s are two outputs: give one", format);
+  if (graph && base)
+    return ljm_cli_usage_error("heap", "--format %s draws what retains objects and does not go with "
+                               "--base %s (growth)", format, base);
+  if (!graph && (depth_arg || max_arg))
+    return ljm_cli_usage_error("heap", "--%s %s goes with --format dot or mermaid",
+                               depth_arg ? "depth" : "max", depth_arg ? depth_arg : max_arg);
   regex_t tre;
   if (type && regcomp(&tre, type, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--top wants a number or a POSIX extended regular expression, "
@@ -133,7 +174,7 @@ int ljm_cmd_heap(int argc, char **argv)
   }
   if (ljm_cli_load_heap(argv[optind], &g, &rc)) {
     char err[128] = "";
-    const LjmExporter *e = ljm_exporter_by_name("heap", "heapreport");
+    const LjmExporter *e = ljm_exporter_by_name("heap", format);
     LjmExportOptions o;
     memset(&o, 0, sizeof(o));
     o.in_path = argv[optind];
@@ -141,6 +182,8 @@ int ljm_cmd_heap(int argc, char **argv)
     o.top = (unsigned)top;
     o.paths = (uint32_t)paths;
     o.json = json;
+    o.depth = (uint32_t)depth;
+    o.max_objects = (uint32_t)max;
     if (base) o.base = &old;
     if (type) {
       o.match = label_matches;

@@ -75,6 +75,8 @@ typedef struct LjmExportOptions {
   const char *pattern;    /* --path-to, as given */
   LjmHeapLabelMatch match;   /* --path-to, or --top TYPE: the objects shown */
   void *match_ud;
+  uint32_t depth;         /* dot, mermaid: levels of retainers (0: the default) */
+  uint32_t max_objects;   /* dot, mermaid: objects drawn (0: the default) */
   /* ljm growth: the start left out (usec); *steepest, where set, gets the
   ** steepest growing line's slope in bytes/s (0: none grows). */
   uint64_t skip_us;

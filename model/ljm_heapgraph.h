@@ -96,6 +96,12 @@ static inline const char *ljm_heapgraph_label(const LjmHeapGraph *g, uint32_t i)
 ** "_G.list.next<... 299850 steps ...>.next.v". Returns buf. */
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len);
 
+/* Reference e as one step, the way a graph's edge names it: the key
+** ("cache", "[3]", "[\"a b\"]", "[table: 0x7f3c2a1b4e80]"), the slot
+** ("metatable", "upvalue M", "main chunk (app.lua) local cache", "_G"), or
+** "<key ...>" for a key object itself. Returns buf. */
+const char *ljm_heapgraph_step(const LjmHeapGraph *g, uint32_t e, char *buf, size_t len);
+
 /* The steps of object i's path after object a, an object on that path (its
 ** dominator, say): "sessions[17].buf", "upvalue M", "package.loaded"; at
 ** most max steps, the nearest to i, after "..." when there are more. A

@@ -194,6 +194,18 @@ static void path_of(const LjmHeapGraph *g, uint32_t v, uint32_t e, char *buf, si
   free(tail);
 }
 
+const char *ljm_heapgraph_step(const LjmHeapGraph *g, uint32_t e, char *buf, size_t len)
+{
+  char piece[160];
+  const LjmHeapRef *r = &g->ref[e];
+  if (!len) return buf;
+  step(g, r, 1, piece, sizeof(piece));
+  const char *s = piece;
+  if (r->kind == LJH_EDGE_STRKEY && *s == '.') s++;
+  snprintf(buf, len, "%s", s);
+  return buf;
+}
+
 const char *ljm_heapgraph_path(const LjmHeapGraph *g, uint32_t i, char *buf, size_t len)
 {
   if (!len) return buf;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "exporters/common/buf.h"
+#include "exporters/common/heapsub.h"
 #include "exporters/common/json_str.h"
 #include "exporters/ljm_exporter.h"
 
@@ -417,15 +418,6 @@ static int growth_view(const LjmHeapGraph *old, const LjmHeapGraph *g, uint32_t 
 
 /* -- Paths -------------------------------------------------------------------- */
 
-/* Which pass an object is listed in: 1 its type name matches, 2 only its
-** label does, 0 neither. */
-static int matches(const LjmHeapGraph *g, Paths *p, uint32_t i, LjmHeapLabelMatch match, void *ud)
-{
-  if (g->obj[i].type == LJH_INTERNAL) return 0;
-  if (match(ud, type_name(g, p, i))) return 1;
-  return match(ud, ljm_heapgraph_label(g, i)) ? 2 : 0;
-}
-
 static int paths_view(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *ud,
                          const char *pattern, uint32_t top, uint32_t paths, int json, FILE *f,
                          char *err, size_t errlen)
@@ -440,7 +432,7 @@ static int paths_view(const LjmHeapGraph *g, LjmHeapLabelMatch match, void *ud,
   ** that __name, before a string "Point"), then those whose label does. */
   for (int pass = 1; pass <= 2; pass++)
     for (uint32_t i = 1; i < g->nobj; i++) {
-      if (matches(g, &p, i, match, ud) != pass) continue;
+      if (ljm_heap_matches(g, p.memo, i, match, ud) != pass) continue;
       if (++matched > top) continue;
       shown++;
       const LjmHeapObj *ob = &g->obj[i];

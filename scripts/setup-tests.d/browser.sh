@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What the browser tests (tests/browser) need: Debian's Chromium (the browser;
 # Playwright's own browser downloads cannot work here), graphviz (the graph
-# view of pprof's web UI) and a font, plus the npm packages playwright-core
-# (drives Chromium) and speedscope (its web app) at pinned versions in
-# /var/cache/ljmkit/npm -- no global install, no browser download.
+# view of pprof's web UI, and ljm heap --format dot's test) and a font, plus
+# the npm packages playwright-core (drives Chromium), speedscope (its web app)
+# and mermaid (parses and draws ljm heap --format mermaid in the page) at
+# pinned versions in /var/cache/ljmkit/npm -- no global install, no browser
+# download.
 # Idempotent and quiet: prints nothing when everything is present.
 set -euo pipefail
 
@@ -12,6 +14,7 @@ npm_dir=${LJM_BROWSER_NPM:-/var/cache/ljmkit/npm}
 # needs Node.js >= 18: Debian 12 ships 18).
 pw_version=1.58.0
 speedscope_version=1.25.0
+mermaid_version=11.12.1
 
 # shellcheck source=../setup-lib.sh
 . "$(dirname "$0")/../setup-lib.sh"
@@ -31,13 +34,16 @@ npm_missing=()
 { [ "$(npm_version speedscope || true)" = "$speedscope_version" ] &&
   [ -f "$npm_dir/node_modules/speedscope/dist/release/index.html" ]; } ||
   npm_missing+=("speedscope@$speedscope_version")
+{ [ "$(npm_version mermaid || true)" = "$mermaid_version" ] &&
+  [ -f "$npm_dir/node_modules/mermaid/dist/mermaid.min.js" ]; } ||
+  npm_missing+=("mermaid@$mermaid_version")
 
 # -- Debian packages ------------------------------------------------------
 [ ${#missing[@]} -eq 0 ] || apt_install "installing Chromium" "${missing[@]}"
 [ ${#npm_missing[@]} -gt 0 ] || exit 0
 echo "setup: installing ${npm_missing[*]} (npm, in $npm_dir)" >&2
 
-# -- npm packages (both installed together from one package.json) --------
+# -- npm packages (all installed together from one package.json) ---------
 if [ ${#npm_missing[@]} -gt 0 ]; then
   $sudo mkdir -p "$(dirname "$npm_dir")"
   # Built beside the final folder and swapped in whole, so an interrupted
@@ -52,7 +58,8 @@ if [ ${#npm_missing[@]} -gt 0 ]; then
   "description": "Installed by ljmkit scripts/setup-tests.d/browser.sh for tests/browser",
   "dependencies": {
     "playwright-core": "$pw_version",
-    "speedscope": "$speedscope_version"
+    "speedscope": "$speedscope_version",
+    "mermaid": "$mermaid_version"
   }
 }
 JSON
