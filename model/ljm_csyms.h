@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LJM_CSYMS_BLOCK 64
+#define LJM_CSYMS_BLOCK 256
 
 typedef struct LjmCsym {
   uint64_t addr;

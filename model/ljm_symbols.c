@@ -85,7 +85,17 @@ void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len)
     return;
   }
   if (!added && e->len == len && memcmp(e->name, name, len) == 0) return;  /* a re-dump */
-  const char *copy = ljm_strtab_copy(&m->str, name, len);
+  /* A new address's name is copied (no hashing: most are never asked for); a
+  ** changed one is interned, as a writer that re-dumps may give one address
+  ** each of many names in turn (Tarantool's: an object's undefined symbols all
+  ** at its load address, before every C event): bounded by the names. */
+  const char *copy = NULL;
+  if (added) {
+    copy = ljm_strtab_copy(&m->str, name, len);
+  } else {
+    uint32_t id = ljm_strtab_intern(&m->str, name, len);
+    if (id != NONE) copy = ljm_strtab_get(&m->str, id)->s;
+  }
   if (!copy) {
     m->oom = 1;
     copy = "";
