@@ -48,7 +48,9 @@ static const char usage[] =
     "              by its key, index or slot; --paths N references followed\n"
     "              into each object (not with --base)\n"
     "  --depth N   dot, mermaid: levels of retainers drawn (default 3)\n"
-    "  --max N     dot, mermaid: objects drawn at most (default 50)\n"
+    "  --max N     dot, mermaid: objects drawn at most, more than --top\n"
+    "              (default 50; mermaid's own defaults refuse more than\n"
+    "              50,000 characters or 500 edges: about --max 100)\n"
     "  -h, --help  show this help\n"
     "\n"
     "Exit status: 0 success, 1 bad or unreadable snapshot, 2 usage error.\n";
@@ -89,7 +91,7 @@ int ljm_cmd_heap(int argc, char **argv)
   };
   int json = 0, c;
   unsigned long top = 20, paths = LJM_HEAP_PATHS_DEFAULT, depth = 0, max = 0;
-  const char *base = NULL, *pattern = NULL, *type = NULL, *format = "heapreport";
+  const char *base = NULL, *pattern = NULL, *type = NULL, *format = NULL;
   const char *depth_arg = NULL, *max_arg = NULL;
   char *end;
   optind = 1;
@@ -114,11 +116,11 @@ int ljm_cmd_heap(int argc, char **argv)
         return ljm_cli_usage_error("heap", "--paths wants a number 0..1000, not '%s'", optarg);
       break;
     case 'f':
-      if (!strcmp(optarg, "json")) json = 1;
-      else if (!strcmp(optarg, "dot") || !strcmp(optarg, "mermaid")) format = optarg;
-      else if (strcmp(optarg, "text"))
+      if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "dot") &&
+          strcmp(optarg, "mermaid"))
         return ljm_cli_usage_error("heap", "--format wants text, json, dot or mermaid, not '%s'",
                                    optarg);
+      format = optarg;  /* the last one given */
       break;
     case 'd':
       depth_arg = optarg;
@@ -152,15 +154,24 @@ int ljm_cmd_heap(int argc, char **argv)
   if (type && pattern)
     return ljm_cli_usage_error("heap", "--top %s (a type) does not go with --path-to %s, which "
                                "matches type names itself", type, pattern);
-  int graph = strcmp(format, "heapreport") != 0;
-  if (graph && json)
+  if (json && format && strcmp(format, "json"))
     return ljm_cli_usage_error("heap", "--json and --format %s are two outputs: give one", format);
+  if (format && !strcmp(format, "json")) json = 1;
+  int graph = format && (!strcmp(format, "dot") || !strcmp(format, "mermaid"));
+  if (!graph) format = "heapreport";
   if (graph && base)
     return ljm_cli_usage_error("heap", "--format %s draws what retains objects and does not go with "
                                "--base %s (growth)", format, base);
   if (!graph && (depth_arg || max_arg))
     return ljm_cli_usage_error("heap", "--%s %s goes with --format dot or mermaid",
                                depth_arg ? "depth" : "max", depth_arg ? depth_arg : max_arg);
+  if (graph && paths == 0)
+    return ljm_cli_usage_error("heap", "--paths 0 follows no reference: --format %s draws what "
+                               "retains objects through --paths N of them (1 or more)", format);
+  unsigned long most = max ? max : LJM_HEAP_DRAWN_DEFAULT;
+  if (graph && top >= most)
+    return ljm_cli_usage_error("heap", "--top %lu picks as many objects as --max %lu draws, with no "
+                               "room for what retains them: raise --max or lower --top", top, most);
   regex_t tre;
   if (type && regcomp(&tre, type, REG_EXTENDED | REG_NOSUB))
     return ljm_cli_usage_error("heap", "--top wants a number or a POSIX extended regular expression, "

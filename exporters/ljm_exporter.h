@@ -55,6 +55,10 @@ typedef int (*LjmHeapLabelMatch)(void *ud, const char *text);
 
 /* Paths shown per object by ljm heap's views unless told (--paths). */
 #define LJM_HEAP_PATHS_DEFAULT 3
+/* ljm heap --format dot|mermaid unless told: levels of retainers (--depth)
+** and objects (--max) drawn. */
+#define LJM_HEAP_DEPTH_DEFAULT 3
+#define LJM_HEAP_DRAWN_DEFAULT 50
 
 typedef struct LjmExportOptions {
   const char *out_path;   /* output name as given ("-" for stdout) */

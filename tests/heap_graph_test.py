@@ -19,6 +19,7 @@ hold no raw '"', '<', '|' or '#' (mermaid's own parser reads it in
 tests/browser/heap_graph_browser_test.py). Usage errors in one line.
 usage: heap_graph_test.py LJM APP_DIR"""
 import collections
+import json
 import os
 import re
 import shutil
@@ -57,18 +58,21 @@ def unescape_dot(s):
 
 
 def parse_dot(text):
-    """({node id: (label, picked)}, [(from, to, label)]), every line read."""
-    nodes, edges, other = {}, [], []
-    for line in text.splitlines()[1:]:
+    """({node id: (label, picked)}, [(from, to, label)], node ids in order),
+    every line read."""
+    nodes, edges, order, other = {}, [], [], []
+    for line in text.split("\n")[1:]:  # not splitlines(): U+2028 is in names
         m, e = DOT_NODE.match(line), DOT_EDGE.match(line)
         if e:
             edges.append((e.group(1), e.group(2), unescape_dot(e.group(3))))
         elif m:
             nodes[m.group(1)] = (unescape_dot(m.group(2)), "filled" in m.group(3))
-        elif not re.match(r"^(digraph retainers \{|  (graph|node|edge) \[.*\];|\})$", line):
+            order.append(m.group(1))
+        elif line and not re.match(r"^(digraph retainers \{|  (graph|node|edge) \[.*\];|\})$", line):
             other.append(line)
     chk(not other, "dot: every line a node, an edge or the frame (%r)" % other[:3])
-    return nodes, edges
+    chk(len(order) == len(set(order)), "dot: each node once (%d lines, %d ids)" % (len(order), len(set(order))))
+    return nodes, edges, order
 
 
 def parse_mermaid(text):
@@ -80,7 +84,7 @@ def parse_mermaid(text):
     nodes, edges, picked, other = {}, [], set(), []
     for m in MM_NODE.finditer(text):
         nodes[key(m.group(1))] = m.group(2)
-    lines = MM_NODE.sub("", text).splitlines()
+    lines = MM_NODE.sub("", text).split("\n")
     chk(lines[0].startswith("%% what retains ") and lines[1] == "flowchart TD",
         "mermaid: a comment, then flowchart TD (%r)" % lines[:2])
     for line in lines[2:]:
@@ -135,6 +139,11 @@ def edge_ok(objs, root, frm, to, label):
     return False
 
 
+def more_refs(text):
+    m = re.search(r"\n\+(\d+) more references? in$", text)
+    return int(m.group(1)) if m else 0
+
+
 def is_point(objs, o):
     for kind, weak, t, what in o.edges:
         if kind == ljhread.NAME and what == "metatable":
@@ -144,10 +153,10 @@ def is_point(objs, o):
     return None
 
 
-def check_view(name, objs, root, args, picked_ok, depth=3, most=50):
+def check_view(name, objs, root, args, picked_ok, depth=3, most=50, text_view=None, paths=3):
     dot = heap("--format", "dot", *args)
     mm = heap("--format", "mermaid", *args)
-    nodes, edges = parse_dot(dot)
+    nodes, edges, order = parse_dot(dot)
     chk(nodes and edges, "%s: nodes and edges drawn (%d, %d)" % (name, len(nodes), len(edges)))
     r = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=120)
     svg = r.stdout.decode("utf-8", "replace")
@@ -159,9 +168,20 @@ def check_view(name, objs, root, args, picked_ok, depth=3, most=50):
     bad = [e for e in edges if not edge_ok(objs, root, *e)]
     chk(not bad, "%s: all %d edges are strong references of the snapshot, named so (%r)"
         % (name, len(edges), bad[:3]))
-    picked = [n for n, (_, p) in nodes.items() if p]
+    picked = [n for n in order if nodes[n][1]]
     chk(picked and all(picked_ok(objs[int(n, 16)]) for n in picked),
         "%s: the %d picked objects are the view's" % (name, len(picked)))
+    if text_view:  # (its arguments, its list): the text view's objects, in order, and references
+        targs, key = text_view
+        rows = json.loads(heap("--json", *targs)).get(key, [])
+        into = collections.Counter(t for _, t, _ in edges)
+        got = [(nodes[n][0].split("\n")[1], into[n] + more_refs(nodes[n][0])) for n in picked]
+        chk(got == [(r["paths"][0], r["references"]) for r in rows[:len(picked)]],
+            "%s: the picks are the text view's, in its order, each with its references drawn or "
+            "counted as more (%r; %r)" % (name, got[:3], [(r["paths"][0], r["references"]) for r in rows[:3]]))
+    ins = collections.Counter(t for _, t, _ in edges)
+    chk(all(c <= paths for c in ins.values()), "%s: at most %d references drawn into an object (%s)"
+        % (name, paths, ins.most_common(1)))
     chk(len(nodes) <= most, "%s: at most %d objects (%d)" % (name, most, len(nodes)))
     # Levels: a node's level is its distance to a picked node along edges.
     out = collections.defaultdict(set)
@@ -201,13 +221,17 @@ def point(o):
 
 
 nodes, edges, _ = check_view("--path-to Point", objs, root, ["--path-to", "Point", "--top", "3", "app.ljh"],
-                             point)
+                             point, text_view=(["--path-to", "Point", "--top", "3", "app.ljh"], "matches"))
 labels = {l for _, _, l in edges}
 chk({"[200]", "points", "_G"} <= labels and any("_G.points[200]" in t for t, _ in nodes.values()),
     "--path-to Point: _G -> points -> [200], the last Point made (app.lua's points[i]) (%s)"
     % sorted(labels))
-check_view("--top Point", objs, root, ["--top", "Point", "app.ljh"], point)
-check_view("top retainers", objs, root, ["--max", "20", "app.ljh"], lambda o: True, most=20)
+check_view("--top Point", objs, root, ["--top", "Point", "app.ljh"], point,
+           text_view=(["--top", "Point", "app.ljh"], "retainers"))
+check_view("top retainers", objs, root, ["--top", "8", "--max", "20", "app.ljh"], lambda o: True, most=20,
+           text_view=(["--top", "8", "app.ljh"], "retainers"))
+check_view("--paths 1", objs, root, ["--top", "8", "--paths", "1", "app.ljh"], lambda o: True, paths=1,
+           text_view=(["--top", "8", "--paths", "1", "app.ljh"], "retainers"))
 nodes, edges, _ = check_view("--depth 1", objs, root,
                              ["--path-to", "Point", "--top", "2", "--depth", "1", "app.ljh"], point,
                              depth=1)
@@ -223,21 +247,30 @@ chk(r.returncode == 0, "ljm record names.lua: %s" % r.stderr[-300:])
 with open(os.path.join(work, "names.ljh"), "rb") as f:
     _, _, _, nobjs = ljhread.read_all(f.read())
 nroot = next(o for o in nobjs.values() if o.type == "root")
-nodes, edges, mm = check_view("hostile names", nobjs, nroot, ["--path-to", "^Tar", "names.ljh"],
-                              lambda o: (is_point(nobjs, o) or o.label).startswith("Tar"))
+nodes, edges, mm = check_view("hostile names", nobjs, nroot, ["--path-to", "^Tar|%%\\{", "names.ljh"],
+                              lambda o: (is_point(nobjs, o) or o.label).startswith("Tar") or "%%{" in o.label)
 chk(any('Tar"get<b>#1|`x`&\\' in t for t, _ in nodes.values()) and
     any(l.startswith('["a "quoted" #key <b> |bar| `tick` &amp;_line_') for _, _, l in edges),
     "hostile names: the __name and the key as the snapshot has them, cleaned (%r)"
     % sorted(l for _, _, l in edges))
-texts = re.findall(r'"([^"]*)"', mm)
-chk(texts and not any(c in t for t in texts for c in '<>|`_*~\\'),
-    "hostile names: mermaid's texts hold none of < > | ` _ * ~ \\ raw")
+texts = re.findall(r'"([^"]*)"', mm) + [mm.split("\n")[0][3:]]  # and the title
+chk(len(texts) > 10 and not any(c in t for t in texts for c in '<>|`_*~\\%{}:\u2028'),
+    "hostile names: mermaid's texts and title hold none of < > | ` _ * ~ \\ % { } : U+2028 raw")
+chk(any("%%{init" in t for t, _ in nodes.values()) and "%%" in mermaid_text(mm.split("\n")[0]),
+    "hostile names: the directive-like key and the pattern shown, as text")
 
 # Usage errors: one line, exit 2.
 for args in (["--format", "dot", "--base", "app.ljh", "app.ljh"], ["--depth", "2", "app.ljh"],
              ["--format", "svg", "app.ljh"], ["--format", "dot", "--depth", "0", "app.ljh"],
-             ["--format", "dot", "--max", "x", "app.ljh"], ["--json", "--format", "mermaid", "app.ljh"]):
+             ["--format", "dot", "--max", "x", "app.ljh"], ["--json", "--format", "mermaid", "app.ljh"],
+             ["--format", "dot", "--paths", "0", "app.ljh"], ["--format", "dot", "--top", "50", "app.ljh"],
+             ["--format", "mermaid", "--top", "9", "--max", "9", "app.ljh"]):
     r = run("heap", *args)
     chk(r.returncode == 2 and r.stderr.count(b"\n") == 1 and not r.stdout,
         "ljm heap %s: a usage error in one line (%d %r)" % (" ".join(args), r.returncode, r.stderr))
+# The last --format counts.
+r = run("heap", "--format", "dot", "--format", "text", "app.ljh")
+chk(r.returncode == 0 and not r.stdout.startswith(b"//"), "--format dot --format text: the text view")
+r = run("heap", "--format", "mermaid", "--format", "json", "app.ljh")
+chk(r.returncode == 0 and "retainers" in json.loads(r.stdout or b"{}"), "--format mermaid --format json: JSON")
 sys.exit(chk.done(60))

@@ -31,7 +31,7 @@ typedef struct Walk {
 static void add_node(Walk *w, uint32_t obj, uint32_t level)
 {
   LjmHeapSub *s = w->s;
-  s->node[s->nnode] = (LjmHeapSubNode){ obj, level, 0 };
+  s->node[s->nnode] = (LjmHeapSubNode){ obj, level, 0, 0 };
   w->node_of[obj] = ++s->nnode;
 }
 
@@ -116,6 +116,33 @@ static int expand(Walk *w, const LjmHeapPreds *preds, uint32_t *refs, uint32_t p
   return 0;
 }
 
+/* Nodes whose objects share an address (two objects of a hostile snapshot):
+** marked, so that their names differ. */
+typedef struct AddrNode {
+  uint64_t addr;
+  uint32_t k;
+} AddrNode;
+
+static int by_addr(const void *a, const void *b)
+{
+  uint64_t x = ((const AddrNode *)a)->addr, y = ((const AddrNode *)b)->addr;
+  return x < y ? -1 : x > y;
+}
+
+static int mark_shared(LjmHeapSub *s, const LjmHeapGraph *g)
+{
+  AddrNode *p = malloc(((size_t)s->nnode + 1) * sizeof(*p));
+  if (!p) return -1;
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < s->nnode; k++)
+    if (s->node[k].obj) p[n++] = (AddrNode){ g->obj[s->node[k].obj].addr, k };
+  qsort(p, n, sizeof(*p), by_addr);
+  for (uint32_t k = 1; k < n; k++)
+    if (p[k].addr == p[k - 1].addr) s->node[p[k].k].shared = s->node[p[k - 1].k].shared = 1;
+  free(p);
+  return 0;
+}
+
 int ljm_heap_sub(LjmHeapSub *s, const LjmHeapGraph *g, const LjmExportOptions *o)
 {
   memset(s, 0, sizeof(*s));
@@ -132,7 +159,7 @@ int ljm_heap_sub(LjmHeapSub *s, const LjmHeapGraph *g, const LjmExportOptions *o
   s->node = malloc((size_t)s->max * sizeof(*s->node));
   int rc = -1;
   if (refs && w.node_of && s->memo && s->node && ljm_heapgraph_preds(g, &preds) == 0 &&
-      pick(&w, want) == 0 && expand(&w, &preds, refs, per) == 0)
+      pick(&w, want) == 0 && expand(&w, &preds, refs, per) == 0 && mark_shared(s, g) == 0)
     rc = 0;
   ljm_heapgraph_preds_free(&preds);
   free(refs);
@@ -161,7 +188,9 @@ void ljm_heap_sub_title(const LjmHeapSub *s, const LjmExportOptions *o, LjmBuf *
                    o->match ? " of the types --top names" : "");
   }
   ljm_buf_printf(b, ", %u level%s, at most %u objects", s->depth, s->depth == 1 ? "" : "s", s->max);
-  if (s->cut) ljm_buf_printf(b, " (%u more retainers left out)", s->cut);
+  if (s->cut)
+    ljm_buf_printf(b, " (%u reference%s from objects past the most left out)", s->cut,
+                   s->cut == 1 ? "" : "s");
 }
 
 void ljm_heap_sub_node_text(const LjmHeapSub *s, const LjmHeapGraph *g, uint32_t k, LjmBuf *b)

@@ -18,13 +18,12 @@
 #include "exporters/ljm_exporter.h"
 #include "model/ljm_heapgraph.h"
 
-#define LJM_HEAP_DEPTH_DEFAULT 3  /* levels of retainers drawn unless told */
-#define LJM_HEAP_DRAWN_DEFAULT 50 /* objects drawn unless told */
-
 typedef struct LjmHeapSubNode {
   uint32_t obj;    /* object index (0: the roots) */
   uint32_t level;  /* 0: picked; k: retains one of level k - 1 */
   uint32_t more;   /* strong references into it not drawn */
+  uint32_t shared; /* another node drawn has its address (a hostile
+                      snapshot): names it by address and object index */
 } LjmHeapSubNode;
 
 typedef struct LjmHeapSubEdge {
@@ -40,7 +39,7 @@ typedef struct LjmHeapSub {
   uint32_t picked;    /* nodes of level 0 */
   uint32_t matched;   /* objects the view matches in all (--path-to) */
   uint32_t depth, max;  /* the limits used */
-  uint32_t cut;       /* retainers left out because max objects were drawn */
+  uint32_t cut;       /* references left out because max objects were drawn */
   uint32_t *memo;     /* type names (ljm_heapgraph_type_name) */
 } LjmHeapSub;
 

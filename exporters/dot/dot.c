@@ -8,7 +8,8 @@
 **     "0x7f3c2a1b4f00" -> "0x7f3c2a1b4e80" [label="[3]"];
 **   }
 **
-** Nodes are named by their objects' addresses; an edge goes from the object
+** Nodes are named by their objects' addresses (and index, where a hostile
+** snapshot gives two one address); an edge goes from the object
 ** holding a reference to the object it refers to, labelled with its key,
 ** index or slot. Texts are UTF-8 without control characters (heapsub.h),
 ** quoted with '"' and '\' escaped and '&' as "&amp;" (dot reads HTML
@@ -33,10 +34,11 @@ static void quoted(FILE *f, const char *t)
   fputc('"', f);
 }
 
-static void node_id(FILE *f, const LjmHeapGraph *g, uint32_t obj)
+static void node_id(FILE *f, const LjmHeapGraph *g, const LjmHeapSubNode *n)
 {
-  if (obj == 0) fputs("\"roots\"", f);
-  else fprintf(f, "\"0x%" PRIx64 "\"", g->obj[obj].addr);
+  if (n->obj == 0) fputs("\"roots\"", f);
+  else if (n->shared) fprintf(f, "\"0x%" PRIx64 "_%" PRIu32 "\"", g->obj[n->obj].addr, n->obj);
+  else fprintf(f, "\"0x%" PRIx64 "\"", g->obj[n->obj].addr);
 }
 
 static int dot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
@@ -58,7 +60,7 @@ static int dot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, 
     ljm_buf_reset(&b);
     ljm_heap_sub_node_text(&s, g, k, &b);
     fputs("  ", f);
-    node_id(f, g, s.node[k].obj);
+    node_id(f, g, &s.node[k]);
     fputs(" [label=", f);
     quoted(f, ljm_buf_str(&b));
     if (s.node[k].obj == 0) fputs(", shape=ellipse", f);
@@ -69,9 +71,9 @@ static int dot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, 
     ljm_buf_reset(&b);
     ljm_heap_sub_edge_text(&s, g, k, &b);
     fputs("  ", f);
-    node_id(f, g, s.node[s.edge[k].from].obj);
+    node_id(f, g, &s.node[s.edge[k].from]);
     fputs(" -> ", f);
-    node_id(f, g, s.node[s.edge[k].to].obj);
+    node_id(f, g, &s.node[s.edge[k].to]);
     fputs(" [label=", f);
     quoted(f, ljm_buf_str(&b));
     fputs("];\n", f);

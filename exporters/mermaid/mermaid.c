@@ -13,44 +13,55 @@
 ** Nodes are named by their objects' addresses ("n" and hex digits: a name
 ** starting with "o" or "x" could end an arrow in a circle or a cross); an
 ** edge goes from the object holding a reference to the object it refers to.
-** Texts are in double quotes, where mermaid reads entity codes: '"', '#',
-** '<', '>', '&', '|', and the Markdown marks '`', '_', '*', '~', '\' are
-** written as codes (#quot;, #95; ...), so no name is read as markup (mermaid
-** would set "_x_" in italics); a line break is a newline in the quotes
-** (with <br>, mermaid would read Markdown marks even as codes). */
+** Texts are in double quotes, where mermaid reads entity codes: every
+** character it could take as syntax is written as a code (escaped(): "#95;"
+** for '_', which it would set in italics), so no name is read as markup, a
+** directive or a comment; a line break is a newline in the quotes (with
+** <br>, mermaid would read Markdown marks even as codes). The title, a
+** comment, is written the same way. mermaid's defaults refuse a text over
+** 50,000 characters or 500 edges (doc/snapshots.md). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "exporters/common/buf.h"
 #include "exporters/common/heapsub.h"
 #include "exporters/ljm_exporter.h"
 
+/* t with every character mermaid could read as syntax as an entity code:
+** quotes, '#', markup, Markdown marks, '%' and braces (a "%%{" anywhere is a
+** directive, even in quotes), ':' ("style:..." lines), and U+2028/U+2029,
+** after which a "%%" would start a comment line. */
+static void escaped(FILE *f, const char *t)
+{
+  static const char codes[] = "\"#<>&|`_*~\\%{}:";
+  for (; *t; t++) {
+    unsigned char c = (unsigned char)*t;
+    if (c == '\n') {
+      fputc('\n', f);
+    } else if (c == 0xe2 && (unsigned char)t[1] == 0x80 && ((unsigned char)t[2] | 1) == 0xa9) {
+      fprintf(f, "#%d;", (unsigned char)t[2] == 0xa8 ? 0x2028 : 0x2029);
+      t += 2;
+    } else if (c && strchr(codes, c)) {
+      fprintf(f, "#%d;", c);
+    } else {
+      fputc(c, f);
+    }
+  }
+}
+
 static void quoted(FILE *f, const char *t)
 {
   fputc('"', f);
-  for (; *t; t++) {
-    switch (*t) {
-    case '"': fputs("#quot;", f); break;
-    case '#': fputs("#35;", f); break;
-    case '<': fputs("#lt;", f); break;
-    case '>': fputs("#gt;", f); break;
-    case '&': fputs("#amp;", f); break;
-    case '|': fputs("#124;", f); break;
-    case '`': fputs("#96;", f); break;
-    case '_': fputs("#95;", f); break;
-    case '*': fputs("#42;", f); break;
-    case '~': fputs("#126;", f); break;
-    case '\\': fputs("#92;", f); break;
-    default: fputc(*t, f);
-    }
-  }
+  escaped(f, t);
   fputc('"', f);
 }
 
-static void node_id(FILE *f, const LjmHeapGraph *g, uint32_t obj)
+static void node_id(FILE *f, const LjmHeapGraph *g, const LjmHeapSubNode *n)
 {
-  if (obj == 0) fputs("roots", f);
-  else fprintf(f, "n%" PRIx64, g->obj[obj].addr);
+  if (n->obj == 0) fputs("roots", f);
+  else if (n->shared) fprintf(f, "n%" PRIx64 "_%" PRIu32, g->obj[n->obj].addr, n->obj);
+  else fprintf(f, "n%" PRIx64, g->obj[n->obj].addr);
 }
 
 static int mermaid_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
@@ -63,12 +74,14 @@ static int mermaid_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE 
   }
   LjmBuf b = { 0 };
   ljm_heap_sub_title(&s, o, &b);
-  fprintf(f, "%%%% %s (ljm heap)\nflowchart TD\n", ljm_buf_str(&b));
+  fputs("%% ", f);
+  escaped(f, ljm_buf_str(&b));
+  fputs(" (ljm heap)\nflowchart TD\n", f);
   for (uint32_t k = 0; k < s.nnode; k++) {
     ljm_buf_reset(&b);
     ljm_heap_sub_node_text(&s, g, k, &b);
     fputs("  ", f);
-    node_id(f, g, s.node[k].obj);
+    node_id(f, g, &s.node[k]);
     fputs(s.node[k].obj == 0 ? "([" : "[", f);
     quoted(f, ljm_buf_str(&b));
     fputs(s.node[k].obj == 0 ? "])\n" : "]\n", f);
@@ -77,18 +90,18 @@ static int mermaid_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE 
     ljm_buf_reset(&b);
     ljm_heap_sub_edge_text(&s, g, k, &b);
     fputs("  ", f);
-    node_id(f, g, s.node[s.edge[k].from].obj);
+    node_id(f, g, &s.node[s.edge[k].from]);
     fputs(" -->|", f);
     quoted(f, ljm_buf_str(&b));
     fputs("| ", f);
-    node_id(f, g, s.node[s.edge[k].to].obj);
+    node_id(f, g, &s.node[s.edge[k].to]);
     fputc('\n', f);
   }
   if (s.picked) {
     fputs("  classDef picked fill:#ffe0b2,stroke:#e65100\n  class ", f);
     for (uint32_t k = 0; k < s.picked; k++) {
       if (k) fputc(',', f);
-      node_id(f, g, s.node[k].obj);
+      node_id(f, g, &s.node[k]);
     }
     fputs(" picked\n", f);
   }

@@ -4,8 +4,9 @@ Debian's dot draws it, in Chromium.
 
 Heap snapshots of testdata/heap/app.lua (--path-to Point, the top retainers)
 and testdata/heap/names.lua (names with quotes, '#', '<', '|', '`', '&', a
-newline and invalid UTF-8; --path-to ^Tar) are drawn both ways. mermaid
-(the npm package, in the page) parses each flowchart and renders it: as many
+newline, invalid UTF-8, a mermaid directive after U+2028; --path-to
+'^Tar|%%\{') are drawn both ways. mermaid (the npm package, in the page, with
+its default limits) parses each flowchart and renders it: as many
 nodes and edge labels as the file has, the texts as ljm wrote them
 (entity codes read back: the __name and the key whole, no markup). The DOT,
 through dot -Tsvg, shows the same texts. Screenshots of both go to the
@@ -24,7 +25,7 @@ T = B.T
 PAGE = """<!doctype html><meta charset="utf-8"><title>ljm heap</title>
 <body style="margin:0;background:#fff"><div id="out"></div>
 <link rel="icon" href="data:,"><script src="mermaid.min.js"></script>
-<script>mermaid.initialize({ startOnLoad: false, maxTextSize: 200000 });</script>"""
+<script>mermaid.initialize({ startOnLoad: false });</script>"""
 
 RENDER = r"""async (text) => {
   try { await mermaid.parse(text); } catch (e) { return { error: "parse: " + String(e.message || e) }; }
@@ -126,7 +127,8 @@ def main():
         for name, s, a, node, edge in (
                 ("path_to_point", snap, ["--path-to", "Point", "--top", "3"], "Point _G.points[200]", "[200]"),
                 ("top", snap, ["--max", "25"], "table _G", "_G"),
-                ("names", names, ["--path-to", "^Tar"], 'Tar"get<b>#1|`x`&\\', '["a "quoted" #key <b> |bar|')):
+                ("names", names, ["--path-to", "^Tar|%%\\{"], 'Tar"get<b>#1|`x`&\\',
+                 '["p%%{init: {\'theme\':\'dark\'}}%% style:_a')):
             try:
                 check_one(br, ljm, name, s, a, node, edge)
             except RuntimeError as e:
