@@ -227,7 +227,11 @@ if check(ng.wait_ready(port), "pprof.conf: nginx up"):
             check(header.endswith("alloc_space/bytes[dflt] inuse_objects/count inuse_space/bytes") or
                   "alloc_space/bytes[dflt]" in header, "/allocs: alloc_space shown (%r)" % header)
 
-        # ?seconds=2: the allocations of those seconds.
+        # ?seconds=2: the allocations of those seconds. The window counts back
+        # from each worker's last time mark (a poll, a flush: up to a second
+        # before the conversion), so first a quiet gap longer than that slack:
+        # the load before must not reach into it.
+        time.sleep(3)
         res = {}
         t = threading.Thread(target=lambda: res.update(r=fetch(ctl, "/debug/pprof/heap?seconds=2")))
         t.start()
