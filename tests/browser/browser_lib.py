@@ -31,9 +31,13 @@ AGENT = os.path.join(RUNFILES, "tests", "browser", "browser_agent.js")
 SHOTS = "/tmp/browser-shots"  # a copy of every screenshot, to look at
 
 
-def parse_args(argv=None):
+def parse_args(argv=None, required=()):
+    """The drivers' command line; 'required' names more options each takes
+    (--app-dir: args.app_dir)."""
     p = argparse.ArgumentParser()
     p.add_argument("--ljm", required=True, help="the ljm binary")
+    for opt in required:
+        p.add_argument(opt, required=True)
     p.add_argument("--npm-dir", default=os.environ.get("LJM_BROWSER_NPM") or "/var/cache/ljmkit/npm")
     p.add_argument("--chromium", default=os.environ.get("LJM_CHROMIUM") or "/usr/bin/chromium")
     a = p.parse_args(argv)

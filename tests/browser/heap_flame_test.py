@@ -152,13 +152,7 @@ def check_devtools(br, ljm, snap, work, total):
 
 
 def main():
-    p = B.argparse.ArgumentParser()
-    p.add_argument("--ljm", required=True)
-    p.add_argument("--app-dir", required=True)
-    p.add_argument("--npm-dir", default="/var/cache/ljmkit/npm")
-    p.add_argument("--chromium", default="/usr/bin/chromium")
-    args = p.parse_args()
-    args.ljm = os.path.abspath(args.ljm)
+    args = B.parse_args(required=("--app-dir",))
     work = B.tmpdir("heapflame-")
     snap, total = record(args.ljm, os.path.abspath(args.app_dir), work)
     svg = os.path.join(work, "app.svg")

@@ -95,13 +95,8 @@ def check_one(br, ljm, name, snap, args, want_node, want_edge):
 
 
 def main():
-    p = B.argparse.ArgumentParser()
-    p.add_argument("--ljm", required=True)
-    p.add_argument("--app-dir", required=True)
-    p.add_argument("--npm-dir", default="/var/cache/ljmkit/npm")
-    p.add_argument("--chromium", default="/usr/bin/chromium")
-    args = p.parse_args()
-    ljm = os.path.abspath(args.ljm)
+    args = B.parse_args(required=("--app-dir",))
+    ljm = args.ljm
     js = os.path.join(args.npm_dir, "node_modules", "mermaid", "dist", "mermaid.min.js")
     B.need(js, "npm mermaid")
     work = B.tmpdir("heapgraph-")
