@@ -55,7 +55,9 @@ static void usage(FILE *f)
         "  -o, --output OUT     output file, or '-' for stdout\n"
         "  --value KIND         figure to show where a format shows one:\n"
         "                       alloc_bytes, alloc_count, inuse_bytes,\n"
-        "                       inuse_count, peak_bytes\n"
+        "                       inuse_count, peak_bytes, temp_count\n"
+        "                       (temporary allocations: freed right after\n"
+        "                       they were made; exact recordings)\n"
         "  --source-dir DIR     look for Lua sources under DIR too (repeatable);\n"
         "                       functions are named from their definition lines\n"
         "                       when the source is found (else file and line)\n"
@@ -184,11 +186,26 @@ static LjmModel *new_model(const char *const *srcdirs, size_t nsrcdirs, const Lj
 
 static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int quiet);
 
+/* --value temp_count of a profile that cannot count temporary allocations:
+** said, and 1; else 0. */
+static int temp_refused(const LjmModel *m, LjmValueKind value, const char *path)
+{
+  if (value != LJM_VALUE_TEMP_COUNT || ljm_model_totals(m)->temporaries) return 0;
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  fprintf(stderr, "%s: --value temp_count: %s\n", path,
+          si->snapshot ? "a heap snapshot has no allocations, temporary or not"
+          : si->sample_rate ? "a sampled recording does not show which allocation comes right "
+                              "before a free; record exact (without --sample) to count "
+                              "temporary allocations"
+                            : "this profile does not count temporary allocations");
+  return 1;
+}
+
 /* One of several profiles decoded into a model of its own: NULL (said)
 ** when it cannot be read. */
 static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t nsrcdirs,
                           const LjmCliLabels *labels, const LjmCliWindow *window, int strict,
-                          int quiet, int *rc)
+                          int quiet, LjmValueKind value, int *rc)
 {
   int worth = 0;
   LjmModel *m = NULL;
@@ -204,6 +221,7 @@ static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t n
   } else if (!(*rc = ljm_cli_window_apply(m, window, path, "convert"))) {
     *rc = ljm_cli_load(path, strict, quiet, m, &worth);
     if (!*rc && !worth) *rc = LJM_EXIT_BAD_INPUT;
+    if (!*rc && temp_refused(m, value, path)) *rc = LJM_EXIT_BAD_INPUT;
   }
   if (*rc) {
     ljm_model_free(m);
@@ -222,7 +240,7 @@ static int convert_many(const LjmExporter *e, LjmExportOptions *o, char *const *
                         const LjmCliWindow *window, int strict, int quiet)
 {
   int rc = 0;
-  LjmModel *prev = load_one(files[0], srcdirs, nsrcdirs, labels, window, strict, quiet, &rc);
+  LjmModel *prev = load_one(files[0], srcdirs, nsrcdirs, labels, window, strict, quiet, o->value, &rc);
   if (!prev) return rc;
   LjmOutput out = LJM_OUTPUT_INIT;
   char err[256] = "";
@@ -234,7 +252,7 @@ static int convert_many(const LjmExporter *e, LjmExportOptions *o, char *const *
   o->in_path = files[0];
   if (!(st = e->begin(o, out.f, err, sizeof(err)))) rc = -1;
   for (int i = 1; i < n && !rc; i++) {
-    LjmModel *m = load_one(files[i], srcdirs, nsrcdirs, labels, window, strict, quiet, &rc);
+    LjmModel *m = load_one(files[i], srcdirs, nsrcdirs, labels, window, strict, quiet, o->value, &rc);
     if (!m) break;
     if (i == 1) note_missing_sources(prev, e, quiet);
     if (e->add(st, prev, err, sizeof(err))) rc = -1;
@@ -436,7 +454,7 @@ int ljm_cmd_convert(int argc, char **argv)
   /* Nothing was read: leave no output behind. A failed conversion writes
   ** what was read before the error only where it replaces nothing (stdout,
   ** a device), never into a file: an existing one stays as it was. */
-  if (!worth || (rc && ljm_output_is_file(&out))) {
+  if (!worth || (rc && ljm_output_is_file(&out)) || temp_refused(m, o.value, o.in_path)) {
     if (run.st) run.e->finish(run.st, m, err, sizeof(err));
     ljm_output_abort(&out);
     ljm_model_free(m);

@@ -8,8 +8,8 @@
 #include "exporters/text/trace_lines.h"
 
 static const char usage[] =
-    "usage: ljm report [--by KEY] [--label KEY=VALUE]... [--from T] [--to T] [--leak-only]\n"
-    "                  [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
+    "usage: ljm report [--by KEY] [--temporary] [--label KEY=VALUE]... [--from T] [--to T]\n"
+    "                  [--leak-only] [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
     "memprof parser does (luajit -tm). FILE may be gzip- or zstd-compressed,\n"
@@ -18,6 +18,10 @@ static const char usage[] =
     "  --by KEY          first a table of the bytes and blocks allocated, freed\n"
     "                    and in use per value of label KEY (rec.label), a block\n"
     "                    counting for the labels it was allocated under\n"
+    "  --temporary       first the temporary allocations of each line: blocks\n"
+    "                    freed right after they were made, before any other\n"
+    "                    block was allocated or freed (heaptrack's rule; exact\n"
+    "                    recordings), most first\n"
     "  --label KEY=VALUE only the blocks allocated under that label (KEY=(none):\n"
     "                    without KEY), as if the rest had not been recorded;\n"
     "                    repeat it to narrow further\n"
@@ -44,6 +48,7 @@ int ljm_cmd_report(int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "by", required_argument, NULL, 'b' },
+    { "temporary", no_argument, NULL, 'P' },
     { "label", required_argument, NULL, 'L' },
     { "from", required_argument, NULL, 'F' },
     { "to", required_argument, NULL, 'T' },
@@ -76,6 +81,7 @@ int ljm_cmd_report(int argc, char **argv)
       if ((c = ljm_cli_window_arg(&window, "report", c == 'T', optarg))) return c;
       break;
     case 'l': o.leak_only = 1; break;
+    case 'P': o.temporaries = 1; break;
     case 'H': o.human_readable = 1; break;
     case 's': strict = 1; break;
     case 't':
@@ -111,7 +117,8 @@ int ljm_cmd_report(int argc, char **argv)
     ljm_model_free(m);
     return c;
   }
-  if (!o.by_key) ljm_model_set_reference_only(m);  /* labels need the whole model */
+  /* labels and temporaries need the whole model */
+  if (!o.by_key && !o.temporaries) ljm_model_set_reference_only(m);
   int worth, rc = ljm_cli_load(path, strict, quiet, m, &worth);
   if (worth) {  /* even after an error: what was read is kept */
     char err[256] = "";
@@ -124,7 +131,7 @@ int ljm_cmd_report(int argc, char **argv)
     if (ljm_cli_close_output(stdout, "stdout")) rc = 1;
     /* JIT-heavy programs: the rows are mostly traces, whose numbers change
     ** from run to run; one line on stderr says how to get lines instead. */
-    double share = o.traces_as_lines || quiet ? 0 : ljm_trace_share(m);
+    double share = o.traces_as_lines || quiet || rc ? 0 : ljm_trace_share(m);
     if (share > 0.5)
       fprintf(stderr, "ljm report: note: JIT traces hold %.0f%% of the allocations; record with "
               "'ljm record -joff' for rows per line (--traces=lines charges each trace to the "

@@ -43,7 +43,8 @@ typedef enum LjmValueKind {
   LJM_VALUE_ALLOC_COUNT,  /* "alloc_count" */
   LJM_VALUE_INUSE_BYTES,  /* "inuse_bytes" */
   LJM_VALUE_INUSE_COUNT,  /* "inuse_count" */
-  LJM_VALUE_PEAK_BYTES    /* "peak_bytes" */
+  LJM_VALUE_PEAK_BYTES,   /* "peak_bytes" */
+  LJM_VALUE_TEMP_COUNT    /* "temp_count": temporary allocations (LjmFigures) */
 } LjmValueKind;
 
 /* What an output reads (LjmExporter.reads). */
@@ -70,6 +71,8 @@ typedef struct LjmExportOptions {
   int human_readable;     /* text report --human-readable */
   int traces_as_lines;    /* text report --traces=lines: traces at their start lines */
   const char *by_key;     /* text report --by KEY: a table per value of label KEY first */
+  int temporaries;        /* text report --temporary: the sites' temporary
+                             allocations first (LjmFigures.temp_count) */
   /* ljm heap's views (heapreport): the summary, or what grew since 'base',
   ** or the paths to what 'match' picks (--path-to 'pattern'). 'top' is the
   ** number of rows. */

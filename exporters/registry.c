@@ -43,7 +43,7 @@ const LjmExporter *ljm_exporter_by_path(const char *command, const char *path)
 
 static const char *const value_names[] = {
   "default", "alloc_bytes", "alloc_count", "inuse_bytes", "inuse_count",
-  "peak_bytes"
+  "peak_bytes", "temp_count"
 };
 
 int ljm_value_kind_parse(const char *s)

@@ -321,6 +321,9 @@ static void check_model(const LjmModel *m, size_t seen, uint64_t carried)
     sum.inuse_bytes += f->inuse_bytes;
     sum.peak_count += f->peak_count;
     sum.peak_bytes += f->peak_bytes;
+    sum.temp_count += f->temp_count;
+    /* a temporary block was allocated (a window's too: right before) */
+    CHECK(f->temp_count <= f->alloc_count && (t->temporaries || !f->temp_count));
   }
   CHECK(memcmp(&sum, &t->fig, sizeof(sum)) == 0);
   CHECK(t->fig.alloc_bytes <= LJM_TOTAL_MAX && t->fig.free_bytes <= LJM_TOTAL_MAX);
@@ -337,6 +340,7 @@ static void check_model(const LjmModel *m, size_t seen, uint64_t carried)
     sum.alloc_count += f->alloc_count;
     sum.free_bytes += f->free_bytes;
     sum.inuse_bytes += f->inuse_bytes;
+    sum.temp_count += f->temp_count;
     if (!grouped) continue;
     root[i] = nd->parent == LJM_NO_NODE ? i : root[nd->parent];
     const LjmNode *r = ljm_model_node(m, root[i]);
@@ -345,7 +349,7 @@ static void check_model(const LjmModel *m, size_t seen, uint64_t carried)
   }
   free(root);
   CHECK(sum.alloc_count == t->fig.alloc_count && sum.free_bytes == t->fig.free_bytes &&
-        sum.inuse_bytes == t->fig.inuse_bytes);
+        sum.inuse_bytes == t->fig.inuse_bytes && sum.temp_count == t->fig.temp_count);
   for (int sec = 0; sec < 3; sec++) {
     const LjmRow *rows;
     size_t n = ljm_model_rows(m, (LjmSection)sec, &rows);
@@ -363,6 +367,7 @@ static uint64_t total_of(const LjmTotals *t, LjmValueKind k)
   case LJM_VALUE_INUSE_BYTES: return t->fig.inuse_bytes;
   case LJM_VALUE_INUSE_COUNT: return t->fig.inuse_count;
   case LJM_VALUE_PEAK_BYTES: return t->fig.peak_bytes;
+  case LJM_VALUE_TEMP_COUNT: return t->fig.temp_count;
   default: return t->fig.alloc_bytes;
   }
 }
@@ -379,12 +384,16 @@ static int export_once(const LjmExporter *e, const LjmModel *m, LjmExportOptions
   FILE *out = sink_open(&sink, e->name, n, folded);
   void *st = e->begin(o, out, err, sizeof(err));
   if (!st) {
-    CHECK(strcmp(e->name, "pprof") == 0 && o->value == LJM_VALUE_PEAK_BYTES);
+    CHECK((strcmp(e->name, "pprof") == 0 && o->value == LJM_VALUE_PEAK_BYTES) ||
+          (strcmp(e->name, "heapprofile") == 0 && o->value == LJM_VALUE_TEMP_COUNT));
     sink_close(&sink, out, n, ljm_model_totals(m)->events);
     phase_end(&ph, n, sink.n);
     return 0;
   }
-  CHECK(e->finish(st, m, err, sizeof(err)) == 0);
+  /* Temporaries asked of a model that cannot count them: refused. */
+  int rc = e->finish(st, m, err, sizeof(err));
+  CHECK(rc == 0 || (!ljm_model_totals(m)->temporaries &&
+                    (o->value == LJM_VALUE_TEMP_COUNT || (o->temporaries && !strcmp(e->name, "text")))));
   sink_close(&sink, out, n, ljm_model_totals(m)->events);
   phase_end(&ph, n, sink.n);
   if (folded) CHECK(sink.sum == total_of(ljm_model_totals(m), o->value));
@@ -615,8 +624,11 @@ static char *text_report(const LjmModel *m, const LjmExportOptions *o, size_t *l
 static uint64_t win_from, win_to;  /* the window of this input, if any */
 
 static void check_reference_only(const uint8_t *data, size_t size, const LjmModel *full,
-                                 LjmStatus full_st, const LjmExportOptions *o)
+                                 LjmStatus full_st, const LjmExportOptions *opts)
 {
+  LjmExportOptions ref = *opts;
+  const LjmExportOptions *o = &ref;
+  ref.temporaries = 0;  /* `ljm report --temporary` keeps the whole model */
   LjmModel *m = ljm_model_new();
   LjmInput *in = ljm_input_mem(data, size);
   CHECK(m != NULL && in != NULL);
@@ -719,8 +731,9 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   ** picked from the input, so the corpus covers all of them. */
   unsigned pick = size ? data[size / 2] : 0;
   o.out_path = "out";
-  o.value = (LjmValueKind)(pick % (LJM_VALUE_PEAK_BYTES + 1));
+  o.value = (LjmValueKind)(pick % (LJM_VALUE_TEMP_COUNT + 1));
   o.leak_only = pick >> 3 & 1;
+  o.temporaries = pick >> 3 & 1;         /* text report --temporary */
   o.human_readable = pick >> 4 & 1;
   o.top = pick >> 5;                     /* markdown options */
   o.min_bytes = size > 1 ? data[1] : 0;

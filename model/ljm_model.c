@@ -202,6 +202,27 @@ static inline uint32_t owner_node(const LjmModel *m, uint32_t owner)
   return m->ctx_owners ? m->ctxs[owner].node : owner;  /* node i is site i */
 }
 
+/* A block of owner's freed, 'size' bytes as the model knew it: a
+** temporary allocation when the line before it was its stack's new block
+** of that size (LjmFigures.temp_count): 1, else 0. Either way the next free
+** is not. */
+static inline unsigned temp_free(LjmModel *m, uint32_t owner, uint64_t size)
+{
+  uint32_t node = owner_node(m, owner);
+  unsigned temp = m->tmp_plus && m->tmp_node == node && m->tmp_size == size;
+  if (temp) {
+    m->sites[owner_site(m, owner)].fig.temp_count++;
+    if (m->stacks) m->figs[m->node_fig[node]].self.temp_count++;
+    if (__builtin_expect(m->label_fig != NULL, 0) && m->ctxs[owner].labels) {
+      m->label_fig[m->ctxs[owner].labels].temp_count++;
+      LjmFigures *cf = ljm_labels_ctx_fig(m, owner);
+      if (cf) cf->temp_count++;
+    }
+  }
+  m->tmp_plus = 0;
+  return temp;
+}
+
 /* Starts a new slice where event 'index' at time 'time' leaves the last. */
 static inline void slice_at(LjmModel *m, uint64_t index, uint64_t time)
 {
@@ -522,6 +543,16 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
     m->win_before++;
     return;
   }
+  unsigned temp = 0;
+  if (!m->rate) {  /* heaptrack's lines: - old, - dropped, + new */
+    if (had_old) temp = temp_free(m, old.site, w.obb) * LJM_TEMP_OLD;
+    if (had_dropped) temp |= temp_free(m, dropped.site, db) * LJM_TEMP_DROPPED;
+    if (made) {
+      m->tmp_plus = 1;
+      m->tmp_node = node;
+      m->tmp_size = w.nb;
+    }
+  }
   LjmBlock old_by_site = old;  /* the reference view knows sites only */
   if (had_old) old_by_site.site = owner_site(m, old.site);
   ljm_refagg_event(m, ev, li, &old_by_site, had_old, &w);
@@ -559,6 +590,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       .old_owner = had_old ? old.site : LJM_NO_OWNER,
       .dropped_owner = had_dropped ? dropped.site : LJM_NO_OWNER,
       .slice = m->slice,
+      .temp = temp,
     };
     m->listener->on_event(m->listener_ud, m, &le);
   }
@@ -860,6 +892,7 @@ static void finish_figures(LjmModel *m)
     t->free_bytes += f->free_bytes;
     t->inuse_count += f->inuse_count;
     t->inuse_bytes += f->inuse_bytes;
+    t->temp_count += f->temp_count;
   }
   if (m->label_fig) {  /* set 0, no labels: what the sets do not hold */
     LjmFigures *z = &m->label_fig[0];
@@ -873,6 +906,7 @@ static void finish_figures(LjmModel *m)
       z->free_bytes -= f->free_bytes;
       z->inuse_count -= f->inuse_count;
       z->inuse_bytes -= f->inuse_bytes;
+      z->temp_count -= f->temp_count;
     }
   }
 }
@@ -908,6 +942,9 @@ LjmStatus ljm_model_end(LjmModel *m, LjmStatus st, LjmDiag *diag)
     if (m->info.recorded != LJM_NO_TIME_US) m->info.duration = end - m->win_from;
   }
   finish_figures(m);
+  /* Temporaries need every event of the stream, each through apply. */
+  m->totals.temporaries = !m->rate && !m->info.snapshot &&
+                          (m->path ? m->path != PATH_REFERENCE : !m->reference_only);
   ljm_names_finish(m);
   ljm_stacks_finish(m);
   if (ljm_refagg_finish(m) != 0) m->oom = 1;

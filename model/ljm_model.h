@@ -49,6 +49,12 @@ typedef enum LjmSiteKind {
 **   charged to the site that last (re)allocated them.
 ** peak_*: objects the site held at the moment the live total first reached
 **   its maximum (LjmTotals.peak_event).
+** temp_count: its blocks freed right after they were made (temporary
+**   allocations, heaptrack's rule): the free comes next after the
+**   allocation, no other block allocated or freed between, where blocks
+**   are told apart by stack (site in a standard stream) and size, as
+**   heaptrack tells them. A reallocation frees before it allocates. Counted
+**   in exact streams only (LjmTotals.temporaries).
 ** Frees and reallocs of objects allocated before the profile started cannot
 ** be attributed: they take nothing away from any live figure. */
 typedef struct LjmFigures {
@@ -56,6 +62,7 @@ typedef struct LjmFigures {
   uint64_t free_count, free_bytes;
   uint64_t inuse_count, inuse_bytes;
   uint64_t peak_count, peak_bytes;
+  uint64_t temp_count;
 } LjmFigures;
 
 /* a += b, figure by figure. */
@@ -69,6 +76,7 @@ static inline void ljm_figures_add(LjmFigures *a, const LjmFigures *b)
   a->inuse_bytes += b->inuse_bytes;
   a->peak_count += b->peak_count;
   a->peak_bytes += b->peak_bytes;
+  a->temp_count += b->temp_count;
 }
 
 /* Where a Lua site's function name (LjmSite.func) comes from. */
@@ -136,6 +144,9 @@ typedef struct LjmTotals {
   uint64_t unattributed_frees;  /* frees/reallocs of unknown blocks */
   uint64_t protos, cfuncs, traces;  /* symbol entries seen (incl. re-dumps) */
   uint64_t symtab_events;  /* 0x08/0x0C/0x10 events in the event stream */
+  int temporaries;        /* 1: temp_count figures are counted; 0: not (a
+                             sampled stream, whose events between samples
+                             are unknown, or ljm_model_set_reference_only) */
 } LjmTotals;
 
 /* -- Call stacks ---------------------------------------------------------
@@ -284,7 +295,13 @@ typedef struct LjmLiveEvent {
   ** sampled stream (LjmStreamInfo.sample_rate) the estimate, and then the
   ** sizes above are estimated bytes too. */
   uint64_t old_count, new_count, dropped_count;
+  /* Temporary allocations (LjmFigures.temp_count) among the freed halves:
+  ** LJM_TEMP_OLD, LJM_TEMP_DROPPED, or 0. */
+  unsigned temp;
 } LjmLiveEvent;
+
+#define LJM_TEMP_OLD 1u
+#define LJM_TEMP_DROPPED 2u
 
 #define LJM_NO_OWNER UINT32_MAX
 

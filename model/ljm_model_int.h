@@ -191,6 +191,10 @@ struct LjmModel {
   int ctx_owners;         /* stacks or slices: blocks are owned by ctxs */
   uint32_t slice_events;  /* ljm_model_set_slices; 0: none */
   int reference_only;     /* ljm_model_set_reference_only */
+  /* Temporaries (LjmFigures.temp_count): the last line of heaptrack's
+  ** sequence (a block's free, then a reallocation's dropped block, then the
+  ** new block) was the new block tmp_node made of tmp_size bytes. */
+  int tmp_plus;  uint32_t tmp_node;  uint64_t tmp_size;
   int path;               /* 0 before the first event, then PATH_* (ljm_model.c) */
   uint64_t slice, slice_no, slice_time;  /* the current slice and what makes it */
   LjmNode *nodes;  uint32_t nnodes, capnodes;

@@ -115,12 +115,13 @@ static void test_value(void)
   CHECK(strcmp(ljm_fmt_fixed2(num, 0.004), "0.00") == 0);
   CHECK(strcmp(ljm_fmt_fixed2(num, 99.999), "100.00") == 0);
   CHECK(strcmp(ljm_fmt_fixed2(num, -1), "0.00") == 0);
-  LjmFigures f = {1, 2, 3, 4, 5, 6, 7, 8};
+  LjmFigures f = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   CHECK(ljm_value_get(&f, LJM_VALUE_DEFAULT) == 2);
   CHECK(ljm_value_get(&f, LJM_VALUE_ALLOC_COUNT) == 1);
   CHECK(ljm_value_get(&f, LJM_VALUE_INUSE_BYTES) == 6);
   CHECK(ljm_value_get(&f, LJM_VALUE_INUSE_COUNT) == 5);
   CHECK(ljm_value_get(&f, LJM_VALUE_PEAK_BYTES) == 8);
+  CHECK(ljm_value_get(&f, LJM_VALUE_TEMP_COUNT) == 9 && !ljm_value_is_bytes(LJM_VALUE_TEMP_COUNT));
   CHECK(ljm_value_is_bytes(LJM_VALUE_PEAK_BYTES) && !ljm_value_is_bytes(LJM_VALUE_INUSE_COUNT));
   CHECK(strcmp(ljm_value_unit(LJM_VALUE_ALLOC_COUNT), "allocations") == 0);
 }

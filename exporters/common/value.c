@@ -17,6 +17,7 @@ uint64_t ljm_value_get(const LjmFigures *f, LjmValueKind k)
   case LJM_VALUE_INUSE_BYTES: return f->inuse_bytes;
   case LJM_VALUE_INUSE_COUNT: return f->inuse_count;
   case LJM_VALUE_PEAK_BYTES: return f->peak_bytes;
+  case LJM_VALUE_TEMP_COUNT: return f->temp_count;
   default: return f->alloc_bytes;
   }
 }
@@ -24,7 +25,7 @@ uint64_t ljm_value_get(const LjmFigures *f, LjmValueKind k)
 int ljm_value_is_bytes(LjmValueKind k)
 {
   k = ljm_value_resolve(k);
-  return k != LJM_VALUE_ALLOC_COUNT && k != LJM_VALUE_INUSE_COUNT;
+  return k != LJM_VALUE_ALLOC_COUNT && k != LJM_VALUE_INUSE_COUNT && k != LJM_VALUE_TEMP_COUNT;
 }
 
 const char *ljm_value_unit(LjmValueKind k)
@@ -32,6 +33,7 @@ const char *ljm_value_unit(LjmValueKind k)
   k = ljm_value_resolve(k);
   if (k == LJM_VALUE_ALLOC_COUNT) return "allocations";
   if (k == LJM_VALUE_INUSE_COUNT) return "objects";
+  if (k == LJM_VALUE_TEMP_COUNT) return "temporary allocations";
   return "bytes";
 }
 

@@ -51,6 +51,11 @@ typedef struct HpState {
 
 static void *hp_begin(const LjmExportOptions *o, FILE *out, char *err, size_t errlen)
 {
+  if (o->value == LJM_VALUE_TEMP_COUNT) {  /* selfSize is bytes; temporaries have none */
+    snprintf(err, errlen, "a .heapprofile shows bytes, and temporary allocations have no byte "
+             "figure; use --value temp_count with pprof, folded, svg, speedscope or markdown");
+    return NULL;
+  }
   return ljm_export_state_new(sizeof(HpState), o, out, err, errlen);
 }
 

@@ -24,6 +24,8 @@ each file:
     OCR), and a location listed in exactly those of the four tables below
     (peak, leaked, allocations, temporary) where heaptrack_gui's own rules,
     replayed on the file by listed(), say there is one;
+  * (heaptrack_gui's Temporary figures) its rule replayed on the file counts
+    as many temporary allocations as ljm does (exact streams);
   * (a sanity check of the file the GUI reads) its number of `+` lines is
     the independent reader's allocation count (the samples of a sampled
     stream), and the peak it shows is the reader's (an estimate when
@@ -603,7 +605,7 @@ def listed(parsed):
         threshold = int(s64(abs(total[k])) * 0.01)
         rows.append(any(s64(abs(c[k])) != 0 and s64(abs(c[k])) >= threshold
                         for c in cost.values()))
-    return total[2], rows, len(cost)
+    return total[2], rows, len(cost), total[3]
 
 
 def peak_tree_depth(parsed):
@@ -907,7 +909,7 @@ def heap_job(ljm, app_dir, tmp, files, outdir):
         _, _, objs = ljhread.read(f.read())
     objs = [o for o in objs.values() if o.type != "root"]
     parsed = parse(decompress(ht))
-    calls, rows, symbols = listed(parsed)
+    calls, rows, symbols, _ = listed(parsed)
     check(calls == len(objs), "%s: %d allocations, the snapshot has %d objects" % (name, calls, len(objs)))
     peak = peak_at(parsed)[0]
     check(peak == sum(o.size for o in objs), "%s: peak %d, the snapshot's objects hold %d bytes"
@@ -959,9 +961,14 @@ def main():
             if stacked is None:
                 stacked = has_stacks(ljm, f)
             parsed = parse(decompress(ht))
-            calls, rows, symbols = listed(parsed)
+            calls, rows, symbols, temps = listed(parsed)
             check(calls == want["samples"], "%s: %d calls in the file, expected %d"
                   % (name, calls, want["samples"]))
+            # Its Temporary figures are ljm's (exact streams; the reader's
+            # replay, which the JSON's temp_count equals: export_testlib)
+            check(want["sample_rate"] or temps == want["temporary"],
+                  "%s: %d temporary allocations for heaptrack_gui, ljm counts %d"
+                  % (name, temps, want["temporary"]))
             peak = peak_at(parsed)[0]
             check(peak == want["peak_bytes"], "%s: peak %d in the file, expected %d"
                   % (name, peak, want["peak_bytes"]))

@@ -97,8 +97,15 @@ static void json_num(FILE *f, const char *key, uint64_t v)
   fputs(ljm_fmt_u64(buf, v), f);
 }
 
-/* The eight figures, as members of an object already opened. */
-static void json_figures(FILE *f, const LjmFigures *g)
+/* temp_count: a number where the model counted temporaries, else null. */
+static void json_temp(FILE *f, const LjmModel *m, const LjmFigures *g)
+{
+  if (ljm_model_totals(m)->temporaries) json_num(f, ",\"temp_count\":", g->temp_count);
+  else fputs(",\"temp_count\":null", f);
+}
+
+/* The nine figures, as members of an object already opened. */
+static void json_figures(FILE *f, const LjmModel *m, const LjmFigures *g)
 {
   json_num(f, "\"alloc_count\":", g->alloc_count);
   json_num(f, ",\"alloc_bytes\":", g->alloc_bytes);
@@ -108,6 +115,7 @@ static void json_figures(FILE *f, const LjmFigures *g)
   json_num(f, ",\"inuse_bytes\":", g->inuse_bytes);
   json_num(f, ",\"peak_count\":", g->peak_count);
   json_num(f, ",\"peak_bytes\":", g->peak_bytes);
+  json_temp(f, m, g);
 }
 
 static void json_stream(FILE *f, const LjmStreamInfo *si)
@@ -154,8 +162,8 @@ static const char *node_kind(LjmNodeKind k)
   }
 }
 
-/* The six figures of a label set's or an owner's blocks (no peaks). */
-static void json_label_figures(FILE *f, const LjmFigures *g)
+/* The seven figures of a label set's or an owner's blocks (no peaks). */
+static void json_label_figures(FILE *f, const LjmModel *m, const LjmFigures *g)
 {
   json_num(f, ",\"alloc_count\":", g->alloc_count);
   json_num(f, ",\"alloc_bytes\":", g->alloc_bytes);
@@ -163,6 +171,7 @@ static void json_label_figures(FILE *f, const LjmFigures *g)
   json_num(f, ",\"free_bytes\":", g->free_bytes);
   json_num(f, ",\"inuse_count\":", g->inuse_count);
   json_num(f, ",\"inuse_bytes\":", g->inuse_bytes);
+  json_temp(f, m, g);
 }
 
 /* The stream's label sets, set 0 (no labels) first; [] without any. */
@@ -187,7 +196,7 @@ static void json_label_sets(FILE *f, const LjmModel *m)
       json_str(f, v.s, v.len);
     }
     fputc('}', f);
-    json_label_figures(f, g);
+    json_label_figures(f, m, g);
     fputc('}', f);
   }
   fputs(first ? "]" : "\n]", f);
@@ -258,15 +267,15 @@ static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n,
   json_time(f, ",\"first_us\":", first);
   json_time(f, ",\"last_us\":", last);
   fputs(",\"self\":{", f);
-  json_figures(f, ljm_model_node_self(m, id));
+  json_figures(f, m, ljm_model_node_self(m, id));
   fputs("},\"total\":{", f);
-  json_figures(f, ljm_model_node_total(m, id));
+  json_figures(f, m, ljm_model_node_total(m, id));
   fputs("},\"labels\":[", f);
   for (int k = 0; *ns < end && (*ns)->node == id; (*ns)++) {
     const LjmFigures *g = &(*ns)->fig;
     if (!(g->alloc_count | g->free_count | g->inuse_count)) continue;  /* a free's empty owner */
     json_num(f, k++ ? ",{\"set\":" : "{\"set\":", (*ns)->set);
-    json_label_figures(f, &(*ns)->fig);
+    json_label_figures(f, m, &(*ns)->fig);
     fputc('}', f);
   }
   fputs("]}", f);
@@ -285,10 +294,10 @@ static void json_rss(FILE *f, const LjmModel *m)
   fputc(']', f);
 }
 
-static void json_totals(FILE *f, const LjmTotals *t)
+static void json_totals(FILE *f, const LjmModel *m, const LjmTotals *t)
 {
   fputs("\"totals\":{", f);
-  json_figures(f, &t->fig);
+  json_figures(f, m, &t->fig);
   fprintf(f,
           ",\"events\":%" PRIu64 ",\"allocs\":%" PRIu64 ",\"reallocs\":%" PRIu64
           ",\"frees\":%" PRIu64 ",\"peak_event\":%" PRIu64
@@ -305,7 +314,7 @@ static void json_symbols(FILE *f, const LjmTotals *t)
           t->protos, t->cfuncs, t->traces, t->symtab_events);
 }
 
-static void json_site(FILE *f, uint32_t id, const LjmSite *s)
+static void json_site(FILE *f, const LjmModel *m, uint32_t id, const LjmSite *s)
 {
   json_num(f, "{\"id\":", id);
   fputs(",\"kind\":\"", f);
@@ -332,7 +341,7 @@ static void json_site(FILE *f, uint32_t id, const LjmSite *s)
     fputs("null", f);
   else json_num(f, "", s->trace_start);
   fputc(',', f);
-  json_figures(f, &s->fig);
+  json_figures(f, m, &s->fig);
   fputc('}', f);
 }
 
@@ -358,7 +367,7 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   fputs("{\"format\":\"ljmkit-json\",\"version\":2,\n", f);
   json_stream(f, ljm_model_stream(m));
   fputs(",\n", f);
-  json_totals(f, ljm_model_totals(m));
+  json_totals(f, m, ljm_model_totals(m));
   fputs(",\n", f);
   json_symbols(f, ljm_model_totals(m));
   fputs(",\n", f);
@@ -366,7 +375,7 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   fputs(",\n\"sites\":[", f);
   for (uint32_t id = 0; id < n; id++) {
     fputs(id ? ",\n" : "\n", f);
-    json_site(f, id, ljm_model_site(m, id));
+    json_site(f, m, id, ljm_model_site(m, id));
   }
   fputs("\n],\n", f);
   json_label_sets(f, m);

@@ -18,12 +18,18 @@ FIGURES = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
 STREAM = {"path": str, "gzip": bool, "zstd": bool, "ljs_version": int, "ljm_version": int,
           "bytes": int, "truncated": bool, "trailing": int, "sample_rate": (int, type(None)),
           "snapshot": bool}
-TOTALS = dict({f: int for f in FIGURES}, events=int, allocs=int, reallocs=int,
+TEMP = "temp_count"  # a number where temporaries are counted (exact streams), else null
+TOTALS = dict({f: int for f in FIGURES}, temp_count=(int, type(None)), events=int, allocs=int, reallocs=int,
               frees=int, peak_event=int, unattributed_frees=int)
 SYMBOLS = {"protos": int, "cfuncs": int, "traces": int, "symtab_events": int}
-SITE = dict({f: int for f in FIGURES}, id=int, kind=str, name=str, func=str,
+SITE = dict({f: int for f in FIGURES}, temp_count=(int, type(None)), id=int, kind=str, name=str, func=str,
             file=str, chunk=str, line=int, func_line=int, addr=str,
             symbol_addr=str, traceno=int, func_from=(str, type(None)))
+
+
+def figures_of(doc):
+    """The figures to add up: temp_count too where it is counted."""
+    return FIGURES + ([TEMP] if doc["totals"][TEMP] is not None else [])
 
 
 def has_keys(tag, obj, spec):
@@ -39,6 +45,7 @@ def check_nodes(tag, doc):
     the totals, totals of each node = self + its children's totals; in a
     standard stream node i is site i alone."""
     nodes, sites, t = doc["nodes"], doc["sites"], doc["totals"]
+    figs = figures_of(doc)
     stacks = doc["stream"]["stacks"]
     T.check(isinstance(stacks, bool) and isinstance(doc["stream"]["timed"], bool),
             "%s: stream.stacks/timed" % tag)
@@ -53,16 +60,16 @@ def check_nodes(tag, doc):
                 (n["site"] is None or 0 <= n["site"] < len(sites)), "%s: node %d site" % (tag, i))
         if not stacks and doc["group_by"] is None:
             T.check(len(nodes) == len(sites) and n["site"] == i and p is None and
-                    all(n["self"][f] == sites[i][f] for f in FIGURES),
+                    all(n["self"][f] == sites[i][f] for f in figs),
                     "%s: standard stream node %d is not site %d alone" % (tag, i, i))
         want_total[i] = dict(n["self"])
     for i in range(len(nodes) - 1, -1, -1):
         T.check(nodes[i]["total"] == want_total[i], "%s: node %d total" % (tag, i))
         p = nodes[i]["parent"]
         if p is not None:
-            for f in FIGURES:
+            for f in figs:
                 want_total[p][f] += want_total[i][f]
-    for f in FIGURES:
+    for f in figs:
         total = sum(n["self"][f] for n in nodes)
         T.check(total == t[f], "%s: nodes' self sum %s to %d, totals say %d" % (tag, f, total, t[f]))
     for r in doc["rss"]:
@@ -83,7 +90,8 @@ def check_labels(tag, doc):
     ids = [x["id"] for x in sets]
     T.check(ids[0] == 0 and ids == sorted(set(ids)) and sets[0]["labels"] == {},
             "%s: label set ids %r" % (tag, ids[:8]))
-    for f in LABEL_FIGURES:
+    label_figs = LABEL_FIGURES + ([TEMP] if t[TEMP] is not None else [])
+    for f in label_figs:
         T.check(sum(x[f] for x in sets) == t[f], "%s: label sets sum %s to %d, totals say %d"
                 % (tag, f, sum(x[f] for x in sets), t[f]))
     byid = {x["id"]: x for x in sets}
@@ -91,13 +99,13 @@ def check_labels(tag, doc):
     for n in doc["nodes"]:
         for x in n["labels"]:
             T.check(x["set"] in byid and x["set"] != 0, "%s: node %d share of set %r" % (tag, n["id"], x["set"]))
-            g = share.setdefault(x["set"], dict.fromkeys(LABEL_FIGURES, 0))
-            for f in LABEL_FIGURES:
+            g = share.setdefault(x["set"], dict.fromkeys(label_figs, 0))
+            for f in label_figs:
                 g[f] += x[f]
     for i, x in byid.items():
         if i:
-            want = {f: x[f] for f in LABEL_FIGURES}
-            T.check(share.get(i, dict.fromkeys(LABEL_FIGURES, 0)) == want,
+            want = {f: x[f] for f in label_figs}
+            T.check(share.get(i, dict.fromkeys(label_figs, 0)) == want,
                     "%s: nodes' shares of set %d %r, the set says %r" % (tag, i, share.get(i), want))
 
 
@@ -191,7 +199,11 @@ def check_doc(tag, doc, prof):
                 "%s: trace_start %r of a %s site" % (tag, ts, s["kind"]))
         T.check(s["inuse_bytes"] <= s["alloc_bytes"] and s["inuse_count"] <= s["alloc_count"],
                 "%s: site %d holds more than it allocated" % (tag, i))
-    for f in FIGURES:
+    T.check((t[TEMP] is None) == (doc["stream"]["sample_rate"] is not None) and
+            all((s[TEMP] is None) == (t[TEMP] is None) for s in sites) and
+            all((n["self"][TEMP] is None) == (t[TEMP] is None) for n in doc["nodes"]),
+            "%s: temp_count null in a %s stream" % (tag, "sampled" if t[TEMP] is None else "exact"))
+    for f in figures_of(doc):
         total = sum(s[f] for s in sites)
         T.check(total == t[f], "%s: sites sum %s to %d, totals say %d" % (tag, f, total, t[f]))
     check_nodes(tag, doc)

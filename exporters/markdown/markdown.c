@@ -5,7 +5,9 @@
 **   | 1,200 | 76,800 | `append (test.lua:14)` |
 **
 ** The pair of columns follows --value: alloc_* (default) shows allocations,
-** inuse_* live objects, peak_bytes objects held at the peak. Rows are sorted
+** inuse_* live objects, peak_bytes objects held at the peak. With
+** allocations, a profile that counts temporary allocations (LjmFigures)
+** has a Temporary column too, and temp_count sorts the rows by it. Rows are sorted
 ** by the chosen figure, then the other one, descending, then by name. Rows
 ** are call-tree nodes: sites of a standard stream; stacks of an extended
 ** one, whose Context lists the frames innermost first, joined by <br>
@@ -33,6 +35,7 @@ typedef struct MdRow {
   const LjmSite *s;    /* the node's site: names break ties */
   uint32_t id;         /* the node */
   uint64_t count, bytes;
+  uint64_t temp;       /* temporary allocations */
   uint64_t key, key2;  /* chosen figure, the other one */
 } MdRow;
 
@@ -80,13 +83,14 @@ static const char *count_word(LjmValueKind k)
   return "allocations";
 }
 
-static const char *header_of(LjmValueKind k)
+static const char *header_of(LjmValueKind k, int temp)
 {
+  if (temp) return "| Allocations | Temporary | Total size | Context |\n|---:|---:|---:|:---|";
   if (k == LJM_VALUE_INUSE_BYTES || k == LJM_VALUE_INUSE_COUNT)
-    return "| Live objects | Live size | Context |";
+    return "| Live objects | Live size | Context |\n|---:|---:|:---|";
   if (k == LJM_VALUE_PEAK_BYTES)
-    return "| Objects at peak | Size at peak | Context |";
-  return "| Allocations | Total size | Context |";
+    return "| Objects at peak | Size at peak | Context |\n|---:|---:|:---|";
+  return "| Allocations | Total size | Context |\n|---:|---:|:---|";
 }
 
 /* Longest run of backticks in s. */
@@ -159,7 +163,17 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   LjmBuf b = {0}, label = {0};
   char c1[LJM_THOUSANDS_MAX], c2[LJM_THOUSANDS_MAX];
   uint64_t hid_count = 0, hid_bytes = 0, all_count = 0, all_bytes = 0;
-  int by_count = !ljm_value_is_bytes(st->base.value);
+  LjmValueKind k = ljm_value_resolve(st->base.value);
+  int by_count = !ljm_value_is_bytes(k), by_temp = k == LJM_VALUE_TEMP_COUNT;
+  int temp = ljm_model_totals(m)->temporaries &&
+             (by_temp || k == LJM_VALUE_ALLOC_BYTES || k == LJM_VALUE_ALLOC_COUNT);
+  uint64_t all_temp = 0, hid_temp = 0;
+  if (by_temp && !temp) {
+    snprintf(err, errlen, "--value temp_count: %s", ljm_model_stream(m)->sample_rate
+             ? "a sampled recording cannot count temporary allocations"
+             : "this profile does not count temporary allocations");
+    return -1;
+  }
   if (n && !rows) goto oom;
   for (uint32_t id = 0; id < n; id++) {
     MdRow *r = &rows[nr];
@@ -167,12 +181,14 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     if (nd->kind != LJM_NODE_FRAME) continue;  /* markers never allocate */
     r->s = ljm_model_site(m, nd->site);
     r->id = id;
-    row_pair(ljm_model_node_self(m, id), st->base.value, &r->count, &r->bytes);
-    if (r->count == 0 && r->bytes == 0) continue;
-    r->key = by_count ? r->count : r->bytes;
-    r->key2 = by_count ? r->bytes : r->count;
+    row_pair(ljm_model_node_self(m, id), k, &r->count, &r->bytes);
+    r->temp = ljm_model_node_self(m, id)->temp_count;
+    if (by_temp ? r->temp == 0 : r->count == 0 && r->bytes == 0) continue;
+    r->key = by_temp ? r->temp : by_count ? r->count : r->bytes;
+    r->key2 = by_temp ? r->count : by_count ? r->bytes : r->count;
     all_count += r->count;
     all_bytes += r->bytes;
+    all_temp += r->temp;
     nr++;
   }
   if (nr) qsort(rows, nr, sizeof(*rows), row_cmp);
@@ -188,27 +204,29 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     char note[128];
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&b, "Figures are %s.\n\n", note);
   }
-  ljm_buf_printf(&b, "%s\n|---:|---:|:---|\n", header_of(st->base.value));
+  ljm_buf_printf(&b, "%s\n", header_of(k, temp));
   for (size_t i = 0; i < nr; i++) {
     const MdRow *r = &rows[i];
     if (r->bytes < st->base.o.min_bytes || (st->base.o.top && shown >= st->base.o.top)) {
       hid_count += r->count;
       hid_bytes += r->bytes;
+      hid_temp += r->temp;
       continue;
     }
-    ljm_buf_printf(&b, "| %s | %s | ", ljm_fmt_thousands(c1, r->count),
-                   ljm_fmt_thousands(c2, r->bytes));
+    ljm_buf_printf(&b, "| %s | ", ljm_fmt_thousands(c1, r->count));
+    if (temp) ljm_buf_printf(&b, "%s | ", ljm_fmt_thousands(c1, r->temp));
+    ljm_buf_printf(&b, "%s | ", ljm_fmt_thousands(c2, r->bytes));
     md_context(&b, &label, m, r->id);
     ljm_buf_puts(&b, " |\n");
     shown++;
   }
-  ljm_buf_printf(&b, "\nTotal: %s %s, %s bytes in %zu sites",
-                 ljm_fmt_thousands(c1, all_count), count_word(st->base.value),
-                 ljm_fmt_thousands(c2, all_bytes), nr);
+  ljm_buf_printf(&b, "\nTotal: %s %s", ljm_fmt_thousands(c1, all_count), count_word(k));
+  if (temp) ljm_buf_printf(&b, " (%s temporary)", ljm_fmt_thousands(c1, all_temp));
+  ljm_buf_printf(&b, ", %s bytes in %zu sites", ljm_fmt_thousands(c2, all_bytes), nr);
   if (shown < nr) {
     ljm_buf_printf(&b, "; %zu hidden by --min-bytes/--top (%s %s, ",
-                   nr - shown, ljm_fmt_thousands(c1, hid_count),
-                   count_word(st->base.value));
+                   nr - shown, ljm_fmt_thousands(c1, hid_count), count_word(k));
+    if (temp) ljm_buf_printf(&b, "%s temporary, ", ljm_fmt_thousands(c1, hid_temp));
     ljm_buf_printf(&b, "%s bytes)", ljm_fmt_thousands(c2, hid_bytes));
   }
   ljm_buf_puts(&b, ".\n");

@@ -18,8 +18,9 @@
 ** (system_name "chunk:linedefined", start_line linedefined), one per C
 ** symbol, trace number and INTERNAL; one Location per distinct (function,
 ** line). Each site with a non-zero figure gives one Sample [alloc_objects,
-** alloc_space, inuse_objects, inuse_space]; their sums are the model's
-** totals. All Locations point at one pseudo Mapping so that pprof does not
+** alloc_space, inuse_objects, inuse_space, temp_objects]; their sums are
+** the model's totals. temp_objects (temporary allocations, LjmFigures) is
+** there when every profile counted them: exact streams, not snapshots. All Locations point at one pseudo Mapping so that pprof does not
 ** ask for the main binary.
 **
 ** Labels (rec.label): a node's blocks made under a label set are a Sample
@@ -59,7 +60,8 @@ typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 typedef Perftools__Profiles__Label PbLabel;
 
-#define NVALUES 4
+#define NVALUES 5
+#define NVALUES_NO_TEMP 4  /* without temp_objects */
 #define SITEFRAMES 2  /* a site on its own: at most a trace and its start */
 #define NAME_MAX_BYTES 200  /* names shown to people */
 #define KEY_MAX_BYTES 1024  /* unique names (system_name), comments */
@@ -408,7 +410,8 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
                        uint32_t set)
 {
   const LjmNode *nd = ljm_model_node(m, id);
-  if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes)
+  if (!f->alloc_count && !f->alloc_bytes && !f->inuse_count && !f->inuse_bytes &&
+      !f->temp_count)
     return;
   size_t i = b->nsmp, need = b->nids + LJM_FRAMES_SHOWN_MAX + 2 + SITEFRAMES;
   if (!GROW(b, smp, capsmp, i) || !GROW(b, first, capfirst, i) ||
@@ -445,9 +448,9 @@ static void add_sample(Builder *b, const LjmModel *m, uint32_t id, const LjmFigu
   v[1] = clamp(f->alloc_bytes);
   v[2] = clamp(f->inuse_count);
   v[3] = clamp(f->inuse_bytes);
+  v[4] = clamp(f->temp_count);
   perftools__profiles__sample__init(&b->smp[i]);
   b->smp[i].n_location_id = n;
-  b->smp[i].n_value = NVALUES;
   b->nsmp++;
 }
 
@@ -457,6 +460,7 @@ static void sub_figures(LjmFigures *a, const LjmFigures *b)
   a->alloc_bytes -= b->alloc_bytes;
   a->inuse_count -= b->inuse_count;
   a->inuse_bytes -= b->inuse_bytes;
+  a->temp_count -= b->temp_count;
 }
 
 /* The samples of a stream with label sets: each node's blocks under each
@@ -540,6 +544,7 @@ typedef struct State {
   int snapshot;              /* the first profile is a heap snapshot */
   uint64_t duration;         /* the longest recording's (usec) */
   uint64_t sample_rate;      /* the first sampled profile's */
+  int no_temp;               /* a profile did not count temporaries */
   uint64_t sum[NVALUES];     /* the profiles' totals so far, each at most
                                 LJM_TOTAL_MAX: pprof's int64 sums stay exact */
 } State;
@@ -550,6 +555,7 @@ static const char *default_type(LjmValueKind k)
   case LJM_VALUE_ALLOC_COUNT: return "alloc_objects";
   case LJM_VALUE_INUSE_BYTES: return "inuse_space";
   case LJM_VALUE_INUSE_COUNT: return "inuse_objects";
+  case LJM_VALUE_TEMP_COUNT: return "temp_objects";
   default: return "alloc_space";
   }
 }
@@ -651,7 +657,7 @@ static int add_model(State *st, const LjmModel *m, char *err, size_t errlen)
                     : si->path ? si->path : "?";
   const LjmFigures *tf = &ljm_model_totals(m)->fig;
   const uint64_t add[NVALUES] = { tf->alloc_count, tf->alloc_bytes, tf->inuse_count,
-                                  tf->inuse_bytes };
+                                  tf->inuse_bytes, tf->temp_count };
   for (int k = 0; k < NVALUES; k++) {
     if (add[k] > LJM_TOTAL_MAX - st->sum[k]) {
       snprintf(err, errlen, "%s: the merged figures would pass 2^62, past what pprof's sums "
@@ -677,6 +683,7 @@ static int add_model(State *st, const LjmModel *m, char *err, size_t errlen)
   st->nmodels++;
   if (!si->snapshot && si->duration > st->duration) st->duration = si->duration;
   if (!st->sample_rate) st->sample_rate = si->sample_rate;
+  if (!ljm_model_totals(m)->temporaries) st->no_temp = 1;
 
   size_t nn = ljm_model_nnodes(m);
   free(b->node_loc);  /* per model: its nodes */
@@ -706,7 +713,13 @@ static int write_profile(State *st, char *err, size_t errlen)
   uint8_t *buf = NULL;
   static const char *const types[NVALUES][2] = {
     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
-    {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+    {"inuse_objects", "count"}, {"inuse_space", "bytes"}, {"temp_objects", "count"}};
+  const size_t nv = st->no_temp ? NVALUES_NO_TEMP : NVALUES;
+  if (st->no_temp && st->base.o.value == LJM_VALUE_TEMP_COUNT) {
+    snprintf(err, errlen, "--value temp_count: a profile does not count temporary allocations "
+             "(sampled, or a heap snapshot)");
+    return -1;
+  }
   PbValueType vt[NVALUES], period_type;
   PbValueType *vtp[NVALUES];
   for (int i = 0; i < NVALUES; i++) {
@@ -752,6 +765,7 @@ static int write_profile(State *st, char *err, size_t errlen)
   for (size_t i = 0; i < b->nsmp; i++) {
     b->smp[i].location_id = b->ids + b->first[i];
     b->smp[i].value = b->vals + i * NVALUES;
+    b->smp[i].n_value = nv;
     if (b->smp_lab[i]) {
       b->smp[i].n_label = b->smp_nlab[i];
       b->smp[i].label = labp + b->smp_lab[i] - 1;
@@ -769,7 +783,7 @@ static int write_profile(State *st, char *err, size_t errlen)
 
   PbProfile p;
   perftools__profiles__profile__init(&p);
-  p.n_sample_type = NVALUES;
+  p.n_sample_type = nv;
   p.sample_type = vtp;
   p.n_sample = b->nsmp;
   p.sample = sp;

@@ -14,6 +14,9 @@
 **   inuse_bytes, inuse_count   those of its blocks still live at the end
 **   peak_bytes                 those of its blocks live when the live total
 **                              first reached its maximum
+**   temp_count                 those of its blocks freed right after they
+**                              were made (temporary allocations, LjmFigures;
+**                              a sixth profile, where the model counts them)
 **
 ** so every profile lists its samples in stream order, which is time order:
 ** speedscope's "Time Order" view shows when (in allocation order) memory
@@ -70,6 +73,7 @@ typedef struct SsRun {
   uint64_t time;           /* its events' time mark (0 when none) */
   uint64_t alloc_count, alloc_bytes;
   uint64_t inuse_count, inuse_bytes;
+  uint64_t temp_count;
   uint64_t stamp;          /* event index of the last change of inuse_bytes */
   uint64_t snap;           /* inuse_bytes at event snap_for (a peak) */
   uint64_t snap_for;
@@ -185,11 +189,14 @@ static SsRun *run_for(SsState *st, const LjmLiveEvent *ev)
 }
 
 /* A block of run r (NULL: unknown) goes away at event idx; it stood for
-** count blocks (more than one in a sampled stream). */
-static void run_release(SsState *st, SsRun *r, uint64_t size, uint64_t count, uint64_t idx)
+** count blocks (more than one in a sampled stream); temp: it was a
+** temporary allocation. */
+static void run_release(SsState *st, SsRun *r, uint64_t size, uint64_t count, uint64_t idx,
+                        int temp)
 {
   st->live_bytes -= size;
   if (!r) return;
+  r->temp_count += (uint64_t)temp;
   run_touch(st, r, idx);
   r->inuse_bytes -= size;
   r->inuse_count -= count;
@@ -202,11 +209,12 @@ static void ss_on_event(void *p, const LjmModel *m, const LjmLiveEvent *ev)
   if (st->oom) return;
   /* The model keeps the live blocks: a freed block's owner names its run. */
   if (ev->kind != LJM_EV_ALLOC && ev->old_owner != LJM_NO_OWNER)
-    run_release(st, run_of(st, ev->old_owner), ev->old_size, ev->old_count, ev->index);
+    run_release(st, run_of(st, ev->old_owner), ev->old_size, ev->old_count, ev->index,
+                (ev->temp & LJM_TEMP_OLD) != 0);
   if (ev->kind != LJM_EV_FREE) {
     if (ev->dropped_owner != LJM_NO_OWNER)  /* a block the stream overwrote */
       run_release(st, run_of(st, ev->dropped_owner), ev->dropped_size, ev->dropped_count,
-                  ev->index);
+                  ev->index, (ev->temp & LJM_TEMP_DROPPED) != 0);
     SsRun *r = run_for(st, ev);
     if (!r) {
       st->oom = 1;
@@ -330,7 +338,7 @@ static int same_path(const SsFrameTab *t, uint32_t a, uint32_t b)
 /* -- Writing --------------------------------------------------------------- */
 
 typedef enum SsFig { FIG_ALLOC_BYTES, FIG_ALLOC_COUNT, FIG_INUSE_BYTES, FIG_INUSE_COUNT,
-                     FIG_PEAK_BYTES, FIG_N } SsFig;
+                     FIG_PEAK_BYTES, FIG_TEMP_COUNT, FIG_N } SsFig;
 
 static const struct {
   const char *key, *what, *unit;
@@ -340,6 +348,7 @@ static const struct {
   { "inuse_bytes", "bytes still live at the end", "bytes" },
   { "inuse_count", "blocks still live at the end", "none" },
   { "peak_bytes", "bytes live at the peak", "bytes" },
+  { "temp_count", "temporary allocations (freed right after they were made)", "none" },
 };
 
 static uint64_t run_value(const SsState *st, const SsRun *r, SsFig f)
@@ -349,6 +358,7 @@ static uint64_t run_value(const SsState *st, const SsRun *r, SsFig f)
   case FIG_ALLOC_COUNT: return r->alloc_count;
   case FIG_INUSE_BYTES: return r->inuse_bytes;
   case FIG_INUSE_COUNT: return r->inuse_count;
+  case FIG_TEMP_COUNT: return r->temp_count;
   default: return run_peak(st, r);
   }
 }
@@ -491,6 +501,7 @@ static int profile_index(LjmValueKind v)
   case LJM_VALUE_INUSE_BYTES: return FIG_INUSE_BYTES;
   case LJM_VALUE_INUSE_COUNT: return FIG_INUSE_COUNT;
   case LJM_VALUE_PEAK_BYTES: return FIG_PEAK_BYTES;
+  case LJM_VALUE_TEMP_COUNT: return FIG_TEMP_COUNT;
   default: return FIG_ALLOC_BYTES;
   }
 }
@@ -508,6 +519,11 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
   memset(&sc, 0, sizeof(sc));
   t.cut = SS_UNSET;
   if (st->oom) goto oom;
+  if (profile_index(st->base.value) == FIG_TEMP_COUNT && !ljm_model_totals(m)->temporaries) {
+    snprintf(err, errlen, "--value temp_count: the profile does not count temporary allocations "
+             "(sampled, or a heap snapshot)");
+    return -1;
+  }
   t.nnodes = ljm_model_nnodes(m);
   if (t.nnodes) {
     t.node_off = malloc(t.nnodes * sizeof(*t.node_off));
@@ -543,7 +559,8 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
     fwrite(item, 1, len, f);
   }
   fputs("\n]},\n\"profiles\":[\n", f);
-  for (int k = 0; k < FIG_N; k++) {
+  int nfig = ljm_model_totals(m)->temporaries ? FIG_N : FIG_TEMP_COUNT;
+  for (int k = 0; k < nfig; k++) {
     if (k) fputs(",\n", f);
     write_sampled(st, &t, (SsFig)k, timed ? "in time order" : "in event order");
   }

@@ -202,13 +202,16 @@ def stack_key(frames, st):
 def check_figures(tag, doc, model, reader):
     timed = model["stream"]["timed"]
     profiles, frames = doc["profiles"], doc["shared"]["frames"]
-    want_n = len(FIGS) + (1 if timed else 0)
+    # temporary allocations: a profile where ljm counts them (exact streams)
+    figs = FIGS + ([("temp_count", "none")] if model["totals"]["temp_count"] is not None else [])
+    want_n = len(figs) + (1 if timed else 0)
     if not T.check(len(profiles) == want_n, "%s: %d profiles, expected %d" % (tag, len(profiles), want_n)):
         return
     order = "in time order" if timed else "in event order"
     node_stacks = [node_stack(model, i) for i in range(len(model["nodes"]))]
-    for (fig, unit), p in zip(FIGS, profiles):
+    for (fig, unit), p in zip(figs, profiles):
         pt = "%s [%s]" % (tag, fig)
+        rfig = "temporary" if fig == "temp_count" else fig  # the reader's name
         T.check(p["type"] == "sampled" and p["name"].startswith(fig + ": ") and
                 p["name"].endswith(", " + order),
                 "%s: profile %r, expected %s ... %s" % (pt, p["name"], fig, order))
@@ -217,8 +220,8 @@ def check_figures(tag, doc, model, reader):
         T.check(total == model["totals"][fig], "%s: weights add up to %d, totals say %d"
                 % (pt, total, model["totals"][fig]))
         if reader is not None:
-            T.check(T.fig_ok(reader, fig, total), "%s: weights add up to %d, the independent "
-                    "reader says %d %s" % (pt, total, reader[fig], reader.get("count_bounds", "")))
+            T.check(T.fig_ok(reader, rfig, total), "%s: weights add up to %d, the independent "
+                    "reader says %d %s" % (pt, total, reader[rfig], reader.get("count_bounds", "")))
         got, want = {}, {}
         for st, w in zip(p["samples"], p["weights"]):
             k = stack_key(frames, st)

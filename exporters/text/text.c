@@ -83,6 +83,44 @@ static void put_summary(const TextState *t, const LjmModel *m)
   fputc('\n', t->base.out);
 }
 
+/* Sites by temporary allocations, most first, then by name. */
+static int temp_order(const void *a, const void *b)
+{
+  const LjmSite *x = *(const LjmSite *const *)a, *y = *(const LjmSite *const *)b;
+  if (x->fig.temp_count != y->fig.temp_count) return x->fig.temp_count > y->fig.temp_count ? -1 : 1;
+  LjmStr p = { x->name, x->name_len }, q = { y->name, y->name_len };
+  return ljm_str_cmp(&p, &q);
+}
+
+/* --temporary: each site's blocks freed right after they were made, a
+** line per site that has any, before the reference's sections. */
+static int put_temporaries(const TextState *t, const LjmModel *m, char *err, size_t errlen)
+{
+  const LjmTotals *tot = ljm_model_totals(m);
+  size_t n = 0, ns = ljm_model_nsites(m);
+  const LjmSite **v = malloc((ns ? ns : 1) * sizeof(*v));
+  if (!v) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (uint32_t i = 0; i < ns; i++)
+    if (ljm_model_site(m, i)->fig.temp_count) v[n++] = ljm_model_site(m, i);
+  qsort(v, n, sizeof(*v), temp_order);
+  FILE *out = t->base.out;
+  fprintf(out, "TEMPORARY ALLOCATIONS: %llu of %llu allocations freed right after they were made\n",
+          (unsigned long long)tot->fig.temp_count, (unsigned long long)tot->fig.alloc_count);
+  for (size_t i = 0; i < n; i++) {
+    fwrite(v[i]->name, 1, v[i]->name_len, out);
+    fprintf(out, ": %llu temporary of %llu allocations (%.1f%%)\n",
+            (unsigned long long)v[i]->fig.temp_count, (unsigned long long)v[i]->fig.alloc_count,
+            v[i]->fig.alloc_count ? 100.0 * (double)v[i]->fig.temp_count /
+                                        (double)v[i]->fig.alloc_count : 0.0);
+  }
+  fputc('\n', out);
+  free(v);
+  return 0;
+}
+
 /* Non-empty lines of each aliased chunk, numbered from 1 (doc/ljm-format.md,
 ** "ALIASES"). */
 static void put_aliases(const TextState *t, const LjmModel *m)
@@ -126,6 +164,15 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     }
     t->lines = 1;
   }
+  if (t->base.o.temporaries && !ljm_model_totals(m)->temporaries) {  /* nothing written */
+    snprintf(err, errlen, "--temporary: %s", ljm_model_stream(m)->sample_rate
+             ? "a sampled recording does not show which allocation comes right before a free; "
+               "record exact (without --sample) to count temporary allocations"
+             : "this profile does not count temporary allocations");
+    ljm_trace_lines_free(&t->tl);
+    free(t);
+    return -1;
+  }
   if (ljm_sampled_note(m, note, sizeof(note))) {  /* one line first; rows as the reference's */
     t->sampled = 1;
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
@@ -140,6 +187,11 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
   }
   if (t->base.o.by_key && ljm_by_label_write(t->base.out, m, t->base.o.by_key,
                                              t->base.o.human_readable, t->sampled, err, errlen)) {
+    ljm_trace_lines_free(&t->tl);
+    free(t);
+    return -1;
+  }
+  if (t->base.o.temporaries && put_temporaries(t, m, err, errlen)) {
     ljm_trace_lines_free(&t->tl);
     free(t);
     return -1;

@@ -176,6 +176,59 @@ static void test_peak(void)
   free(b.p);
 }
 
+/* Temporary allocations: heaptrack's rule, line by line (ljm_model.h). */
+static void test_temporaries(void)
+{
+  Sbuf b;
+  start_v3(&b);
+  sb_alloc_lua(&b, A, 1, 0x10, 32);
+  sb_free_int(&b, 0x10, 32);                     /* right after: a:1 temporary */
+  sb_alloc_lua(&b, A, 1, 0x20, 32);
+  sb_alloc_lua(&b, A, 2, 0x30, 16);
+  sb_free_int(&b, 0x20, 32);                     /* another block came between */
+  sb_alloc_lua(&b, A, 3, 0x40, 8);
+  sb_realloc_lua(&b, A, 3, 0x40, 8, 0x50, 16);   /* frees before it allocates: a:3 */
+  sb_realloc_lua(&b, A, 3, 0x50, 16, 0x60, 32);  /* and again: a:3 */
+  sb_alloc_lua(&b, A, 4, 0x70, 64);
+  sb_alloc_lua(&b, A, 4, 0x80, 64);
+  sb_free_int(&b, 0x70, 64);                     /* same stack and size: a:4, as heaptrack */
+  sb_free_int(&b, 0x30, 16);                     /* after a free: never */
+  sb_alloc_lua(&b, A, 5, 0x90, 8);
+  sb_free_int(&b, 0x999, 8);                     /* unknown block: no line between */
+  sb_free_int(&b, 0x90, 8);                      /* a:5 */
+  sb_alloc_lua(&b, A, 6, 0xa0, 8);
+  sb_free_int(&b, 0xa0, 16);                     /* the size the model knew counts */
+  sb_alloc_lua(&b, A, 7, 0xb0, 8);
+  sb_alloc_lua(&b, A, 7, 0xb8, 16);
+  sb_free_int(&b, 0xb0, 8);                      /* same stack, another size: not */
+  sb_byte(&b, 0x80);
+  LjmStatus st;
+  LjmDiag d;
+  LjmModel *m = load(&b, &st, &d);
+  CHECK(st == LJM_OK);
+  const LjmTotals *t = ljm_model_totals(m);
+  CHECK(t->temporaries == 1);
+  CHECK(site_named(m, "@a.lua:1")->fig.temp_count == 1);
+  CHECK(site_named(m, "@a.lua:2")->fig.temp_count == 0);
+  CHECK(site_named(m, "@a.lua:3")->fig.temp_count == 2);
+  CHECK(site_named(m, "@a.lua:4")->fig.temp_count == 1);
+  CHECK(site_named(m, "@a.lua:5")->fig.temp_count == 1);
+  CHECK(site_named(m, "@a.lua:6")->fig.temp_count == 1);
+  CHECK(site_named(m, "@a.lua:7")->fig.temp_count == 0);
+  CHECK(t->fig.temp_count == 6);
+  ljm_model_free(m);
+
+  /* The reference report's model does not count them, and says so. */
+  m = ljm_model_new();
+  ljm_model_set_reference_only(m);
+  LjmInput *in = ljm_input_mem(b.p, b.n);
+  CHECK(ljm_model_load(m, in, "mem.ljm", &d) == LJM_OK);
+  ljm_input_close(in);
+  CHECK(ljm_model_totals(m)->temporaries == 0 && ljm_model_totals(m)->fig.temp_count == 0);
+  ljm_model_free(m);
+  free(b.p);
+}
+
 /* Symbol changes mid-stream: rows keep their first name, sites follow. */
 static void test_redefinitions(void)
 {
@@ -453,6 +506,7 @@ int main(void)
   test_names();
   test_reference_rules();
   test_peak();
+  test_temporaries();
   test_slices();
   test_redefinitions();
   test_old_versions();

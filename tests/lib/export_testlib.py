@@ -135,6 +135,10 @@ def check_decoder(ljm, name, f, want):
     check(all(fig_ok(want, k, got.get(k)) for k in keys),
           "%s: decoder totals %s, independent reader %s"
           % (name, {k: got.get(k) for k in keys}, {k: want[k] for k in keys}))
+    # temporaries: the reader's replay of heaptrack's rule; none when sampled
+    temp = got.get("temp_count", "missing")
+    check(temp == (None if want["sample_rate"] else want["temporary"]),
+          "%s: decoder temp_count %r, independent reader %r" % (name, temp, want["temporary"]))
     rate = doc.get("stream", {}).get("sample_rate", "missing")
     check(rate == want["sample_rate"], "%s: stream.sample_rate %r, the reader says %r"
           % (name, rate, want["sample_rate"]))

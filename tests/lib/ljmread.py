@@ -831,7 +831,8 @@ def check_busy(st, secs=1.0, min_gap_us=0):
 #                      allocations and bytes made under it and the blocks it
 #                      made that are live at the end [count, bytes, count, bytes]
 #   temporary          frees of a block right after an allocation of the same
-#                      size at the same location (heaptrack's "temporary"):
+#                      size at the same location and stack (heaptrack's
+#                      "temporary", ljm's temp_count):
 #                      the events as the heaptrack exporter writes them, each
 #                      a free of the old block (when known), of a block the
 #                      new one overwrites (when any), then the allocation
@@ -957,10 +958,11 @@ def totals(data, window=None):
             if src == 0:
                 raise Bad("unknown source 0")
             loc = (src,) + read_loc(r, src)
-            # heaptrack's frame of a block: its stack, or its location
-            # when it has none
+            # heaptrack's frame of a block: its location, and its stack when
+            # it has one (an event charged to another site than the stack's
+            # innermost frame ends at a leaf of that site: ljm_model.h)
             if stack:
-                loc = ("stack", stack)
+                loc = ("stack", stack) + loc
 
             oaddr, osize, naddr, nsize = read_sizes(r, kind)
             # The model's limits (ljm_model_load.h): a block above 2^56
