@@ -22,8 +22,10 @@
 #include <lualib.h>
 
 #include "cli/arena_room.h"
+#include "cli/record_paused.h"
 #include "recorder/api/lua_module.h"
 #include "recorder/base/elf_symbols.h"
+#include "recorder/base/path_pattern.h"
 #include "recorder/ljm_recorder.h"
 
 #define PROGNAME "luajit"  /* error messages read as luajit's */
@@ -39,7 +41,7 @@ static const char *const cli_only_libs[] = {
 static const char USAGE[] =
     "usage: ljm record [-o FILE] [--stacks [--stack-depth N] | --time] [--flush-interval S]\n"
     "                  [--sample BYTES [--sample-seed N]] [-j CMD]...\n"
-    "                  [--snapshot-at-exit FILE] [--write-timeout S]\n"
+    "                  [--snapshot-at-exit FILE] [--write-timeout S] [--paused]\n"
     "                  [--] script.lua [args...]\n"
     "\n"
     "Runs script.lua under LuaJIT like `luajit script.lua args...` and records\n"
@@ -77,10 +79,20 @@ static const char USAGE[] =
     "                      lets the script run on (default 10; 0: wait for\n"
     "                      ever); -o, --snapshot-at-exit and the script must\n"
     "                      be three different files\n"
+    "  --paused            record nothing until the process gets SIGUSR1,\n"
+    "                      then until SIGUSR2; each SIGUSR1 starts a\n"
+    "                      complete stream of its own, numbered: -o app.ljm\n"
+    "                      writes app.1.ljm, app.2.ljm, ... (refused when the\n"
+    "                      process ignores or handles those signals already)\n"
     "  -j CMD              a LuaJIT -j command, as luajit takes it (-joff,\n"
     "                      -j off, -jflush, -jv, -jdump=FILE): -joff charges\n"
     "                      every allocation to its line instead of its trace\n"
     "  -h, --help          this help\n"
+    "\n"
+    "In -o and --snapshot-at-exit, %p is the process id, %t the time the run\n"
+    "starts (seconds since the epoch), %e the script's name without .lua, and\n"
+    "%% a '%' (app.%p.ljm); so are they in the paths the script gives the\n"
+    "module ljm.recorder (when it opens the file).\n"
     "\n"
     "The script may call misc.memprof.start(path)/stop() as under Tarantool;\n"
     "those recordings go to their own files, next to the whole-run one\n"
@@ -188,6 +200,19 @@ static int preload_recorder(lua_State *L)
   return ljm_recorder_open(L);
 }
 
+/* -o or --snapshot-at-exit PATTERN with %p, %t and %e filled in, into buf
+** (PATH_MAX bytes), *path pointed at it; 0, or a usage error said (2). */
+static int expand_arg(const char *opt, const char **path, char *buf)
+{
+  const char *why;
+  if (rec_path_expand(*path, buf, PATH_MAX, &why)) {
+    fprintf(stderr, "ljm record: %s %s: %s. Try 'ljm record --help'.\n", opt, *path, why);
+    return 2;
+  }
+  *path = buf;
+  return 0;
+}
+
 /* Default profile name: <basename without .lua>.record.ljm. */
 static char *default_output(const char *script)
 {
@@ -229,10 +254,13 @@ typedef struct RunArgs {
   int argc;
   char **argv;
   int script;            /* index of the script in argv */
-  const char *output;    /* profile path */
+  const char *output;    /* profile path (%p, %t and %e filled in) */
+  const char *output_api;  /* the same, each '%' doubled: what the recorder expands */
   LjmRecOptions opt;     /* --stacks, --stack-depth */
   LjmRecorder *rec;      /* the whole-run recording */
   const char *snapshot;  /* --snapshot-at-exit FILE, or NULL */
+  const char *snapshot_api;  /* the same, each '%' doubled */
+  int paused;            /* --paused: recordings from SIGUSR1 to SIGUSR2 */
   const char *jit[32];   /* -j commands in order (on, off, flush, v, dump=F, ...) */
   int njit;
   int status;            /* 0 ok, else failed */
@@ -343,6 +371,7 @@ static void record_at_exit(void)
   ** stays (a snapshot not taken was reported). */
   if (!a || getpid() != exit_run.pid || !pthread_equal(pthread_self(), vm_thread)) return;
   exit_run.a = NULL;
+  if (a->paused && ljm_paused_finish()) failed = 1;
   if (a->rec && ljm_recorder_stop(a->rec, &err)) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
     failed = 1;
@@ -398,15 +427,19 @@ static int pmain(lua_State *L)
     a->status = 1;
     return 0;
   }
-  a->rec = ljm_recorder_start_path_ex(L, a->output, &a->opt, &err);
-  if (!a->rec) {
+  if (a->paused) {  /* no recording until SIGUSR1 */
+    if (ljm_paused_arm(L, a->output_api, &a->opt, &a->rec)) {
+      a->status = 1;
+      return 0;
+    }
+  } else if (!(a->rec = ljm_recorder_start_path_ex(L, a->output_api, &a->opt, &err))) {
     fprintf(stderr, "ljm record: %s\n", err.msg);
     a->status = 1;
     return 0;
   }
   if (a->snapshot) {
     exit_snap.L = L;
-    exit_snap.path = a->snapshot;
+    exit_snap.path = a->snapshot_api;
     atexit(snapshot_at_exit);
   }
   status = handle_luainit(L);
@@ -421,6 +454,7 @@ static int pmain(lua_State *L)
   }
   snapshot_at_exit();
   a->status = status;
+  if (a->paused && ljm_paused_finish()) a->status = 1;
   return 0;
 }
 
@@ -515,6 +549,7 @@ static int seconds(const char *v, int zero_ok, double *t)
 int ljm_record_main(int argc, char **argv)
 {
   char *defout = NULL, *snapout = NULL;
+  static char outx[PATH_MAX], snapx[PATH_MAX], outapi[2 * PATH_MAX], snapapi[2 * PATH_MAX];
   int i, status;
   lua_State *L;
   LjmRecError err;
@@ -538,6 +573,8 @@ int ljm_record_main(int argc, char **argv)
       a.output = arg + 9;
     } else if (!strncmp(arg, "-o", 2)) {
       a.output = arg + 2;
+    } else if (!strcmp(arg, "--paused")) {
+      a.paused = 1;
     } else if (!strcmp(arg, "--stacks")) {
       a.opt.stacks = 1;
     } else if (!strcmp(arg, "--time")) {
@@ -629,6 +666,22 @@ int ljm_record_main(int argc, char **argv)
     a.output = defout;
   }
 
+  /* %p, %t and %e, filled in once, now: this process runs the script, so
+  ** %p is its pid, and %t the time it starts; %e is the script's name (a
+  ** module started by the script fills it in the same way). */
+  {
+    char *name = default_output(argv[a.script]);  /* "<script>.record.ljm" */
+    if (name) {
+      name[strlen(name) - sizeof(".record.ljm") + 1] = '\0';
+      rec_path_set_exe(name);
+      free(name);
+    }
+  }
+  if ((!defout && expand_arg("-o", &a.output, outx)) ||
+      (a.snapshot && expand_arg("--snapshot-at-exit", &a.snapshot, snapx))) {
+    free(defout);
+    return 2;
+  }
   if (a.snapshot && a.snapshot[0] != '/') {  /* where the run started, as -o */
     snapout = absolute(a.snapshot);
     if (snapout) a.snapshot = snapout;
@@ -650,6 +703,16 @@ int ljm_record_main(int argc, char **argv)
       return 2;
     }
   }
+  /* The recorder fills fields in again: it gets each '%' doubled. */
+  if (rec_path_escape(a.output, outapi, sizeof(outapi)) ||
+      (a.snapshot && rec_path_escape(a.snapshot, snapapi, sizeof(snapapi)))) {
+    fprintf(stderr, "ljm record: %s: file name too long\n", a.output);
+    free(defout);
+    free(snapout);
+    return 1;
+  }
+  a.output_api = outapi;
+  a.snapshot_api = a.snapshot ? snapapi : NULL;
   if (a.snapshot && !writable_target(a.snapshot)) {
     free(defout);
     free(snapout);

@@ -62,10 +62,12 @@ def by_table(stream, key):
     check(p.returncode == 0, "report --by %s: exit 0 (%r)" % (key, p.stderr[-300:]))
     m = re.search(r"^BY LABEL %s .*\n.*\n((?:.*\S.*\n)*)" % re.escape(key), p.stdout, re.M)
     rows = {}
+    # exact recordings have a seventh column, the temporary allocations
+    ncol = 7 if m and "temporary" in m.group(0).split("\n")[1] else 6
     for line in (m.group(1) if m else "").splitlines():
         f = line.split()
-        if len(f) >= 7 and f[0][0].isdigit():
-            rows[" ".join(f[6:])] = tuple(float(x.rstrip("B")) for x in f[:6])
+        if len(f) > ncol and f[0][0].isdigit():
+            rows[" ".join(f[ncol:])] = tuple(float(x.rstrip("B")) for x in f[:6])
     return rows, p.stdout
 
 

@@ -31,6 +31,7 @@
   works out by hand.
 
 usage: labels_test.py LJM PLUGINS_LUA TESTDATA"""
+import json
 import os
 import re
 import shutil
@@ -66,10 +67,12 @@ def by_table(text, key):
     """ljm report --by's rows: value -> (in use, blocks, allocated, allocs, freed, frees)."""
     m = re.search(r"^BY LABEL %s .*\n.*\n((?:.*\S.*\n)*)" % re.escape(key), text, re.M)
     rows = {}
+    # exact recordings have a seventh column, the temporary allocations
+    ncol = 7 if m and "temporary" in m.group(0).split("\n")[1] else 6
     for line in (m.group(1) if m else "").splitlines():
         f = line.split()
-        if len(f) >= 7 and f[0][0].isdigit():
-            rows[" ".join(f[6:])] = tuple(int(x.rstrip("B")) for x in f[:6])
+        if len(f) > ncol and f[0][0].isdigit():
+            rows[" ".join(f[ncol:])] = tuple(int(x.rstrip("B")) for x in f[:6])
     return rows
 
 
@@ -110,6 +113,14 @@ check(a and n_a <= a[3] <= n_a + 12, "plugin a's allocations are the stream's (%
 rest = run([LJM, "report", prof]).stdout
 check(p.stdout.endswith(rest) and p.stdout.startswith("BY LABEL plugin"),
       "the usual report follows the table")
+# An exact recording's temporary allocations: a column adding up to the JSON's total.
+doc = json.loads(run([LJM, "convert", "-q", "-f", "json", "-o", "-", prof]).stdout or "{}")
+head = p.stdout.split("\n")[1].split()
+temps = [int(ln.split()[6]) for ln in p.stdout.split("\n\n")[0].split("\n")[2:]
+         if ln.split() and ln.split()[0][0].isdigit()]
+check(head[-2:] == ["temporary", "plugin"] and doc.get("totals", {}).get("temp_count") == sum(temps),
+      "report --by plugin: a temporary column adding up to the JSON's %r (%r, %r)"
+      % (doc.get("totals", {}).get("temp_count"), head, temps))
 p = run([LJM, "report", "--by", "route", prof])
 rows = by_table(p.stdout, "route")
 check(p.returncode == 0 and "/y" in rows and "(none)" in rows, "report --by route: %s" % sorted(rows))
@@ -364,7 +375,6 @@ for k in range(1, 4096):
 path = os.path.join(TMP, "deep.ljm")
 open(path, "wb").write(deep.data())
 p = run([LJM, "convert", "-q", "--group-by", "k", "-f", "json", "-o", "-", path])
-import json
 d = json.loads(p.stdout) if p.returncode == 0 else {"nodes": [], "sites": []}
 roots = [n["total"]["alloc_bytes"] for n in d["nodes"] if n["parent"] is None and
          d["sites"][n["site"]]["kind"] == "label"]

@@ -221,10 +221,11 @@ if check(p.returncode == 0, "record plugins.lua: %r" % p.stderr[-300:]):
     rep = run([LJM, "report", "--by", "plugin", labelled]).stdout.decode()
     inuse = {}
     m = re.search(r"^BY LABEL plugin .*\n.*\n((?:.*\S.*\n)*)", rep, re.M)
+    ncol = 7 if m and "temporary" in m.group(0).split("\n")[1] else 6  # exact: temporaries too
     for ln in (m.group(1) if m else "").splitlines():
         f = ln.split()
-        if len(f) >= 7 and f[0][0].isdigit():
-            inuse[" ".join(f[6:])] = int(f[0].rstrip("B"))
+        if len(f) > ncol and f[0][0].isdigit():
+            inuse[" ".join(f[ncol:])] = int(f[0].rstrip("B"))
     top = run([LJM, "top", "--once", "--by", "plugin", "--top", "100", labelled]).stdout.decode()
     shown = {}
     for ln in top.splitlines():

@@ -76,9 +76,12 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
     ljm_figures_add(&rows[i].fig, f);
   }
   qsort(rows, n, sizeof(*rows), row_order);
+  int temp = ljm_model_totals(m)->temporaries;  /* exact streams: temporary allocations too */
   fprintf(out, "BY LABEL %s (a block counts for the labels it was allocated under):\n", key);
-  fprintf(out, " %12s %12s %12s %12s %12s %12s  %s\n", "in use", "blocks", "allocated",
-          "allocs", "freed", "frees", key);
+  fprintf(out, " %12s %12s %12s %12s %12s %12s", "in use", "blocks", "allocated", "allocs",
+          "freed", "frees");
+  if (temp) fprintf(out, " %12s", "temporary");
+  fprintf(out, "  %s\n", key);
   for (size_t i = 0; i < n; i++) {
     const LjmFigures *f = &rows[i].fig;
     put_cell(out, (double)f->inuse_bytes, 1, human, round3);
@@ -87,6 +90,7 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
     put_cell(out, (double)f->alloc_count, 0, human, round3);
     put_cell(out, (double)f->free_bytes, 1, human, round3);
     put_cell(out, (double)f->free_count, 0, human, round3);
+    if (temp) put_cell(out, (double)f->temp_count, 0, human, round3);
     fputs("  ", out);
     if (rows[i].value.s) {  /* bytes as recorded: control characters shown escaped */
       for (size_t k = 0; k < rows[i].value.len; k++) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "recorder/base/out_file.h"
+#include "recorder/base/path_pattern.h"
 #include "recorder/vm/attribution.h"
 #include "recorder/vm/cfunc_names.h"
 
@@ -217,13 +218,23 @@ static LjmRecorder *start_session(lua_State *L, LjmRecorder *r, LjmRecError *err
 
 /* -- This flavour's entry points (RecFlavour) ------------------------------ */
 
-static LjmRecorder *start_path_locked(lua_State *L, const char *path,
+static LjmRecorder *start_path_locked(lua_State *L, const char *pattern,
                                       const LjmRecOptions *opt, LjmRecError *err)
 {
   LjmRecorder *r;
+  char path[PATH_MAX];
+  const char *why;
+  int pe;
   if (pre_start(L, err) || check_options(opt, err)) return NULL;
-  if (!path || !*path) {
+  if (!pattern || !*pattern) {
     set_err(err, EINVAL, "%s", "empty path");
+    return NULL;
+  }
+  if ((pe = rec_path_expand(pattern, path, sizeof(path), &why))) {  /* %p, %t, %e */
+    if (err) {
+      err->code = pe;
+      snprintf(err->msg, sizeof(err->msg), "%s: %s", pattern, why);
+    }
     return NULL;
   }
   if (busy_target(L, path, "recording", err)) return NULL;

@@ -26,6 +26,7 @@
 #include "recorder/base/buffer.h"
 #include "recorder/base/clock.h"
 #include "recorder/base/out_file.h"
+#include "recorder/base/path_pattern.h"
 #include "recorder/vm/func_names.h"
 #include "recorder/vm/heap_snapshot.h"
 #include "recorder/vm/lj.h"
@@ -705,14 +706,17 @@ static int snap_fail(LjmRecError *err, int code, const char *path, const char *w
   return code;
 }
 
-int rec_snap_write(lua_State *L, const char *path, const RecSnapHost *host, LjmRecError *err)
+int rec_snap_write(lua_State *L, const char *pattern, const RecSnapHost *host, LjmRecError *err)
 {
   Snap s;
   RecOutFile out;
   const char *why;
   char label[SN_LABEL_MAX + 64];
+  char path[PATH_MAX];
   memset(&s, 0, sizeof(s));
-  if (!path || !*path) return snap_fail(err, EINVAL, "snapshot", "empty path");
+  if (!pattern || !*pattern) return snap_fail(err, EINVAL, "snapshot", "empty path");
+  int pe = rec_path_expand(pattern, path, sizeof(path), &why);  /* %p, %t, %e */
+  if (pe) return snap_fail(err, pe, pattern, why);
   s.g = G(L);
   exe_of(&s);
   if (!rec_lj_vmst_frames(s.g->vmstate))
