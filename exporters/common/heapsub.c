@@ -223,3 +223,32 @@ void ljm_heap_sub_edge_text(const LjmHeapSub *s, const LjmHeapGraph *g, uint32_t
   ljm_heapgraph_step(g, s->edge[k].ref, step, sizeof(step));
   ljm_text_clean(b, step, strlen(step), 0, STEP_SHOWN);
 }
+
+int ljm_heap_sub_draw(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f,
+                      const LjmHeapDraw *d, char *err, size_t errlen)
+{
+  LjmHeapSub s;
+  if (ljm_heap_sub(&s, g, o)) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  LjmBuf b = { 0 };
+  ljm_heap_sub_title(&s, o, &b);
+  d->begin(f, ljm_buf_str(&b));
+  for (uint32_t k = 0; k < s.nnode; k++) {
+    ljm_buf_reset(&b);
+    ljm_heap_sub_node_text(&s, g, k, &b);
+    d->node(f, g, &s, k, ljm_buf_str(&b));
+  }
+  for (uint32_t k = 0; k < s.nedge; k++) {
+    ljm_buf_reset(&b);
+    ljm_heap_sub_edge_text(&s, g, k, &b);
+    d->edge(f, g, &s, k, ljm_buf_str(&b));
+  }
+  d->end(f, g, &s);
+  int oom = b.oom;
+  ljm_buf_free(&b);
+  ljm_heap_sub_free(&s);
+  if (oom) snprintf(err, errlen, "out of memory");
+  return oom ? -1 : 0;
+}

@@ -13,6 +13,7 @@
 #define LJM_EXPORTERS_HEAPSUB_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "exporters/common/buf.h"
 #include "exporters/ljm_exporter.h"
@@ -65,5 +66,20 @@ void ljm_heap_sub_node_text(const LjmHeapSub *s, const LjmHeapGraph *g, uint32_t
 
 /* Edge k's text: the reference's key, index or slot (cleaned). */
 void ljm_heap_sub_edge_text(const LjmHeapSub *s, const LjmHeapGraph *g, uint32_t k, LjmBuf *b);
+
+/* A drawing's syntax (dot, mermaid): each callback writes one part of it to
+** f; texts are the ones above. Node k of s is s->node[k]; the first
+** s->picked nodes are the objects the view picked. */
+typedef struct LjmHeapDraw {
+  void (*begin)(FILE *f, const char *title);
+  void (*node)(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k, const char *text);
+  void (*edge)(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k, const char *text);
+  void (*end)(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s);
+} LjmHeapDraw;
+
+/* Builds the view o asks for and draws it with d: the title, every node,
+** every edge, the end. 0, or -1 with err set (out of memory). */
+int ljm_heap_sub_draw(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f,
+                      const LjmHeapDraw *d, char *err, size_t errlen);
 
 #endif

@@ -17,7 +17,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "exporters/common/buf.h"
 #include "exporters/common/heapsub.h"
 #include "exporters/ljm_exporter.h"
 
@@ -41,49 +40,52 @@ static void node_id(FILE *f, const LjmHeapGraph *g, const LjmHeapSubNode *n)
   else fprintf(f, "\"0x%" PRIx64 "\"", g->obj[n->obj].addr);
 }
 
-static int dot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
-                     size_t errlen)
+static void dot_begin(FILE *f, const char *title)
 {
-  LjmHeapSub s;
-  if (ljm_heap_sub(&s, g, o)) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
-  LjmBuf b = { 0 };
-  ljm_heap_sub_title(&s, o, &b);
-  fprintf(f, "// %s (ljm heap)\ndigraph retainers {\n  graph [label=", ljm_buf_str(&b));
-  quoted(f, ljm_buf_str(&b));
+  fprintf(f, "// %s (ljm heap)\ndigraph retainers {\n  graph [label=", title);
+  quoted(f, title);
   fputs(", labelloc=t, fontname=\"sans-serif\"];\n"
         "  node [shape=box, fontname=\"sans-serif\", fontsize=10];\n"
         "  edge [fontname=\"sans-serif\", fontsize=9];\n", f);
-  for (uint32_t k = 0; k < s.nnode; k++) {
-    ljm_buf_reset(&b);
-    ljm_heap_sub_node_text(&s, g, k, &b);
-    fputs("  ", f);
-    node_id(f, g, &s.node[k]);
-    fputs(" [label=", f);
-    quoted(f, ljm_buf_str(&b));
-    if (s.node[k].obj == 0) fputs(", shape=ellipse", f);
-    else if (s.node[k].level == 0) fputs(", style=filled, fillcolor=\"#ffe0b2\"", f);
-    fputs("];\n", f);
-  }
-  for (uint32_t k = 0; k < s.nedge; k++) {
-    ljm_buf_reset(&b);
-    ljm_heap_sub_edge_text(&s, g, k, &b);
-    fputs("  ", f);
-    node_id(f, g, &s.node[s.edge[k].from]);
-    fputs(" -> ", f);
-    node_id(f, g, &s.node[s.edge[k].to]);
-    fputs(" [label=", f);
-    quoted(f, ljm_buf_str(&b));
-    fputs("];\n", f);
-  }
+}
+
+static void dot_node(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k,
+                     const char *text)
+{
+  fputs("  ", f);
+  node_id(f, g, &s->node[k]);
+  fputs(" [label=", f);
+  quoted(f, text);
+  if (s->node[k].obj == 0) fputs(", shape=ellipse", f);
+  else if (s->node[k].level == 0) fputs(", style=filled, fillcolor=\"#ffe0b2\"", f);
+  fputs("];\n", f);
+}
+
+static void dot_edge(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k,
+                     const char *text)
+{
+  fputs("  ", f);
+  node_id(f, g, &s->node[s->edge[k].from]);
+  fputs(" -> ", f);
+  node_id(f, g, &s->node[s->edge[k].to]);
+  fputs(" [label=", f);
+  quoted(f, text);
+  fputs("];\n", f);
+}
+
+static void dot_end(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s)
+{
+  (void)g;
+  (void)s;
   fputs("}\n", f);
-  int oom = b.oom;
-  ljm_buf_free(&b);
-  ljm_heap_sub_free(&s);
-  if (oom) snprintf(err, errlen, "out of memory");
-  return oom ? -1 : 0;
+}
+
+static const LjmHeapDraw dot_draw = { dot_begin, dot_node, dot_edge, dot_end };
+
+static int dot_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
+                     size_t errlen)
+{
+  return ljm_heap_sub_draw(g, o, f, &dot_draw, err, errlen);
 }
 
 const LjmExporter ljm_exporter_dot = {

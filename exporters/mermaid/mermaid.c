@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exporters/common/buf.h"
 #include "exporters/common/heapsub.h"
 #include "exporters/ljm_exporter.h"
 
@@ -64,52 +63,53 @@ static void node_id(FILE *f, const LjmHeapGraph *g, const LjmHeapSubNode *n)
   else fprintf(f, "n%" PRIx64, g->obj[n->obj].addr);
 }
 
+static void mm_begin(FILE *f, const char *title)
+{
+  fputs("%% ", f);
+  escaped(f, title);
+  fputs(" (ljm heap)\nflowchart TD\n", f);
+}
+
+static void mm_node(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k,
+                    const char *text)
+{
+  fputs("  ", f);
+  node_id(f, g, &s->node[k]);
+  fputs(s->node[k].obj == 0 ? "([" : "[", f);
+  quoted(f, text);
+  fputs(s->node[k].obj == 0 ? "])\n" : "]\n", f);
+}
+
+static void mm_edge(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s, uint32_t k,
+                    const char *text)
+{
+  fputs("  ", f);
+  node_id(f, g, &s->node[s->edge[k].from]);
+  fputs(" -->|", f);
+  quoted(f, text);
+  fputs("| ", f);
+  node_id(f, g, &s->node[s->edge[k].to]);
+  fputc('\n', f);
+}
+
+/* The picked objects, filled. */
+static void mm_end(FILE *f, const LjmHeapGraph *g, const LjmHeapSub *s)
+{
+  if (!s->picked) return;
+  fputs("  classDef picked fill:#ffe0b2,stroke:#e65100\n  class ", f);
+  for (uint32_t k = 0; k < s->picked; k++) {
+    if (k) fputc(',', f);
+    node_id(f, g, &s->node[k]);
+  }
+  fputs(" picked\n", f);
+}
+
+static const LjmHeapDraw mm_draw = { mm_begin, mm_node, mm_edge, mm_end };
+
 static int mermaid_write(const LjmHeapGraph *g, const LjmExportOptions *o, FILE *f, char *err,
                          size_t errlen)
 {
-  LjmHeapSub s;
-  if (ljm_heap_sub(&s, g, o)) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
-  LjmBuf b = { 0 };
-  ljm_heap_sub_title(&s, o, &b);
-  fputs("%% ", f);
-  escaped(f, ljm_buf_str(&b));
-  fputs(" (ljm heap)\nflowchart TD\n", f);
-  for (uint32_t k = 0; k < s.nnode; k++) {
-    ljm_buf_reset(&b);
-    ljm_heap_sub_node_text(&s, g, k, &b);
-    fputs("  ", f);
-    node_id(f, g, &s.node[k]);
-    fputs(s.node[k].obj == 0 ? "([" : "[", f);
-    quoted(f, ljm_buf_str(&b));
-    fputs(s.node[k].obj == 0 ? "])\n" : "]\n", f);
-  }
-  for (uint32_t k = 0; k < s.nedge; k++) {
-    ljm_buf_reset(&b);
-    ljm_heap_sub_edge_text(&s, g, k, &b);
-    fputs("  ", f);
-    node_id(f, g, &s.node[s.edge[k].from]);
-    fputs(" -->|", f);
-    quoted(f, ljm_buf_str(&b));
-    fputs("| ", f);
-    node_id(f, g, &s.node[s.edge[k].to]);
-    fputc('\n', f);
-  }
-  if (s.picked) {
-    fputs("  classDef picked fill:#ffe0b2,stroke:#e65100\n  class ", f);
-    for (uint32_t k = 0; k < s.picked; k++) {
-      if (k) fputc(',', f);
-      node_id(f, g, &s.node[k]);
-    }
-    fputs(" picked\n", f);
-  }
-  int oom = b.oom;
-  ljm_buf_free(&b);
-  ljm_heap_sub_free(&s);
-  if (oom) snprintf(err, errlen, "out of memory");
-  return oom ? -1 : 0;
+  return ljm_heap_sub_draw(g, o, f, &mm_draw, err, errlen);
 }
 
 const LjmExporter ljm_exporter_mermaid = {
