@@ -193,7 +193,7 @@ static int temp_refused(const LjmModel *m, LjmValueKind value, const char *path)
   if (value != LJM_VALUE_TEMP_COUNT || ljm_model_totals(m)->temporaries) return 0;
   const LjmStreamInfo *si = ljm_model_stream(m);
   fprintf(stderr, "%s: --value temp_count: %s\n", path,
-          si->snapshot ? "a heap snapshot has no allocations, temporary or not"
+          si->snapshot ? "a heap snapshot shows what is alive at one moment, not what was freed"
           : si->sample_rate ? "a sampled recording does not show which allocation comes right "
                               "before a free; record exact (without --sample) to count "
                               "temporary allocations"

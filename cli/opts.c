@@ -23,6 +23,16 @@ int ljm_getopt(int argc, char **argv, const char *shortopts,
     return c;
   }
   const char *bad = argv[optind - 1];
+  /* A long option given a value it does not take: getopt names it by its
+  ** internal code (optopt), which means nothing to a user. */
+  if (optopt && bad && bad[0] == '-' && bad[1] == '-' && strchr(bad, '=') && longopts) {
+    for (const struct option *o = longopts; o->name; o++) {
+      if (o->val == optopt && o->has_arg == no_argument) {
+        ljm_cli_usage_error(cmd, "option '--%s' takes no value ('%s')", o->name, bad);
+        return '?';
+      }
+    }
+  }
   if (optopt && strchr(shortopts, optopt) && optopt != ':')
     ljm_cli_usage_error(cmd, "option '-%c' needs a value", optopt);
   else if (optopt)

@@ -322,8 +322,8 @@ static void check_model(const LjmModel *m, size_t seen, uint64_t carried)
     sum.peak_count += f->peak_count;
     sum.peak_bytes += f->peak_bytes;
     sum.temp_count += f->temp_count;
-    /* a temporary block was allocated (a window's too: right before) */
-    CHECK(f->temp_count <= f->alloc_count && (t->temporaries || !f->temp_count));
+    /* a temporary block was allocated here (in a window: or carried in) */
+    CHECK((windowed || f->temp_count <= f->alloc_count) && (t->temporaries || !f->temp_count));
   }
   CHECK(memcmp(&sum, &t->fig, sizeof(sum)) == 0);
   CHECK(t->fig.alloc_bytes <= LJM_TOTAL_MAX && t->fig.free_bytes <= LJM_TOTAL_MAX);
@@ -733,7 +733,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   o.out_path = "out";
   o.value = (LjmValueKind)(pick % (LJM_VALUE_TEMP_COUNT + 1));
   o.leak_only = pick >> 3 & 1;
-  o.temporaries = pick >> 3 & 1;         /* text report --temporary */
+  o.temporaries = size > 2 && data[size / 3] & 1;  /* text report --temporary */
   o.human_readable = pick >> 4 & 1;
   o.top = pick >> 5;                     /* markdown options */
   o.min_bytes = size > 1 ? data[1] : 0;

@@ -31,13 +31,20 @@ uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len)
   return id;
 }
 
+const char *ljm_model_shown(const char *s, size_t *len, char *cut)
+{
+  if (*len <= LJM_NAME_SHOWN_MAX) return s;
+  memcpy(cut, s, LJM_NAME_SHOWN_MAX);
+  memcpy(cut + LJM_NAME_SHOWN_MAX, "...", 3);
+  *len = LJM_NAME_SHOWN_MAX + 3;
+  return cut;
+}
+
 uint32_t ljm_model_intern_shown(LjmModel *m, const char *s, size_t len)
 {
   char cut[LJM_NAME_SHOWN_MAX + 3];
-  if (len <= LJM_NAME_SHOWN_MAX) return ljm_model_intern(m, s, len);
-  memcpy(cut, s, LJM_NAME_SHOWN_MAX);
-  memcpy(cut + LJM_NAME_SHOWN_MAX, "...", 3);
-  return ljm_model_intern(m, cut, sizeof(cut));
+  s = ljm_model_shown(s, &len, cut);
+  return ljm_model_intern(m, s, len);
 }
 
 LjmModel *ljm_model_new(void)

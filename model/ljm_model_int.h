@@ -34,7 +34,11 @@ typedef struct FnId {
 ** whatever one name costs in the stream. */
 #define LJM_NAME_SHOWN_MAX 512
 
-/* Interns s, cut to LJM_NAME_SHOWN_MAX bytes and "..." when longer. */
+/* s as shown: itself, or when longer than LJM_NAME_SHOWN_MAX its first
+** bytes and "..." written into cut (LJM_NAME_SHOWN_MAX + 3 bytes); *len
+** becomes the shown length. */
+const char *ljm_model_shown(const char *s, size_t *len, char *cut);
+/* Interns s as ljm_model_shown shows it. */
 uint32_t ljm_model_intern_shown(LjmModel *m, const char *s, size_t len);
 
 typedef struct Trace {

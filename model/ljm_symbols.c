@@ -72,12 +72,7 @@ void ljm_sym_cfunc(LjmModel *m, uint64_t addr, const char *name, size_t len)
 {
   m->totals.cfuncs++;
   char cut[LJM_NAME_SHOWN_MAX + 3];
-  if (len > LJM_NAME_SHOWN_MAX) {
-    memcpy(cut, name, LJM_NAME_SHOWN_MAX);
-    memcpy(cut + LJM_NAME_SHOWN_MAX, "...", 3);
-    name = cut;
-    len = sizeof(cut);
-  }
+  name = ljm_model_shown(name, &len, cut);
   int added;
   LjmCsym *e = ljm_csyms_put(&m->csyms, addr, &added);
   if (!e) {

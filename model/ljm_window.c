@@ -17,7 +17,8 @@ typedef struct Carry {
   LjmLiveEvent ev;
 } Carry;
 
-/* One block in use at the window's start, to the listener. */
+/* One block in use at the window's start, to the listener; the last one
+** is the '+' line temporaries count from (heaptrack's file has it last). */
 static void carry(void *ud, uint64_t key, uint64_t stored, uint32_t owner)
 {
   Carry *c = ud;
@@ -33,7 +34,10 @@ static void carry(void *ud, uint64_t key, uint64_t stored, uint32_t owner)
   c->ev.node = m->ctx_owners ? m->ctxs[owner].node : owner;
   c->ev.new_size = bytes;
   c->ev.new_count = count;
-  m->listener->on_event(m->listener_ud, m, &c->ev);
+  m->tmp_plus = 1;
+  m->tmp_node = c->ev.node;
+  m->tmp_size = bytes;
+  if (m->listener) m->listener->on_event(m->listener_ud, m, &c->ev);
 }
 
 void ljm_window_start(LjmModel *m)
@@ -44,7 +48,9 @@ void ljm_window_start(LjmModel *m)
   m->totals.fig.peak_count = m->live_count;
   m->totals.peak_event = m->totals.events;
   m->epoch++;
-  if (!m->listener || m->oom || m->bad) return;
+  /* Exact streams walk the blocks for the temporaries even without a
+  ** listener, so that every view counts the same. */
+  if ((!m->listener && m->rate) || m->oom || m->bad) return;
   Carry c = { m, { .kind = LJM_EV_CARRIED, .index = m->totals.events, .old_site = LJM_NO_SITE,
                    .dropped_site = LJM_NO_SITE, .old_node = LJM_NO_NODE,
                    .dropped_node = LJM_NO_NODE, .time = 0, .old_owner = LJM_NO_OWNER,

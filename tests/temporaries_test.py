@@ -21,9 +21,14 @@ recording:
     -lines -top puts temps.lua:10 first with its count;
   * Markdown's Temporary column, folded --value temp_count and speedscope's
     temp_count profile add up to the total, line 10's rows to its count.
-The sampled recording: `report --temporary` and `--value temp_count` are
-refused in one line (exit 1) saying why, the JSON says null, pprof has no
-temp_objects type.
+With the JIT on, `report --temporary --traces=lines` merges each trace's row
+into its start line's. The sampled recording: `report --temporary` and
+`--value temp_count` are refused in one line (exit 1) saying why, the JSON
+says null, pprof has no temp_objects type. Hand-made streams: the first
+block freed after another free (heaptrack counts one more, as the file's
+`# ljm:` line says), and a time window whose first event frees the last
+block carried into it (heaptrack and ljm count it alike, with or without
+a streaming view).
 usage: temporaries_test.py LJM TEMP_DIR"""
 import collections
 import gzip
@@ -37,6 +42,7 @@ import tempfile
 
 import ljmread
 from checks import Checks
+from ljmwrite import Stream
 
 ljm, src_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 chk = Checks("temporaries")
@@ -113,7 +119,8 @@ def check_exact(tag, path, joff):
     head, _, rest = text.partition("\n\n")
     chk(rest == plain, "%s: --temporary changes the reference report" % tag)
     lines = head.split("\n")
-    chk(lines[0] == "TEMPORARY ALLOCATIONS: %d of %d allocations freed right after they were made"
+    chk(lines[0] == "TEMPORARY ALLOCATIONS: %d of %d allocations (reallocations included) freed "
+        "right after they were made"
         % (total, doc["totals"]["alloc_count"]), "%s: header %r" % (tag, lines[0]))
     rows = []
     for ln in lines[1:]:
@@ -124,6 +131,23 @@ def check_exact(tag, path, joff):
                 "%s: share in %r" % (tag, ln))
     want = sorted(((n, t, a) for n, (t, a) in by_name.items() if t), key=lambda r: (-r[1], r[0]))
     chk(rows == want, "%s: report rows %r, the JSON's %r" % (tag, rows[:4], want[:4]))
+
+    if not joff:  # --traces=lines: traces at their start lines
+        lines = ljm_ok("report", "-q", "--temporary", "--traces=lines", path).decode("utf-8", "replace")
+        merged = collections.defaultdict(lambda: [0, 0])
+        for s in sites:
+            name = s["name"]
+            if s["kind"] == "trace" and s["trace_start"] is not None and \
+                    sites[s["trace_start"]]["kind"] != "trace":
+                name = re.sub(r"^TRACE \[\d+\] started at ", "", name)
+            merged[name][0] += s["temp_count"]
+            merged[name][1] += s["alloc_count"]
+        got = [(m.group(1), int(m.group(2)), int(m.group(3))) for m in re.finditer(
+            r"^(.*): (\d+) temporary of (\d+) allocations", lines.split("\n\n")[0], re.M)]
+        want = sorted(((n, t, a) for n, (t, a) in merged.items() if t), key=lambda r: (-r[1], r[0]))
+        chk(got == want and not any(n.startswith("TRACE [") for n, _, _ in got if
+                                    re.search(r"started at @temps", n)),
+            "%s: --traces=lines rows %r, merged JSON %r" % (tag, got[:3], want[:3]))
 
     # heaptrack_print: the same figures per location, and in total.
     ht = os.path.join(work, tag + ".heaptrack.gz")
@@ -197,6 +221,56 @@ def check_sampled(path):
     chk(r.returncode == 0 and "inuse_space/bytes" in out and "temp_objects" not in out,
         "sampled: pprof sample types")
 
+
+def heaptrack_count(path, *opts):
+    """heaptrack_print's total temporaries of the file ljm writes for path,
+    and what its `# ljm:` line says it miscounts."""
+    ht = os.path.join(work, os.path.basename(path) + ".heaptrack.gz")
+    ljm_ok("convert", "-q", *opts, "-o", ht, path)
+    r = run(["heaptrack_print", "-f", ht, "-p", "0", "-a", "0", "-T", "0", "-l", "0"])
+    m = re.search(r"temporary memory allocations: (\d+)", r.stdout.decode())
+    with gzip.open(ht) as f:
+        x = re.search(rb"\n# ljm: (\d+) free\(s\) of the first block", f.read())
+    return int(m.group(1)) if m else None, int(x.group(1)) if x else 0
+
+
+def json_count(path, *opts):
+    doc = json.loads(ljm_ok("convert", "-q", *opts, "-f", "json", "-o", "-", path) or b"{}")
+    return doc.get("totals", {}).get("temp_count")
+
+
+# The first block freed after another free: no place in heaptrack's format.
+s = Stream()
+s.proto(0x100, b"@a.lua", 1)
+s.alloc("lua", (0x100, 1), 0x10, 8)
+s.alloc("lua", (0x100, 2), 0x20, 8)
+s.free("lua", (0x100, 3), 0x20, 8)
+s.free("lua", (0x100, 3), 0x10, 8)
+lifo = os.path.join(work, "lifo.ljm")
+with open(lifo, "wb") as f:
+    f.write(s.data())
+ht, extra = heaptrack_count(lifo)
+chk(json_count(lifo) == 1 and ht == 2 and extra == 1,
+    "first block freed after a free: ljm 1, heaptrack %r with %d said in the file" % (ht, extra))
+
+# A window whose first event frees the block carried in last.
+s = Stream(flags=2)
+s.proto(0x100, b"@a.lua", 1)
+s.time(0)
+s.alloc("lua", (0x100, 1), 0x10, 8)
+s.time(10000)
+s.free("lua", (0x100, 2), 0x10, 8)
+s.alloc("lua", (0x100, 2), 0x20, 16)
+s.time(20000)
+win = os.path.join(work, "window.ljm")
+with open(win, "wb") as f:
+    f.write(s.data())
+ht, extra = heaptrack_count(win, "--from", "0.005")
+got = json_count(win, "--from", "0.005")
+md = ljm_ok("convert", "-q", "--from", "0.005", "-f", "markdown", "-o", "-", win).decode()
+chk(got == 1 and ht == 1 and extra == 0 and "(1 temporary)" in md,
+    "a window's first free of the last carried block: JSON %r, Markdown %r, heaptrack %r"
+    % (got, md.strip().split("\n")[-1], ht))
 
 for tag, opts, joff in (("joff", ["-joff"], True), ("joff-stacks", ["-joff", "--stacks"], True),
                         ("jit", [], False), ("jit-stacks", ["--stacks"], False)):

@@ -273,7 +273,8 @@ static void json_node(FILE *f, const LjmModel *m, uint32_t id, const LjmNode *n,
   fputs("},\"labels\":[", f);
   for (int k = 0; *ns < end && (*ns)->node == id; (*ns)++) {
     const LjmFigures *g = &(*ns)->fig;
-    if (!(g->alloc_count | g->free_count | g->inuse_count)) continue;  /* a free's empty owner */
+    if (!(g->alloc_count | g->free_count | g->inuse_count | g->temp_count))
+      continue;  /* a free's empty owner */
     json_num(f, k++ ? ",{\"set\":" : "{\"set\":", (*ns)->set);
     json_label_figures(f, m, &(*ns)->fig);
     fputc('}', f);

@@ -172,6 +172,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     snprintf(err, errlen, "--value temp_count: %s", ljm_model_stream(m)->sample_rate
              ? "a sampled recording cannot count temporary allocations"
              : "this profile does not count temporary allocations");
+    free(rows);
     return -1;
   }
   if (n && !rows) goto oom;
@@ -183,7 +184,9 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
     r->id = id;
     row_pair(ljm_model_node_self(m, id), k, &r->count, &r->bytes);
     r->temp = ljm_model_node_self(m, id)->temp_count;
-    if (by_temp ? r->temp == 0 : r->count == 0 && r->bytes == 0) continue;
+    /* (in a window, a block carried in and freed first is a temporary
+    ** of a row that allocated nothing in it) */
+    if (by_temp ? r->temp == 0 : r->count == 0 && r->bytes == 0 && !(temp && r->temp)) continue;
     r->key = by_temp ? r->temp : by_count ? r->count : r->bytes;
     r->key2 = by_temp ? r->count : by_count ? r->bytes : r->count;
     all_count += r->count;

@@ -98,7 +98,8 @@ def expect(model, kind):
     rows = []
     for i, nd in enumerate(model["nodes"]):
         f = nd["self"]
-        if nd["kind"] != "frame" or not (f["temp_count"] if fam == "temp" else f[c] or f[b]):
+        if nd["kind"] != "frame" or not (f["temp_count"] if fam == "temp" else
+                                         f[c] or f[b] or (temp and f["temp_count"])):
             continue
         name = model["sites"][nd["site"]]["name"]
         ctx = tuple(T.clean(x, False) for x in T.node_context(model, i))

@@ -83,38 +83,70 @@ static void put_summary(const TextState *t, const LjmModel *m)
   fputc('\n', t->base.out);
 }
 
-/* Sites by temporary allocations, most first, then by name. */
+/* A row of the temporaries' section. */
+typedef struct TempRow {
+  LjmStr name;
+  uint64_t temp, alloc;
+} TempRow;
+
+static int temp_by_name(const void *a, const void *b)
+{
+  return ljm_str_cmp(&((const TempRow *)a)->name, &((const TempRow *)b)->name);
+}
+
+/* Most temporaries first, then by name. */
 static int temp_order(const void *a, const void *b)
 {
-  const LjmSite *x = *(const LjmSite *const *)a, *y = *(const LjmSite *const *)b;
-  if (x->fig.temp_count != y->fig.temp_count) return x->fig.temp_count > y->fig.temp_count ? -1 : 1;
-  LjmStr p = { x->name, x->name_len }, q = { y->name, y->name_len };
-  return ljm_str_cmp(&p, &q);
+  const TempRow *x = a, *y = b;
+  if (x->temp != y->temp) return x->temp > y->temp ? -1 : 1;
+  return ljm_str_cmp(&x->name, &y->name);
 }
 
 /* --temporary: each site's blocks freed right after they were made, a
-** line per site that has any, before the reference's sections. */
+** line per site that has any (--traces=lines: a trace's at the line it
+** started at, merged with that line's own), before the reference's
+** sections. */
 static int put_temporaries(const TextState *t, const LjmModel *m, char *err, size_t errlen)
 {
   const LjmTotals *tot = ljm_model_totals(m);
   size_t n = 0, ns = ljm_model_nsites(m);
-  const LjmSite **v = malloc((ns ? ns : 1) * sizeof(*v));
+  TempRow *v = malloc((ns ? ns : 1) * sizeof(*v));
   if (!v) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  for (uint32_t i = 0; i < ns; i++)
-    if (ljm_model_site(m, i)->fig.temp_count) v[n++] = ljm_model_site(m, i);
+  for (uint32_t i = 0; i < ns; i++) {
+    const LjmSite *s = ljm_model_site(m, i);
+    if (!s->fig.temp_count && !t->lines) continue;
+    LjmStr name = { s->name, s->name_len };
+    v[n++] = (TempRow){ t->lines ? ljm_trace_line_of(name) : name, s->fig.temp_count,
+                        s->fig.alloc_count };
+  }
+  if (t->lines && n) {  /* equal names merged */
+    qsort(v, n, sizeof(*v), temp_by_name);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (w && !ljm_str_cmp(&v[w - 1].name, &v[i].name)) {
+        v[w - 1].temp += v[i].temp;
+        v[w - 1].alloc += v[i].alloc;
+      } else {
+        v[w++] = v[i];
+      }
+    }
+    n = 0;
+    for (size_t i = 0; i < w; i++)
+      if (v[i].temp) v[n++] = v[i];
+  }
   qsort(v, n, sizeof(*v), temp_order);
   FILE *out = t->base.out;
-  fprintf(out, "TEMPORARY ALLOCATIONS: %llu of %llu allocations freed right after they were made\n",
+  fprintf(out, "TEMPORARY ALLOCATIONS: %llu of %llu allocations (reallocations included) "
+          "freed right after they were made\n",
           (unsigned long long)tot->fig.temp_count, (unsigned long long)tot->fig.alloc_count);
   for (size_t i = 0; i < n; i++) {
-    fwrite(v[i]->name, 1, v[i]->name_len, out);
-    fprintf(out, ": %llu temporary of %llu allocations (%.1f%%)\n",
-            (unsigned long long)v[i]->fig.temp_count, (unsigned long long)v[i]->fig.alloc_count,
-            v[i]->fig.alloc_count ? 100.0 * (double)v[i]->fig.temp_count /
-                                        (double)v[i]->fig.alloc_count : 0.0);
+    put_str(out, v[i].name);
+    fprintf(out, ": %llu temporary of %llu allocations (%.1f%%)\n", (unsigned long long)v[i].temp,
+            (unsigned long long)v[i].alloc,
+            v[i].alloc ? 100.0 * (double)v[i].temp / (double)v[i].alloc : 0.0);
   }
   fputc('\n', out);
   free(v);

@@ -8,8 +8,7 @@
 
 static const char TRACE[] = "TRACE [", STARTED[] = " started at ";
 
-/* A trace's start line, or the name itself. */
-static LjmStr line_of(LjmStr s)
+LjmStr ljm_trace_line_of(LjmStr s)
 {
   if (s.len < sizeof(TRACE) - 1 || memcmp(s.s, TRACE, sizeof(TRACE) - 1)) return s;
   for (size_t i = sizeof(TRACE) - 1; i + sizeof(STARTED) - 1 <= s.len; i++)
@@ -59,7 +58,7 @@ static int merge_section(const LjmModel *m, LjmSection sec, LjmTraceLines *t, si
   if (!r) return -1;
   for (size_t i = 0; i < n; i++) {
     r[i] = src[i];
-    r[i].name = line_of(src[i].name);
+    r[i].name = ljm_trace_line_of(src[i].name);
   }
   if (n) qsort(r, n, sizeof(*r), cmp_name_first);
   for (size_t i = 0; i < n;) {
@@ -73,7 +72,7 @@ static int merge_section(const LjmModel *m, LjmSection sec, LjmTraceLines *t, si
       out.num += r[j].num;
       out.alloc += r[j].alloc;
       out.free += r[j].free;
-      for (size_t o = 0; o < r[j].noverrides; o++) ov[out.noverrides++] = line_of(r[j].overrides[o]);
+      for (size_t o = 0; o < r[j].noverrides; o++) ov[out.noverrides++] = ljm_trace_line_of(r[j].overrides[o]);
     }
     qsort(ov, out.noverrides, sizeof(*ov), cmp_str);
     out.overrides = ov;
@@ -105,7 +104,7 @@ int ljm_trace_lines_build(const LjmModel *m, LjmTraceLines *t)
   if (!(t->heap = malloc((n + 1) * sizeof(*t->heap)))) goto oom;
   for (size_t i = 0; i < n; i++) {
     t->heap[i] = src[i];
-    t->heap[i].name = line_of(src[i].name);
+    t->heap[i].name = ljm_trace_line_of(src[i].name);
   }
   if (n) qsort(t->heap, n, sizeof(*t->heap), cmp_heap_name);
   for (size_t i = 0; i < n;) {

@@ -20,6 +20,9 @@ typedef struct LjmTraceLines {
 int ljm_trace_lines_build(const LjmModel *m, LjmTraceLines *t);
 /* Frees what ljm_trace_lines_build made. */
 void ljm_trace_lines_free(LjmTraceLines *t);
+/* The line a trace's name says it started at ("TRACE [3] started at
+** @app.lua:9" -> "@app.lua:9"), or the name itself. */
+LjmStr ljm_trace_line_of(LjmStr s);
 /* The share (0..1) of the ALLOCATIONS events that are charged to traces. */
 double ljm_trace_share(const LjmModel *m);
 
