@@ -122,7 +122,7 @@ def raw(*args):
             sec = line
         elif sec == "Samples:" and line.startswith("alloc_objects/count"):
             header = line
-        elif sec == "Samples:" and re.match(r"^\s*-?\d+(\s+-?\d+){3}:", line):
+        elif sec == "Samples:" and re.match(r"^\s*-?\d+(\s+-?\d+){3,4}:", line):  # temp_objects
             vals, _, ids = line.partition(":")
             samples.append(([int(v) for v in vals.split()], ids.split()))
         elif sec == "Samples:" and re.match(r"^[\s\d]+$", line) and samples:
@@ -137,7 +137,8 @@ def raw(*args):
 
 def under(func, *args):
     """[alloc_objects, alloc_space, inuse_objects, inuse_space] summed over
-    the samples whose stack holds function func, in go tool pprof -raw ARGS."""
+    the samples whose stack holds function func, in go tool pprof -raw ARGS
+    (an exact profile's fifth column, temp_objects, left out)."""
     _, _, samples, locs = raw(*args)
     mine = {i for i, text in locs.items() if text.startswith(func + " ")}
     sums = [0, 0, 0, 0]
