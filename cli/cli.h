@@ -24,20 +24,58 @@ int ljm_cli_usage_error(const char *cmd, const char *fmt, ...)
 ** model holds anything worth writing out (the event section was reached). */
 int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *worth_output);
 
-/* --label KEY=VALUE options and --group-by KEY (label_filter.c). */
+/* The filters (--label, --size, --function, --source and their --not-
+** forms) and --group-by KEY (filter_args.c). */
 #define LJM_CLI_LABELS_MAX 16
-typedef struct LjmCliLabels {
+#define LJM_CLI_REGEX_MAX 16
+typedef struct LjmCliFilter {
   const char *terms[LJM_CLI_LABELS_MAX];
   size_t n;
   const char *group_by;  /* --group-by KEY, or NULL */
-} LjmCliLabels;
+  int size;  /* --size given: the range, inclusive */
+  uint64_t size_min, size_max;
+  const char *regex[LJM_CLI_REGEX_MAX];  /* --function ... in the order given */
+  int regex_kind[LJM_CLI_REGEX_MAX];     /* LjmFrameFilter */
+  size_t nregex;
+} LjmCliFilter;
+/* The filters' long options, codes LJM_OPT_FILTER_FIRST and up (at the end
+** of a command's option table, before its terminator). */
+enum {
+  LJM_OPT_FILTER_FIRST = 0x400,
+  LJM_OPT_SIZE = LJM_OPT_FILTER_FIRST,
+  LJM_OPT_FUNCTION,
+  LJM_OPT_NOT_FUNCTION,
+  LJM_OPT_SOURCE,
+  LJM_OPT_NOT_SOURCE,
+  LJM_OPT_FILTER_END
+};
+#define LJM_CLI_FILTER_OPTIONS                                          \
+  { "size", required_argument, NULL, LJM_OPT_SIZE },                    \
+  { "function", required_argument, NULL, LJM_OPT_FUNCTION },            \
+  { "not-function", required_argument, NULL, LJM_OPT_NOT_FUNCTION },    \
+  { "source", required_argument, NULL, LJM_OPT_SOURCE },                \
+  { "not-source", required_argument, NULL, LJM_OPT_NOT_SOURCE }
+/* The filters' lines of a command's --help. */
+#define LJM_CLI_FILTER_HELP                                                     \
+  "  --size MIN..MAX   only blocks of MIN to MAX bytes (either may be left\n"   \
+  "                    out; suffixes K, M, G: KiB, MiB, GiB)\n"                  \
+  "  --function REGEX  only blocks with a frame of their allocation stack (the\n" \
+  "                    line, without stacks) in a function whose name matches\n" \
+  "                    REGEX (POSIX extended); --not-function: with none\n"      \
+  "  --source REGEX    the same for the source file; --not-source: with none\n"
+/* Keeps one filter option (code c, LJM_OPT_*): 0, or the usage error's
+** exit status (a range that is empty or unreadable, a regex that does not
+** compile: named with its option). */
+int ljm_cli_filter_arg(LjmCliFilter *f, const char *cmd, int c, const char *arg);
+/* The first filter option given other than --label ("--size", ...), or NULL. */
+const char *ljm_cli_filter_named(const LjmCliFilter *f);
 /* Keeps one --label argument; 0, or the usage error's exit status. */
-int ljm_cli_label_arg(LjmCliLabels *l, const char *cmd, const char *arg);
+int ljm_cli_label_arg(LjmCliFilter *l, const char *cmd, const char *arg);
 /* Keeps the --group-by argument; 0, or the usage error's exit status. */
-int ljm_cli_group_arg(LjmCliLabels *l, const char *cmd, const char *arg);
-/* Sets m's label filter and grouping (before loading; ljm_cli_load then
-** refuses a stream without labels): 0, or -1 when out of memory. */
-int ljm_cli_label_apply(LjmModel *m, const LjmCliLabels *l);
+int ljm_cli_group_arg(LjmCliFilter *l, const char *cmd, const char *arg);
+/* Sets m's filters and grouping (before loading; ljm_cli_load then
+** refuses a stream without labels for --label): 0, or -1 when out of memory. */
+int ljm_cli_filter_apply(LjmModel *m, const LjmCliFilter *l);
 
 /* --from T and --to T (window.c): each as given, and its microseconds
 ** from the start, or (from_end) from the end. */

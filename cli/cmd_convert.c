@@ -65,6 +65,16 @@ static void usage(FILE *f)
         "                       (rec.label; KEY=(none): without KEY), as if the\n"
         "                       rest had not been recorded; repeatable (not with\n"
         "                       -f ljm, which copies the stream)\n"
+        "  --size MIN..MAX      only blocks of MIN to MAX bytes (either may be\n"
+        "                       left out: '1M..'; K, M, G: KiB, MiB, GiB)\n"
+        "  --function REGEX     only blocks with a frame of their allocation\n"
+        "                       stack (without stacks: the line) in a function\n"
+        "                       whose name matches REGEX (POSIX extended)\n"
+        "  --not-function REGEX only blocks with no such frame\n"
+        "  --source REGEX, --not-source REGEX\n"
+        "                       the same for the frames' source files; filters\n"
+        "                       add up, and figures and titles say which made\n"
+        "                       the view (not with -f ljm)\n"
         "  --group-by KEY       one root frame per value of label KEY\n"
         "                       (\"plugin=auth\", \"plugin=(none)\") above the\n"
         "                       stacks: a flame graph per plugin side by side\n"
@@ -173,10 +183,10 @@ static int convert_stream(const LjmExporter *e, const LjmExportOptions *o, int s
 
 /* A model for one profile with the options every profile shares; NULL
 ** (said) when out of memory. */
-static LjmModel *new_model(const char *const *srcdirs, size_t nsrcdirs, const LjmCliLabels *labels)
+static LjmModel *new_model(const char *const *srcdirs, size_t nsrcdirs, const LjmCliFilter *labels)
 {
   LjmModel *m = ljm_model_new();
-  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, labels))) {
+  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_filter_apply(m, labels))) {
     ljm_model_free(m);
     m = NULL;
   }
@@ -204,7 +214,7 @@ static int temp_refused(const LjmModel *m, LjmValueKind value, const char *path)
 /* One of several profiles decoded into a model of its own: NULL (said)
 ** when it cannot be read. */
 static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t nsrcdirs,
-                          const LjmCliLabels *labels, const LjmCliWindow *window, int strict,
+                          const LjmCliFilter *labels, const LjmCliWindow *window, int strict,
                           int quiet, LjmValueKind value, int *rc)
 {
   int worth = 0;
@@ -236,7 +246,7 @@ static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t n
 ** A profile that cannot be read fails the whole conversion, and no file is
 ** written. */
 static int convert_many(const LjmExporter *e, LjmExportOptions *o, char *const *files, int n,
-                        const char *const *srcdirs, size_t nsrcdirs, const LjmCliLabels *labels,
+                        const char *const *srcdirs, size_t nsrcdirs, const LjmCliFilter *labels,
                         const LjmCliWindow *window, int strict, int quiet)
 {
   int rc = 0;
@@ -307,6 +317,7 @@ int ljm_cmd_convert(int argc, char **argv)
     { "to", required_argument, NULL, 'T' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
+    LJM_CLI_FILTER_OPTIONS,
     { NULL, 0, NULL, 0 }
   };
   LjmExportOptions o;
@@ -315,7 +326,8 @@ int ljm_cmd_convert(int argc, char **argv)
   const char *srcdirs[64];
   size_t nsrcdirs = 0;
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliFilter labels;
+  memset(&labels, 0, sizeof(labels));
   LjmCliWindow window;
   memset(&window, 0, sizeof(window));
   uint64_t n;
@@ -363,6 +375,10 @@ int ljm_cmd_convert(int argc, char **argv)
       usage(stdout);
       return ljm_cli_close_output(stdout, "stdout");
     default:
+      if (c >= LJM_OPT_FILTER_FIRST && c < LJM_OPT_FILTER_END) {
+        if ((c = ljm_cli_filter_arg(&labels, "convert", c, optarg))) return c;
+        break;
+      }
       return LJM_EXIT_USAGE;
     }
   }
@@ -385,6 +401,10 @@ int ljm_cmd_convert(int argc, char **argv)
   if (labels.n && (run.e->write_heap || run.e->write_stream))
     return ljm_cli_usage_error("convert", "--label: the %s format is written from the %s as it "
                                "is, without the filter", run.e->name,
+                               run.e->write_heap ? "heap snapshot" : "stream");
+  if (ljm_cli_filter_named(&labels) && (run.e->write_heap || run.e->write_stream))
+    return ljm_cli_usage_error("convert", "%s: the %s format is written from the %s as it is, "
+                               "without the filter", ljm_cli_filter_named(&labels), run.e->name,
                                run.e->write_heap ? "heap snapshot" : "stream");
   if (labels.group_by && (run.e->write_heap || run.e->write_stream))
     return ljm_cli_usage_error("convert", "--group-by: the %s format is written from the %s as "
@@ -413,6 +433,11 @@ int ljm_cmd_convert(int argc, char **argv)
   if (heap && (labels.n || labels.group_by)) {
     fprintf(stderr, "%s: %s %s: a heap snapshot has no labels\n", o.in_path,
             labels.n ? "--label" : "--group-by", labels.n ? labels.terms[0] : labels.group_by);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  if (heap && ljm_cli_filter_named(&labels)) {
+    fprintf(stderr, "%s: %s: filters apply to recordings, not to a heap snapshot ('ljm heap "
+            "--path-to' and --top choose its objects)\n", o.in_path, ljm_cli_filter_named(&labels));
     return LJM_EXIT_BAD_INPUT;
   }
   if (heap && (window.from.arg || window.to.arg)) {

@@ -13,7 +13,8 @@
 static const char usage[] =
     "usage: ljm growth [--skip DURATION | --from T] [--to T] [--fail-above RATE]\n"
     "                  [--top N] [--json]\n"
-    "                  [--source-dir DIR]... [--label KEY=VALUE]... [--strict] [-q] FILE\n"
+    "                  [--source-dir DIR]... [--label KEY=VALUE]... [--size MIN..MAX]\n"
+    "                  [--[not-]function REGEX]... [--[not-]source REGEX]... [--strict] [-q] FILE\n"
     "\n"
     "Lists the lines and call stacks whose in-use bytes grow steadily over the\n"
     "time of a recording, steepest first: the slope (bytes per second and per\n"
@@ -39,6 +40,7 @@ static const char usage[] =
     "                    names (\"M.leak\", not \"function <app.lua:9>\")\n"
     "  --label KEY=VALUE only the blocks allocated under that label (rec.label;\n"
     "                    KEY=(none): without KEY); repeatable\n"
+    LJM_CLI_FILTER_HELP
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
     "  -q, --quiet       no progress line\n"
@@ -90,12 +92,14 @@ int ljm_cmd_growth(int argc, char **argv)
     { "strict", no_argument, NULL, 's' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
+    LJM_CLI_FILTER_OPTIONS,
     { NULL, 0, NULL, 0 }
   };
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliFilter labels;
+  memset(&labels, 0, sizeof(labels));
   LjmCliWindow window;
   memset(&window, 0, sizeof(window));
   int skip_given = 0;
@@ -145,6 +149,10 @@ int ljm_cmd_growth(int argc, char **argv)
       fputs(usage, stdout);
       return ljm_cli_close_output(stdout, "stdout");
     default:
+      if (c >= LJM_OPT_FILTER_FIRST && c < LJM_OPT_FILTER_END) {
+        if ((c = ljm_cli_filter_arg(&labels, "growth", c, optarg))) return c;
+        break;
+      }
       return LJM_EXIT_USAGE;
     }
   }
@@ -171,7 +179,7 @@ int ljm_cmd_growth(int argc, char **argv)
   const LjmExporter *e = ljm_exporter_by_name("growth", "growth");
   char err[512] = "";
   LjmModel *m = ljm_model_new();
-  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_label_apply(m, &labels))) {
+  if (m && (ljm_model_set_sources(m, srcdirs, nsrcdirs) != 0 || ljm_cli_filter_apply(m, &labels))) {
     ljm_model_free(m);
     m = NULL;
   }

@@ -9,6 +9,7 @@
 
 static const char usage[] =
     "usage: ljm report [--by KEY] [--temporary] [--label KEY=VALUE]... [--from T] [--to T]\n"
+    "                  [--size MIN..MAX] [--[not-]function REGEX]... [--[not-]source REGEX]...\n"
     "                  [--leak-only] [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
@@ -25,6 +26,7 @@ static const char usage[] =
     "  --label KEY=VALUE only the blocks allocated under that label (KEY=(none):\n"
     "                    without KEY), as if the rest had not been recorded;\n"
     "                    repeat it to narrow further\n"
+    LJM_CLI_FILTER_HELP
     "  --from T, --to T  only the events between T and T: seconds from the\n"
     "                    start ('30', '2m', '1500ms') or from the end ('-30s');\n"
     "                    a block allocated before and freed in the window is a\n"
@@ -58,12 +60,14 @@ int ljm_cmd_report(int argc, char **argv)
     { "traces", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
+    LJM_CLI_FILTER_OPTIONS,
     { NULL, 0, NULL, 0 }
   };
   LjmExportOptions o;
   memset(&o, 0, sizeof(o));
   int strict = 0, quiet = 0, c;
-  LjmCliLabels labels = { { NULL }, 0, NULL };
+  LjmCliFilter labels;
+  memset(&labels, 0, sizeof(labels));
   LjmCliWindow window;
   memset(&window, 0, sizeof(window));
   optind = 1;
@@ -94,6 +98,10 @@ int ljm_cmd_report(int argc, char **argv)
       fputs(usage, stdout);
       return ljm_cli_close_output(stdout, "stdout");
     default:
+      if (c >= LJM_OPT_FILTER_FIRST && c < LJM_OPT_FILTER_END) {
+        if ((c = ljm_cli_filter_arg(&labels, "report", c, optarg))) return c;
+        break;
+      }
       return LJM_EXIT_USAGE;
     }
   }
@@ -105,7 +113,9 @@ int ljm_cmd_report(int argc, char **argv)
   o.out_path = "-";
 
   LjmModel *m = ljm_model_new();
-  if (m && ljm_cli_label_apply(m, &labels)) {
+  /* --function matches functions named from their sources (as convert's) */
+  if (m && ((labels.nregex && ljm_model_set_sources(m, NULL, 0)) ||
+            ljm_cli_filter_apply(m, &labels))) {
     ljm_model_free(m);
     m = NULL;
   }

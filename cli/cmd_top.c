@@ -22,7 +22,8 @@
 
 static const char usage[] =
     "usage: ljm top [--interval S] [--stacks] [--by KEY] [--sort in-use|rate|growth]\n"
-    "               [--top N] [--once] FILE|-\n"
+    "               [--top N] [--once] [--label KEY=VALUE]... [--size MIN..MAX]\n"
+    "               [--[not-]function REGEX]... [--[not-]source REGEX]... FILE|-\n"
     "\n"
     "Watches a recording while it is being written (ljm record with\n"
     "--flush-interval, the Lua module's flush option, the nginx example) or a\n"
@@ -41,6 +42,9 @@ static const char usage[] =
     "  --top N        rows of a plain table (default 10)\n"
     "  --once         read what is there, print one table and exit: rates are\n"
     "                 per second of the whole recording, growth since its start\n"
+    "  --label KEY=VALUE only the blocks allocated under that label (rec.label;\n"
+    "                 KEY=(none): without KEY); repeatable\n"
+    LJM_CLI_FILTER_HELP
     "  -h, --help     show this help\n"
     "\n"
     "Keys: i, a, g sort by in use, allocation rate, growth; v switches lines,\n"
@@ -235,6 +239,8 @@ int ljm_cmd_top(int argc, char **argv)
     { "top", required_argument, NULL, 't' },
     { "once", no_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },
+    { "label", required_argument, NULL, 'L' },
+    LJM_CLI_FILTER_OPTIONS,
     { NULL, 0, NULL, 0 }
   };
   Top t;
@@ -242,6 +248,8 @@ int ljm_cmd_top(int argc, char **argv)
   t.interval = 1000000;
   t.show.top = 10;
   const char *by = NULL;
+  LjmCliFilter filter;
+  memset(&filter, 0, sizeof(filter));
   int c;
   char *end;
   optind = 1;
@@ -276,10 +284,17 @@ int ljm_cmd_top(int argc, char **argv)
       break;
     }
     case 'o': t.once = 1; break;
+    case 'L':
+      if ((c = ljm_cli_label_arg(&filter, "top", optarg))) return c;
+      break;
     case 'h':
       fputs(usage, stdout);
       return ljm_cli_close_output(stdout, "stdout");
     default:
+      if (c >= LJM_OPT_FILTER_FIRST && c < LJM_OPT_FILTER_END) {
+        if ((c = ljm_cli_filter_arg(&filter, "top", c, optarg))) return c;
+        break;
+      }
       return LJM_EXIT_USAGE;
     }
   }
@@ -299,7 +314,8 @@ int ljm_cmd_top(int argc, char **argv)
   }
   t.m = ljm_model_new();
   t.live = ljm_live_new(by);
-  if (!t.m || !t.live) {
+  if (!t.m || !t.live || (filter.nregex && ljm_model_set_sources(t.m, NULL, 0)) ||
+      ljm_cli_filter_apply(t.m, &filter)) {
     fprintf(stderr, "ljm: out of memory\n");
     ljm_model_free(t.m);
     ljm_live_free(t.live);

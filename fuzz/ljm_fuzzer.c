@@ -619,6 +619,20 @@ static char *text_report(const LjmModel *m, const LjmExportOptions *o, size_t *l
   return buf;
 }
 
+/* The block filters other than --label, for 1 input in 8 each (and so in
+** the reference-only copy alike): --size from a range of the input's, a
+** --function or --not-source regex. */
+static void set_filters(LjmModel *m, const uint8_t *data, size_t size)
+{
+  char err[256];
+  if (size > 5 && (data[5] & 7) == 3)
+    CHECK(ljm_model_filter_size(m, (uint64_t)(data[5] >> 3) * 8,
+                                data[5] & 0x80 ? UINT64_MAX : (uint64_t)(data[5] >> 3) * 64) == 0);
+  if (size > 5 && (data[5] & 0x38) == 0x18)
+    CHECK(ljm_model_filter_frames(m, data[5] & 0x40 ? LJM_FILTER_NOT_SOURCE : LJM_FILTER_FUNCTION,
+                                  data[5] & 0x40 ? "a" : "^[a-f]", err, sizeof(err)) == 0);
+}
+
 /* `ljm report`'s model (ljm_model_set_reference_only) stops where the whole
 ** model stops, with the same status, and prints the same report as full. */
 static uint64_t win_from, win_to;  /* the window of this input, if any */
@@ -637,6 +651,7 @@ static void check_reference_only(const uint8_t *data, size_t size, const LjmMode
   const char *const *terms;  /* the same label filter (which takes the full path) */
   for (uint32_t i = 0, nt = ljm_model_label_filters(full, &terms); i < nt; i++)
     CHECK(ljm_model_label_filter(m, terms[i]) == 0);
+  set_filters(m, data, size);
   LjmDiag d;
   CHECK(ljm_model_load(m, in, "fuzz.ljm", &d) == full_st);
   CHECK(ljm_model_stream(m)->bytes == ljm_model_stream(full)->bytes);
@@ -704,6 +719,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   /* --label for 1 input in 8: a value, or the key's absence */
   if (size > 3 && (data[3] & 7) == 5)
     CHECK(ljm_model_label_filter(m, data[3] & 8 ? "k=(none)" : "k=v") == 0);
+  set_filters(m, data, size);
   /* --group-by for 1 input in 8 */
   if (size > 3 && (data[3] & 0x70) == 0x30) CHECK(ljm_model_group_by(m, "k") == 0);
   /* --from/--to for 1 input in 8: from 0..15 ms, 5 ms long or to the end */
@@ -742,8 +758,8 @@ static void fuzz_stream(const uint8_t *data, size_t size)
       export_once(*e, m, &o, n);
   check_reference_only(data, size, m, st, &o);
   /* In pieces, for 1 input in 8 without a filter, grouping or window. */
-  const char *const *terms;
-  if (size > 4 && (data[4] & 0x38) == 0x28 && !ljm_model_label_filters(m, &terms) &&
+  char fnote[64];
+  if (size > 4 && (data[4] & 0x38) == 0x28 && !ljm_model_filter_note(m, fnote, sizeof(fnote)) &&
       !ljm_model_group_key(m) && !ljm_model_stream(m)->windowed)
     check_pieces(data, size, m, st);
   ljm_input_close(in);

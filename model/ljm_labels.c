@@ -62,7 +62,6 @@ void ljm_labels_free(LjmModel *m)
   for (uint32_t i = 0; i < m->nlterms; i++) free(m->lterms[i]);
   free(m->lterms);
   free(m->lmatch);
-  if (m->lexcluded_init) ljm_addrmap_free(&m->lexcluded);
 }
 
 int ljm_model_label_filter(LjmModel *m, const char *term)
@@ -73,10 +72,7 @@ int ljm_model_label_filter(LjmModel *m, const char *term)
   if (!t) return -1;
   m->lterms = t;
   if (!m->lmatch && !(m->lmatch = calloc(LJM_LABEL_SETS + 1, 1))) return -1;
-  if (!m->lexcluded_init) {
-    if (ljm_addrmap_init(&m->lexcluded)) return -1;
-    m->lexcluded_init = 1;
-  }
+  if (ljm_filter_init(m)) return -1;
   if (!(t[m->nlterms] = strdup(term))) return -1;
   m->nlterms++;
   return 0;
@@ -88,15 +84,11 @@ uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms)
   return m->nlterms;
 }
 
-uint64_t ljm_model_label_dropped(const LjmModel *m)
-{
-  return m->ldropped;
-}
-
 /* Whether a block of set passes every term: KEY=VALUE has that value,
 ** KEY=(none) lacks the key, KEY=(other) is in the folded set. */
-static int set_passes(LjmModel *m, uint32_t set)
+int ljm_labels_pass(LjmModel *m, uint32_t set)
 {
+  if (!m->nlterms) return 1;
   if (set > LJM_LABEL_SETS) set = 0;
   if (m->lmatch[set]) return m->lmatch[set] == 2;
   int ok = 1, other = ljm_model_label_other(m, set);
@@ -110,31 +102,6 @@ static int set_passes(LjmModel *m, uint32_t set)
   /* a set's labels are known once it is defined: remember its answer then */
   if (set == 0 || ljm_model_label_defined(m, set)) m->lmatch[set] = ok ? 2 : 1;
   return ok;
-}
-
-int ljm_labels_drop(LjmModel *m, const LjmRawEvent *ev, uint64_t okey, uint64_t nkey)
-{
-  LjmBlock b, dropped;
-  uint32_t owner;
-  int keep;
-  if (ev->kind == LJM_RAW_ALLOC) {
-    keep = set_passes(m, ev->labels);
-  } else if (ljm_addrmap_take_key(&m->lexcluded, ev->oaddr, okey, &b)) {
-    keep = 0;  /* a block of another label's */
-  } else if (ljm_addrmap_owner(&m->blocks, okey, &owner)) {
-    keep = 1;  /* one the filter let in */
-  } else {  /* made before the stream: a free is nobody's, a reallocation the event's */
-    keep = set_passes(m, ev->kind == LJM_RAW_FREE ? 0 : ev->labels);
-  }
-  if (ev->kind != LJM_RAW_FREE && !ev->nosample) {
-    if (!keep) {
-      if (ljm_addrmap_put_key(&m->lexcluded, ev->naddr, nkey, 1, 0, &dropped) < 0) m->oom = 1;
-    } else if (m->lexcluded.count) {
-      ljm_addrmap_take_key(&m->lexcluded, ev->naddr, nkey, &dropped);  /* its address is reused */
-    }
-  }
-  if (!keep) m->ldropped++;
-  return !keep;
 }
 
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c)

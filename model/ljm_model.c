@@ -88,6 +88,7 @@ void ljm_model_free(LjmModel *m)
   ljm_sources_free(m);
   ljm_stacks_free(m);
   ljm_labels_free(m);
+  ljm_filter_free(m);
   ljm_group_free(m);
   free(m->site_time);
   ljm_addrmap_free(&m->blocks);
@@ -429,9 +430,11 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
                                                         const int grouped, const int win)
 {
   const int before = win == WIN_BEFORE;
-  if (__builtin_expect(m->nlterms != 0, 0) && ljm_labels_drop(m, ev, okey, nkey)) return;
   uint32_t li, si = event_site(m, ev, &li, 0);
   if (si == NONE) return;
+  LjmRawEvent copy;
+  if (__builtin_expect(m->filtering, 0) && !(ev = ljm_filter_event(m, ev, si, okey, nkey, &copy)))
+    return;
   uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
   LjmFigures *nf = NULL;
   if (m->slice_events && !before) slice_at(m, m->totals.events, EVENT_TIME(m, ev, win));
@@ -661,7 +664,7 @@ static inline int event_path(LjmModel *m)
   if (__builtin_expect(!m->path, 0))
     m->path = m->win ? (m->gkey && m->stacks ? PATH_WINDOW_GROUPED : PATH_WINDOW)
               : m->gkey && m->stacks ? PATH_GROUPED
-              : m->reference_only && !m->rate && !m->slice_events && !m->listener && !m->nlterms
+              : m->reference_only && !m->rate && !m->slice_events && !m->listener && !m->filtering
                   ? PATH_REFERENCE
                   : PATH_FULL;
   return m->path;

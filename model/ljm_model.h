@@ -373,9 +373,39 @@ const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set);
 ** add up (all must pass). Call before decoding; -1 for a term without
 ** "KEY=", or out of memory. */
 int ljm_model_label_filter(LjmModel *m, const char *term);
-/* The filter's terms (their number), and the events it dropped. */
+/* The label filter's terms (their number). */
 uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms);
-uint64_t ljm_model_label_dropped(const LjmModel *m);
+
+/* -- Filters: which blocks the figures are of (ljm_filter.c) -------------
+** A block passes every filter set, or is left out as if never recorded:
+** decided when it is allocated, its free follows it. A reallocation of
+** which only one half passes counts as a free of its old block or as an
+** allocation of its new one (which keeps the old block's labels; its size
+** and stack are the reallocation's). A free or reallocation of a block the
+** stream never showed allocated is judged as if it had been made there
+** (a free: under no labels). Set before decoding. */
+
+/* Keeps blocks of min to max bytes (inclusive): 0, or -1 when min > max or
+** out of memory. */
+int ljm_model_filter_size(LjmModel *m, uint64_t min, uint64_t max);
+typedef enum LjmFrameFilter {
+  LJM_FILTER_FUNCTION,      /* some frame's function name matches */
+  LJM_FILTER_NOT_FUNCTION,  /* no frame's function name matches */
+  LJM_FILTER_SOURCE,        /* some frame's source file matches */
+  LJM_FILTER_NOT_SOURCE     /* no frame's source file matches */
+} LjmFrameFilter;
+/* Keeps blocks whose allocation stack (without stacks: its site; a trace:
+** the file it starts in) passes an extended regular expression (regcomp).
+** 0, or -1 with the reason in err: the regex does not compile, too many
+** (16), out of memory. */
+int ljm_model_filter_frames(LjmModel *m, LjmFrameFilter kind, const char *regex, char *err,
+                            size_t errlen);
+/* NULL without filters, else one phrase for titles and headers: "only
+** blocks allocated under plugin=a, of 64 B to 1 KiB, with a frame whose
+** function matches 'parse'" (cut with "..." to len). */
+const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len);
+/* The events the filters left out. */
+uint64_t ljm_model_filter_dropped(const LjmModel *m);
 /* Groups the call tree by label KEY: each event's stack is copied under a
 ** root node whose site (LJM_SITE_LABEL) is named "KEY=value", the value of
 ** KEY in its block's set ("KEY=(none)" without KEY, "KEY=(other)" for the

@@ -222,12 +222,25 @@ struct LjmModel {
   ** node's share per label set, for pprof's sample labels */
   LjmFigures *ctx_fig;  uint32_t capctx_fig;
   /* the label filter (ljm_model_label_filter): its terms, whether each set
-  ** passes (0 not known yet, 1 no, 2 yes), the blocks it dropped (their
-  ** frees and reallocations are dropped too), the events it dropped */
+  ** passes (0 not known yet, 1 no, 2 yes) */
   char **lterms;  uint32_t nlterms;
   uint8_t *lmatch;
+  /* the block filter (ljm_filter.c): whether any filter is set; the blocks
+  ** it left out by address (size: FILTER_BY_LABEL or FILTER_BY_OTHER,
+  ** site: the block's label set), whose frees and reallocations follow
+  ** them; the events it left out */
+  int filtering;
   LjmAddrmap lexcluded;  int lexcluded_init;
   uint64_t ldropped;
+  /* --size: the range (inclusive); --function, --source and their
+  ** negations: compiled, their kinds, the masks of the regexes that must
+  ** match (fpos) and must not (fneg); per site and per node (by id, in
+  ** order: a parent before its children) the regexes a frame matches,
+  ** FILTER_KNOWN once computed */
+  int fsize;  uint64_t fsize_min, fsize_max;
+  struct FilterRe *fre;  uint32_t nfre;  uint32_t fpos, fneg;
+  uint32_t *fsite_mask;  uint32_t capfsite_mask;
+  uint32_t *fnode_mask;  uint32_t capfnode_mask, fnode_done;
   /* --group-by (ljm_group.c): the key, each set's root node (NONE: not
   ** made yet), the roots by name (strtab id), each node's copy under a root
   ** ((root << 32 | node) -> copy), the last copy made or found, the copies
@@ -332,8 +345,18 @@ void ljm_labels_free(LjmModel *m);
 /* The figures of ctx c (one with labels), made on first use; NULL when out
 ** of memory. */
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c);
-/* 1 when the label filter drops event ev (okey, nkey: its map keys). */
-int ljm_labels_drop(LjmModel *m, const LjmRawEvent *ev, uint64_t okey, uint64_t nkey);
+/* Whether a block allocated under label set 'set' passes the label filter. */
+int ljm_labels_pass(LjmModel *m, uint32_t set);
+
+/* ljm_filter.c: the block filter. The event the model takes for ev of
+** site si (okey, nkey: its map keys): ev itself, *copy (a reallocation of
+** which only one half passes, made a free or an allocation), or NULL when
+** the filter leaves it out. */
+const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t si,
+                                    uint64_t okey, uint64_t nkey, LjmRawEvent *copy);
+/* Makes the excluded-blocks map on the first filter: 0, or -1. */
+int ljm_filter_init(LjmModel *m);
+void ljm_filter_free(LjmModel *m);
 
 /* ljm_refagg.c: the reference aggregation. Rows and Overrides entries are
 ** created out of line; the per-event part (ljm_refagg_event) is inline:

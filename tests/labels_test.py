@@ -189,7 +189,7 @@ for term, row in (("plugin=a", "a"), ("plugin=b", "b"), ("plugin=(none)", "(none
     got = by_table(p.stdout, "plugin")
     check(p.returncode == 0 and got == {row: rows[row]},
           "report --label %s --by plugin: only its row, as unfiltered (%s; %s)" % (term, got, rows[row]))
-    check(("LABEL FILTER: only blocks allocated under %s (" % term) in p.stdout,
+    check(("FILTER: only blocks allocated under %s (" % term) in p.stdout,
           "--label %s: the report says which blocks it shows" % term)
     if row == "(none)":
         continue  # its HEAP SUMMARY counts as Tarantool's parser does, reallocations apart

@@ -75,11 +75,12 @@ static size_t shown(const Growth *s, size_t n)
 static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
 {
   FILE *f = s->base.out;
-  char a[32], b[32], c[32], note[160];
+  char a[32], b[32], c[32], note[160], fnote[1024];
   const char *sampled = ljm_sampled_note(m, note, sizeof(note));
-  fprintf(f, "%s: %.1f s to %.1f s, a point every %.1f s%s%s\n", s->base.o.in_path,
+  const char *filter = ljm_model_filter_note(m, fnote, sizeof(fnote));
+  fprintf(f, "%s: %.1f s to %.1f s, a point every %.1f s%s%s%s%s\n", s->base.o.in_path,
           (double)r->from_us / 1e6, (double)r->to_us / 1e6, (double)r->bucket_us / 1e6,
-          sampled && *sampled ? "; " : "", sampled ? sampled : "");
+          sampled ? "; " : "", sampled ? sampled : "", filter ? "; " : "", filter ? filter : "");
   if (!r->nsites && !r->nstacks) {
     fprintf(f, "No steady growth: nothing in use grew by %s or more, steadily, to the end.\n",
             ljm_fmt_human(a, sizeof(a), (double)r->min_growth));
@@ -128,9 +129,18 @@ static void write_json(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
   fputs("{\"file\": ", f);
   ljm_json_fputs(f, &s->out, &s->tmp, s->base.o.in_path ? s->base.o.in_path : "");
   fprintf(f, ", \"from_s\": %.3f, \"to_s\": %.3f, \"point_s\": %.3f, \"points\": %u, "
-          "\"sample_rate\": %llu, \"min_growth\": %lld,\n \"lines\": [",
+          "\"sample_rate\": %llu, \"min_growth\": %lld",
           (double)r->from_us / 1e6, (double)r->to_us / 1e6, (double)r->bucket_us / 1e6, r->points,
           (unsigned long long)si->sample_rate, (long long)r->min_growth);
+  {
+    char filter[1024];
+    fputs(", \"filter\": ", f);
+    if (ljm_model_filter_note(m, filter, sizeof(filter)))
+      ljm_json_fputs(f, &s->out, &s->tmp, filter);
+    else
+      fputs("null", f);
+  }
+  fputs(",\n \"lines\": [", f);
   for (size_t i = 0; i < shown(s, r->nsites); i++) {
     const LjmGrowthRow *row = &r->sites[i];
     const LjmSite *site = ljm_model_site(m, row->key);

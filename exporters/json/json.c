@@ -118,7 +118,7 @@ static void json_figures(FILE *f, const LjmModel *m, const LjmFigures *g)
   json_temp(f, m, g);
 }
 
-static void json_stream(FILE *f, const LjmStreamInfo *si)
+static void json_stream(FILE *f, const LjmModel *m, const LjmStreamInfo *si)
 {
   fputs("\"stream\":{\"path\":", f);
   json_cstr(f, si->path);
@@ -141,7 +141,16 @@ static void json_stream(FILE *f, const LjmStreamInfo *si)
   /* sampled: every figure of the file is an estimate (EXTENSION.md) */
   if (si->sample_rate) fprintf(f, ",\"sample_rate\":%" PRIu64, si->sample_rate);
   else fputs(",\"sample_rate\":null", f);
-  fprintf(f, ",\"snapshot\":%s}", si->snapshot ? "true" : "false");
+  fprintf(f, ",\"snapshot\":%s", si->snapshot ? "true" : "false");
+  /* the filters that chose the blocks every figure is of (ljm_model_filter_note) */
+  char filter[1024];
+  if (ljm_model_filter_note(m, filter, sizeof(filter))) {
+    fputs(",\"filter\":", f);
+    json_cstr(f, filter);
+    fprintf(f, ",\"filtered_out_events\":%" PRIu64 "}", ljm_model_filter_dropped(m));
+  } else {
+    fputs(",\"filter\":null,\"filtered_out_events\":0}", f);
+  }
 }
 
 /* A time in usec, or null. */
@@ -366,7 +375,7 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   FILE *f = st->base.out;
   size_t n = ljm_model_nsites(m);
   fputs("{\"format\":\"ljmkit-json\",\"version\":2,\n", f);
-  json_stream(f, ljm_model_stream(m));
+  json_stream(f, m, ljm_model_stream(m));
   fputs(",\n", f);
   json_totals(f, m, ljm_model_totals(m));
   fputs(",\n", f);

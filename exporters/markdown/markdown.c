@@ -204,8 +204,11 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
                      ? ljm_value_snapshot_title(m, st->base.value)
                      : ljm_value_kind_name(st->base.value));
   {
-    char note[128];
+    char note[1024];
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&b, "Figures are %s.\n\n", note);
+    if (ljm_model_filter_note(m, note, sizeof(note)))
+      ljm_buf_printf(&b, "Filter: %s (%llu other events left out).\n\n", note,
+                     (unsigned long long)ljm_model_filter_dropped(m));
   }
   ljm_buf_printf(&b, "%s\n", header_of(k, temp));
   for (size_t i = 0; i < nr; i++) {

@@ -630,6 +630,7 @@ static size_t comments(Builder *b, const LjmModel *m, const char *src, int64_t *
     c[n++] = str(b, line);
   }
   if (ljm_sampled_note(m, line, sizeof line)) c[n++] = str(b, line);
+  if (ljm_model_filter_note(m, line, sizeof line)) c[n++] = str(b, line);
   return n;
 }
 
@@ -639,12 +640,13 @@ static int64_t merged_comment(Builder *b, const LjmModel *m, const char *src)
 {
   const LjmStreamInfo *si = ljm_model_stream(m);
   const LjmTotals *t = ljm_model_totals(m);
-  char line[900], cut[64] = "", note[256] = "";
+  char line[1900], cut[64] = "", note[256] = "", filter[1024] = "";
   if (si->truncated)
     snprintf(cut, sizeof cut, ", stream cut at byte %" PRIu64, si->truncated_at);
   if (ljm_sampled_note(m, note + 2, sizeof note - 2)) memcpy(note, "; ", 2);
+  if (ljm_model_filter_note(m, filter + 2, sizeof filter - 2)) memcpy(filter, "; ", 2);
   snprintf(line, sizeof line, "merged: LuaJIT memprof profile %.500s, %" PRIu64 " events, peak "
-           "live %" PRIu64 " bytes%s%s", src, t->events, t->fig.peak_bytes, cut, note);
+           "live %" PRIu64 " bytes%s%s%s", src, t->events, t->fig.peak_bytes, cut, note, filter);
   return key(b, line);
 }
 

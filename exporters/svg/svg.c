@@ -53,6 +53,7 @@ typedef struct SvgCut {
 typedef struct SvgState {
   LjmExportBase base;
   char note[128];  /* a sampled stream's note, for the subtitle; else "" */
+  char filter[1024];  /* the filters' note (ljm_model_filter_note), or "" */
 } SvgState;
 
 static void *svg_begin(const LjmExportOptions *o, FILE *out, char *err,
@@ -239,6 +240,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   ljm_buf_printf(&c->tmp, ": %s %s in total",
                  ljm_fmt_thousands(num, t->nodes[0].total), unit);
   if (st->note[0]) ljm_buf_printf(&c->tmp, " (%s)", st->note);
+  if (st->filter[0]) ljm_buf_printf(&c->tmp, " (%s)", st->filter);
   if (cut->hidden) {
     ljm_buf_printf(&c->tmp, "; %s frames narrower than %.1f px (",
                    ljm_fmt_thousands(num, cut->hidden), SVG_MIN_WIDTH);
@@ -340,6 +342,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
   if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
+  if (!ljm_model_filter_note(m, st->filter, sizeof(st->filter))) st->filter[0] = '\0';
   c->snapshot = ljm_model_stream(m)->snapshot;
   c->grouped = ljm_model_group_key(m) != NULL;
   c->title = ljm_value_snapshot_title(m, st->base.value);

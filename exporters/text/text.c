@@ -209,14 +209,10 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     t->sampled = 1;
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
   }
-  const char *const *terms;
-  uint32_t nterms = ljm_model_label_filters(m, &terms);
-  if (nterms) {  /* --label: say which blocks the figures are of */
-    fputs("LABEL FILTER: only blocks allocated under", t->base.out);
-    for (uint32_t i = 0; i < nterms; i++) fprintf(t->base.out, "%s %s", i ? " and" : "", terms[i]);
-    fprintf(t->base.out, " (%llu other events left out)\n\n",
-            (unsigned long long)ljm_model_label_dropped(m));
-  }
+  char filter[1024];
+  if (ljm_model_filter_note(m, filter, sizeof(filter)))  /* which blocks the figures are of */
+    fprintf(t->base.out, "FILTER: %s (%llu other events left out)\n\n", filter,
+            (unsigned long long)ljm_model_filter_dropped(m));
   if (t->base.o.by_key && ljm_by_label_write(t->base.out, m, t->base.o.by_key,
                                              t->base.o.human_readable, t->sampled, err, errlen)) {
     ljm_trace_lines_free(&t->tl);

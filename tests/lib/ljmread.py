@@ -864,11 +864,17 @@ def sample_weight(rate, size):
     return math.floor(1 / p), math.ceil(1 / p), math.floor(size / p + 0.5)
 
 
-def totals(data, window=None):
+def totals(data, window=None, size=None):
     """window: (from_us, to_us) -- only the events dated (by the last time
     mark) in [from, to) count; those before it only change the live heap
     (carried in: in use at its start), those after are read and left out;
-    the peak is the window's, starting with what it carries in."""
+    the peak is the window's, starting with what it carries in.
+    size: (lo, hi) -- only blocks of lo to hi bytes, as `--size lo..hi`
+    keeps them (model/ljm_model.h, "Filters"): a block is kept or left out
+    when it is made and its free follows it; a reallocation of which one
+    half is kept is a free or an allocation; a block the stream never
+    showed made is judged by the size its free gives. f["dropped"] counts
+    the events left out whole."""
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
              peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
              rss_max=0, by_stack={}, samples=0, sample_rate=None)
@@ -879,6 +885,8 @@ def totals(data, window=None):
     last_plus = None   # (size, location) of the previous line when a '+'
     sums = [0, 0]      # freed and allocated bytes so far
     live_stack = {}    # address -> stack that (re)allocated it
+    excluded = set()   # addresses of blocks the size filter left out
+    f["dropped"] = 0
 
     def minus(block):
         nonlocal last_plus
@@ -983,6 +991,28 @@ def totals(data, window=None):
                 if not before and not started:
                     started = True
                     f["peak_bytes"], f["peak_count"] = live_bytes, list(live_c)
+            if size is not None:
+                made = naddr is not None and not nosample
+                if oaddr is None:
+                    old_ok = False
+                elif oaddr in excluded:
+                    excluded.discard(oaddr)
+                    old_ok = False
+                else:
+                    old_ok = oaddr in live or size[0] <= osize <= size[1]
+                new_ok = made and size[0] <= nsize <= size[1]
+                if made and not new_ok:
+                    excluded.add(naddr)
+                elif made:
+                    excluded.discard(naddr)
+                if not old_ok and not new_ok:
+                    f["dropped"] += 1
+                    nosample = False
+                    continue
+                if made and not new_ok:
+                    naddr = None      # only the old block: a free
+                if not old_ok:
+                    oaddr = None      # only the new block: an allocation
             if oaddr is not None and oaddr in live:
                 block = live.pop(oaddr)
                 live_c = [c - n for c, n in zip(live_c, live_n.pop(oaddr))]
