@@ -37,6 +37,7 @@ typedef struct LjmCliFilter {
   const char *regex[LJM_CLI_REGEX_MAX];  /* --function ... in the order given */
   int regex_kind[LJM_CLI_REGEX_MAX];     /* LjmFrameFilter */
   size_t nregex;
+  LjmFateSpec fate;  /* --lifetime, --lived, --site-leaked (a first reading) */
 } LjmCliFilter;
 /* The filters' long options, codes LJM_OPT_FILTER_FIRST and up (at the end
 ** of a command's option table, before its terminator). */
@@ -47,6 +48,9 @@ enum {
   LJM_OPT_NOT_FUNCTION,
   LJM_OPT_SOURCE,
   LJM_OPT_NOT_SOURCE,
+  LJM_OPT_LIFETIME,
+  LJM_OPT_LIVED,
+  LJM_OPT_SITE_LEAKED,
   LJM_OPT_FILTER_END
 };
 #define LJM_CLI_FILTER_OPTIONS                                          \
@@ -54,7 +58,10 @@ enum {
   { "function", required_argument, NULL, LJM_OPT_FUNCTION },            \
   { "not-function", required_argument, NULL, LJM_OPT_NOT_FUNCTION },    \
   { "source", required_argument, NULL, LJM_OPT_SOURCE },                \
-  { "not-source", required_argument, NULL, LJM_OPT_NOT_SOURCE }
+  { "not-source", required_argument, NULL, LJM_OPT_NOT_SOURCE },          \
+  { "lifetime", required_argument, NULL, LJM_OPT_LIFETIME },              \
+  { "lived", required_argument, NULL, LJM_OPT_LIVED },                    \
+  { "site-leaked", required_argument, NULL, LJM_OPT_SITE_LEAKED }
 /* The filters' lines of a command's --help. */
 #define LJM_CLI_FILTER_HELP                                                     \
   "  --size MIN..MAX   only blocks of MIN to MAX bytes (either may be left\n"   \
@@ -63,6 +70,15 @@ enum {
   "                    line, without stacks) in a function whose name matches\n" \
   "                    REGEX (POSIX extended); --not-function: with none\n"      \
   "  --source REGEX    the same for the source file; --not-source: with none\n"
+/* The lines of the filters that read FILE twice (not ljm top). */
+#define LJM_CLI_FATE_HELP                                                        \
+  "  --lifetime WHICH  only blocks still in use at the end (leaked), freed\n"    \
+  "                    before another block was allocated (temporary) or\n"    \
+  "                    freed before the end (freed); reads FILE twice\n"        \
+  "  --lived MIN..MAX  only blocks that lived MIN to MAX ('1s..', '..500ms'; in\n" \
+  "                    use at the end: until the end; recordings with time)\n"  \
+  "  --site-leaked PCT only blocks of lines where at least PCT% of the blocks\n"  \
+  "                    made are still in use at the end\n"
 /* Keeps one filter option (code c, LJM_OPT_*): 0, or the usage error's
 ** exit status (a range that is empty or unreadable, a regex that does not
 ** compile: named with its option). */
@@ -76,6 +92,8 @@ int ljm_cli_group_arg(LjmCliFilter *l, const char *cmd, const char *arg);
 /* Sets m's filters and grouping (before loading; ljm_cli_load then
 ** refuses a stream without labels for --label): 0, or -1 when out of memory. */
 int ljm_cli_filter_apply(LjmModel *m, const LjmCliFilter *l);
+/* Whether l asks for a first reading (--lifetime, --lived, --site-leaked). */
+int ljm_cli_filter_fated(const LjmCliFilter *l);
 
 /* --from T and --to T (window.c): each as given, and its microseconds
 ** from the start, or (from_end) from the end. */
@@ -99,6 +117,11 @@ int ljm_cli_window_arg(LjmCliWindow *w, const char *cmd, int is_to, const char *
 int ljm_cli_window_resolve(const LjmCliWindow *w, const char *path, const char *cmd,
                            uint64_t *from_us, uint64_t *to_us);
 int ljm_cli_window_apply(LjmModel *m, const LjmCliWindow *w, const char *path, const char *cmd);
+/* When l asks for it, reads path once (in window w, as m will) and gives m
+** the blocks' fates (first_pass.c). 0, or the exit status after a one-line
+** message (standard input cannot be read twice; --lived without time). */
+int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w,
+                        const char *path, const char *cmd);
 
 /* Reads a heap snapshot into g (freed by the caller either way). A cut or bad
 ** snapshot gets its one-line message and *rc = 1; what was read is kept.

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/output.h"
+#include "exporters/common/sampled.h"
 #include "exporters/ljm_exporter.h"
 
 /* A row of the formats table: name, suffixes, summary. */
@@ -72,7 +73,15 @@ static void usage(FILE *f)
         "                       whose name matches REGEX (POSIX extended)\n"
         "  --not-function REGEX only blocks with no such frame\n"
         "  --source REGEX, --not-source REGEX\n"
-        "                       the same for the frames' source files; filters\n"
+        "                       the same for the frames' source files\n"
+        "  --lifetime WHICH     only blocks still in use at the end (leaked),\n"
+        "                       freed before another block was allocated\n"
+        "                       (temporary) or freed before the end (freed);\n"
+        "                       reads FILE twice\n"
+        "  --lived MIN..MAX     only blocks that lived MIN to MAX ('1s..',\n"
+        "                       '..500ms'; recordings with time)\n"
+        "  --site-leaked PCT    only blocks of lines where at least PCT% of the\n"
+        "                       blocks made are still in use at the end; filters\n"
         "                       add up, and figures and titles say which made\n"
         "                       the view (not with -f ljm)\n"
         "  --group-by KEY       one root frame per value of label KEY\n"
@@ -200,15 +209,9 @@ static void note_missing_sources(const LjmModel *m, const LjmExporter *e, int qu
 ** said, and 1; else 0. */
 static int temp_refused(const LjmModel *m, LjmValueKind value, const char *path)
 {
-  if (value != LJM_VALUE_TEMP_COUNT || ljm_model_totals(m)->temporaries) return 0;
-  const LjmStreamInfo *si = ljm_model_stream(m);
-  fprintf(stderr, "%s: --value temp_count: %s\n", path,
-          si->snapshot ? "a heap snapshot shows what is alive at one moment, not what was freed"
-          : si->sample_rate ? "a sampled recording does not show which allocation comes right "
-                              "before a free; record exact (without --sample) to count "
-                              "temporary allocations"
-                            : "this profile does not count temporary allocations");
-  return 1;
+  const char *why = value == LJM_VALUE_TEMP_COUNT ? ljm_temp_refusal(m) : NULL;
+  if (why) fprintf(stderr, "%s: --value temp_count: %s\n", path, why);
+  return why != NULL;
 }
 
 /* One of several profiles decoded into a model of its own: NULL (said)
@@ -228,7 +231,8 @@ static LjmModel *load_one(const char *path, const char *const *srcdirs, size_t n
     *rc = LJM_EXIT_BAD_INPUT;
   } else if (!(m = new_model(srcdirs, nsrcdirs, labels))) {
     *rc = LJM_EXIT_BAD_INPUT;
-  } else if (!(*rc = ljm_cli_window_apply(m, window, path, "convert"))) {
+  } else if (!(*rc = ljm_cli_window_apply(m, window, path, "convert")) &&
+             !(*rc = ljm_cli_fates_apply(m, labels, window, path, "convert"))) {
     *rc = ljm_cli_load(path, strict, quiet, m, &worth);
     if (!*rc && !worth) *rc = LJM_EXIT_BAD_INPUT;
     if (!*rc && temp_refused(m, value, path)) *rc = LJM_EXIT_BAD_INPUT;
@@ -451,7 +455,8 @@ int ljm_cmd_convert(int argc, char **argv)
 
   LjmModel *m = new_model(srcdirs, nsrcdirs, &labels);
   if (!m) return LJM_EXIT_BAD_INPUT;
-  if ((c = ljm_cli_window_apply(m, &window, o.in_path, "convert"))) {
+  if ((c = ljm_cli_window_apply(m, &window, o.in_path, "convert")) ||
+      (c = ljm_cli_fates_apply(m, &labels, &window, o.in_path, "convert"))) {
     ljm_model_free(m);
     return c;
   }

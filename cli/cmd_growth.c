@@ -14,7 +14,9 @@ static const char usage[] =
     "usage: ljm growth [--skip DURATION | --from T] [--to T] [--fail-above RATE]\n"
     "                  [--top N] [--json]\n"
     "                  [--source-dir DIR]... [--label KEY=VALUE]... [--size MIN..MAX]\n"
-    "                  [--[not-]function REGEX]... [--[not-]source REGEX]... [--strict] [-q] FILE\n"
+    "                  [--[not-]function REGEX]... [--[not-]source REGEX]...\n"
+    "                  [--lifetime leaked|temporary|freed] [--lived MIN..MAX] [--site-leaked PCT]\n"
+    "                  [--strict] [-q] FILE\n"
     "\n"
     "Lists the lines and call stacks whose in-use bytes grow steadily over the\n"
     "time of a recording, steepest first: the slope (bytes per second and per\n"
@@ -41,6 +43,7 @@ static const char usage[] =
     "  --label KEY=VALUE only the blocks allocated under that label (rec.label;\n"
     "                    KEY=(none): without KEY); repeatable\n"
     LJM_CLI_FILTER_HELP
+    LJM_CLI_FATE_HELP
     "  --strict          a stream that stops early is an error (exit 1)\n"
     "                    instead of a warning\n"
     "  -q, --quiet       no progress line\n"
@@ -184,6 +187,14 @@ int ljm_cmd_growth(int argc, char **argv)
     m = NULL;
   }
   if (m && window.to.arg) ljm_model_set_window(m, 0, to_us);
+  if (m && ljm_cli_filter_fated(&labels)) {  /* the first reading in the same window: 0 to --to */
+    LjmCliWindow upto = window;
+    upto.from.arg = NULL;
+    if ((c = ljm_cli_fates_apply(m, &labels, &upto, path, "growth"))) {
+      ljm_model_free(m);
+      return c;
+    }
+  }
   void *st = m ? e->begin(&o, stdout, err, sizeof(err)) : NULL;
   if (!st) {
     fprintf(stderr, "ljm growth: %s\n", m ? err : "out of memory");

@@ -213,17 +213,24 @@ static int expand_arg(const char *opt, const char **path, char *buf)
   return 0;
 }
 
-/* Default profile name: <basename without .lua>.record.ljm. */
-static char *default_output(const char *script)
+/* The script's name for file names: its base name without .lua ("memprof"
+** for standard input); *len is its length. */
+static const char *script_name(const char *script, size_t *len)
 {
   const char *b = strrchr(script, '/');
-  size_t n;
-  char *out;
   b = b ? b + 1 : script;
   if (!strcmp(script, "-") || !*b) b = "memprof";
-  n = strlen(b);
-  if (n > 4 && !strcmp(b + n - 4, ".lua")) n -= 4;
-  out = malloc(n + sizeof(".record.ljm"));
+  *len = strlen(b);
+  if (*len > 4 && !strcmp(b + *len - 4, ".lua")) *len -= 4;
+  return b;
+}
+
+/* Default profile name: <script name>.record.ljm. */
+static char *default_output(const char *script)
+{
+  size_t n;
+  const char *b = script_name(script, &n);
+  char *out = malloc(n + sizeof(".record.ljm"));
   if (!out) return NULL;
   memcpy(out, b, n);
   strcpy(out + n, ".record.ljm");
@@ -670,12 +677,11 @@ int ljm_record_main(int argc, char **argv)
   ** %p is its pid, and %t the time it starts; %e is the script's name (a
   ** module started by the script fills it in the same way). */
   {
-    char *name = default_output(argv[a.script]);  /* "<script>.record.ljm" */
-    if (name) {
-      name[strlen(name) - sizeof(".record.ljm") + 1] = '\0';
-      rec_path_set_exe(name);
-      free(name);
-    }
+    char name[256];
+    size_t n;
+    const char *b = script_name(argv[a.script], &n);
+    snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), b);
+    rec_path_set_exe(name);
   }
   if ((!defout && expand_arg("-o", &a.output, outx)) ||
       (a.snapshot && expand_arg("--snapshot-at-exit", &a.snapshot, snapx))) {

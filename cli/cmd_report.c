@@ -10,6 +10,7 @@
 static const char usage[] =
     "usage: ljm report [--by KEY] [--temporary] [--label KEY=VALUE]... [--from T] [--to T]\n"
     "                  [--size MIN..MAX] [--[not-]function REGEX]... [--[not-]source REGEX]...\n"
+    "                  [--lifetime leaked|temporary|freed] [--lived MIN..MAX] [--site-leaked PCT]\n"
     "                  [--leak-only] [--human-readable] [--traces=lines] [--strict] [-q] FILE\n"
     "\n"
     "Prints the memory report of an ljm profile exactly as Tarantool's\n"
@@ -27,6 +28,7 @@ static const char usage[] =
     "                    without KEY), as if the rest had not been recorded;\n"
     "                    repeat it to narrow further\n"
     LJM_CLI_FILTER_HELP
+    LJM_CLI_FATE_HELP
     "  --from T, --to T  only the events between T and T: seconds from the\n"
     "                    start ('30', '2m', '1500ms') or from the end ('-30s');\n"
     "                    a block allocated before and freed in the window is a\n"
@@ -123,7 +125,8 @@ int ljm_cmd_report(int argc, char **argv)
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  if ((c = ljm_cli_window_apply(m, &window, path, "report"))) {
+  if ((c = ljm_cli_window_apply(m, &window, path, "report")) ||
+      (c = ljm_cli_fates_apply(m, &labels, &window, path, "report"))) {
     ljm_model_free(m);
     return c;
   }

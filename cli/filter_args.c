@@ -6,6 +6,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/cli.h"
 
@@ -31,8 +32,9 @@ int ljm_cli_group_arg(LjmCliFilter *l, const char *cmd, const char *arg)
   return 0;
 }
 
-/* A size: digits, then an optional K, M or G (KiB, MiB, GiB; "KiB" and
-** "k" too). 0, or -1 when it is none or does not fit. */
+/* A size: digits, then an optional K, M or G (KiB, MiB, GiB), then an
+** optional "iB" or "B", in either case ("64B", "1k", "1KiB", "2mib"). 0, or
+** -1 when it is none or does not fit. */
 static int size_of(const char *s, size_t len, uint64_t *v)
 {
   char buf[32], *end;
@@ -44,14 +46,12 @@ static int size_of(const char *s, size_t len, uint64_t *v)
   if (errno) return -1;
   int shift = 0;
   switch (*end) {
-  case '\0': break;
   case 'k': case 'K': shift = 10; end++; break;
   case 'm': case 'M': shift = 20; end++; break;
   case 'g': case 'G': shift = 30; end++; break;
-  default: return -1;
+  default: break;
   }
-  if (shift && (!strcmp(end, "iB") || !strcmp(end, "B"))) end += strlen(end);
-  if (!shift && !strcmp(end, "B")) end++;
+  if ((shift && !strcasecmp(end, "iB")) || !strcasecmp(end, "B")) end += strlen(end);
   if (*end || (shift && n > (UINT64_MAX >> shift))) return -1;
   *v = (uint64_t)n << shift;
   return 0;
@@ -59,9 +59,52 @@ static int size_of(const char *s, size_t len, uint64_t *v)
 
 int ljm_cli_filter_arg(LjmCliFilter *f, const char *cmd, int c, const char *arg)
 {
-  static const char *const name[] = { "--size", "--function", "--not-function", "--source",
-                                      "--not-source" };
+  static const char *const name[] = { "--size",   "--function", "--not-function",
+                                      "--source", "--not-source", "--lifetime",
+                                      "--lived",  "--site-leaked" };
   const char *opt = name[c - LJM_OPT_FILTER_FIRST];
+  if (c == LJM_OPT_LIFETIME) {
+    static const char *const kinds[] = { "", "leaked", "temporary", "freed" };
+    for (int k = 1; k < 4; k++)
+      if (!strcmp(arg, kinds[k])) {
+        f->fate.lifetime = (LjmLifetime)k;
+        return 0;
+      }
+    return ljm_cli_usage_error(cmd, "--lifetime wants leaked, temporary or freed, not '%.80s'",
+                               arg);
+  }
+  if (c == LJM_OPT_LIVED) {
+    const char *dots = strstr(arg, "..");
+    uint64_t lo = 0, hi = UINT64_MAX;
+    char part[64];
+    size_t n = dots ? (size_t)(dots - arg) : 0;
+    int bad = !dots || (n == 0 && !dots[2]) || n >= sizeof(part);
+    if (!bad && n) {
+      memcpy(part, arg, n);
+      part[n] = '\0';
+      bad = ljm_cli_duration(part, &lo) != 0;
+    }
+    if (!bad && dots[2]) bad = ljm_cli_duration(dots + 2, &hi) != 0;
+    if (bad)
+      return ljm_cli_usage_error(cmd, "--lived wants MIN..MAX durations ('1s..', '..500ms', "
+                                 "'2s..1m'), not '%.80s'", arg);
+    if (lo > hi) return ljm_cli_usage_error(cmd, "--lived %.80s: the range is empty", arg);
+    f->fate.lived = 1;
+    f->fate.lived_min_us = lo;
+    f->fate.lived_max_us = hi;
+    return 0;
+  }
+  if (c == LJM_OPT_SITE_LEAKED) {
+    char *end;
+    double pct = strtod(arg, &end);
+    if (end != arg && *end == '%') end++;
+    if (end == arg || *end || !(pct >= 0 && pct <= 100))
+      return ljm_cli_usage_error(cmd, "--site-leaked wants a share from 0 to 100 (%%), not "
+                                 "'%.80s'", arg);
+    f->fate.site_leaked = 1;
+    f->fate.site_leaked_pct = pct;
+    return 0;
+  }
   if (c == LJM_OPT_SIZE) {
     const char *dots = strstr(arg, "..");
     uint64_t lo = 0, hi = UINT64_MAX;
@@ -108,7 +151,15 @@ const char *ljm_cli_filter_named(const LjmCliFilter *f)
   static const char *const name[] = { "--function", "--not-function", "--source",
                                       "--not-source" };
   if (f->size) return "--size";
-  return f->nregex ? name[f->regex_kind[0]] : NULL;
+  if (f->nregex) return name[f->regex_kind[0]];
+  if (f->fate.lifetime) return "--lifetime";
+  if (f->fate.lived) return "--lived";
+  return f->fate.site_leaked ? "--site-leaked" : NULL;
+}
+
+int ljm_cli_filter_fated(const LjmCliFilter *l)
+{
+  return l->fate.lifetime || l->fate.lived || l->fate.site_leaked;
 }
 
 int ljm_cli_filter_apply(LjmModel *m, const LjmCliFilter *l)

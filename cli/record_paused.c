@@ -22,7 +22,7 @@ static struct {
   unsigned n;                    /* recordings started */
   char shown[PATH_MAX];          /* the file of the last one */
   int failed;
-  struct sigaction old1, old2;
+  struct sigaction old1;         /* SIGUSR1's, put back if SIGUSR2 cannot be set */
 } P;
 
 static void ctl_hook(lua_State *L, lua_Debug *ar);
@@ -139,7 +139,7 @@ int ljm_paused_arm(lua_State *L, const char *output_api, const LjmRecOptions *op
   sigemptyset(&sa.sa_mask);
   sigaddset(&sa.sa_mask, SIGUSR1);  /* one handler at a time */
   sigaddset(&sa.sa_mask, SIGUSR2);
-  if (sigaction(SIGUSR1, &sa, &P.old1) || sigaction(SIGUSR2, &sa, &P.old2)) {
+  if (sigaction(SIGUSR1, &sa, &P.old1) || sigaction(SIGUSR2, &sa, NULL)) {
     fprintf(stderr, "ljm record: --paused: cannot handle SIGUSR1/SIGUSR2: %s\n", strerror(errno));
     sigaction(SIGUSR1, &P.old1, NULL);
     return -1;

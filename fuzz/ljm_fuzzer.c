@@ -637,6 +637,30 @@ static void set_filters(LjmModel *m, const uint8_t *data, size_t size)
 ** model stops, with the same status, and prints the same report as full. */
 static uint64_t win_from, win_to;  /* the window of this input, if any */
 
+/* --lifetime, --lived, --site-leaked for 1 input in 8: a first reading of
+** the input (in its window) gives m the fates. */
+static void set_fates(LjmModel *m, const uint8_t *data, size_t size)
+{
+  if (size <= 6 || (data[6] & 7) != 5) return;
+  LjmFateSpec sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.lifetime = (LjmLifetime)(data[6] >> 3 & 3);
+  sp.lived = data[6] >> 5 & 1;
+  sp.lived_max_us = sp.lived ? (uint64_t)(data[6] >> 3 & 3) * 1000 : 0;
+  sp.site_leaked = data[6] >> 6 & 1;
+  sp.site_leaked_pct = data[6] & 0x80 ? 50 : 0;
+  LjmModel *first = ljm_model_new();
+  LjmInput *in = ljm_input_mem(data, size);
+  CHECK(first && in && ljm_model_fate_scan(first, &sp) == 0);
+  if (size > 4 && (data[4] & 7) == 6) ljm_model_set_window(first, win_from, win_to);
+  LjmDiag d;
+  ljm_model_load(first, in, "fuzz.ljm", &d);
+  LjmFates *f = ljm_model_fates_take(first);
+  CHECK(f != NULL && ljm_model_filter_fates(m, f) == 0);
+  ljm_input_close(in);
+  ljm_model_free(first);
+}
+
 static void check_reference_only(const uint8_t *data, size_t size, const LjmModel *full,
                                  LjmStatus full_st, const LjmExportOptions *opts)
 {
@@ -652,6 +676,7 @@ static void check_reference_only(const uint8_t *data, size_t size, const LjmMode
   for (uint32_t i = 0, nt = ljm_model_label_filters(full, &terms); i < nt; i++)
     CHECK(ljm_model_label_filter(m, terms[i]) == 0);
   set_filters(m, data, size);
+  set_fates(m, data, size);
   LjmDiag d;
   CHECK(ljm_model_load(m, in, "fuzz.ljm", &d) == full_st);
   CHECK(ljm_model_stream(m)->bytes == ljm_model_stream(full)->bytes);
@@ -728,6 +753,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
     win_to = data[4] & 0x80 ? UINT64_MAX : win_from + 5000;
     ljm_model_set_window(m, win_from, win_to);
   }
+  set_fates(m, data, size);
   static Streams s;
   /* Heaptrack: plain text mostly; compressed for 1 input in 8. */
   streams_begin(&s, m, &o, size, ht_names[size && (data[0] & 7) == 7 ? 1 + (data[size - 1] & 1) : 0],

@@ -47,6 +47,9 @@ void ljm_filter_free(LjmModel *m)
   free(m->fre);
   free(m->fsite_mask);
   free(m->fnode_mask);
+  ljm_fates_scan_free(m);
+  ljm_fates_free(m->fates);
+  free(m->fsite_ok);
   if (m->lexcluded_init) ljm_addrmap_free(&m->lexcluded);
 }
 
@@ -175,6 +178,11 @@ static int other_pass(LjmModel *m, const LjmRawEvent *ev, uint32_t si, uint64_t 
 const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t si,
                                     uint64_t okey, uint64_t nkey, LjmRawEvent *copy)
 {
+  uint64_t ordinal = m->fordinal++;
+  if (m->fscan) {  /* the first reading: each block followed, nothing else built */
+    ljm_fates_event(m, ev, si, okey, nkey, ordinal);
+    return NULL;
+  }
   LjmBlock b, dropped;
   uint32_t owner;
   int old_ok = 0, label_ok = 1;
@@ -189,13 +197,15 @@ const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t
     } else {  /* made before the stream: judged as if made here */
       set = ev->kind == LJM_RAW_FREE ? 0 : ev->labels;
       label_ok = ljm_labels_pass(m, set);
-      old_ok = label_ok && other_pass(m, ev, si, ev->osize);
+      old_ok = label_ok && other_pass(m, ev, si, ev->osize) &&
+               (!m->fates || ljm_fates_unknown_pass(m, si));
     }
   } else {
     label_ok = ljm_labels_pass(m, set);
   }
   int made = ev->kind != LJM_RAW_FREE && !ev->nosample;
-  int new_ok = made && label_ok && other_pass(m, ev, si, ev->nsize);
+  int new_ok = made && label_ok && other_pass(m, ev, si, ev->nsize) &&
+               (!m->fates || ljm_fates_pass(m, ordinal, si));
   if (made) {
     if (!new_ok) {
       uint64_t why = label_ok ? FILTER_BY_OTHER : FILTER_BY_LABEL;
@@ -240,6 +250,32 @@ static void size_text(char *buf, size_t len, uint64_t v)
   snprintf(buf, len, "%llu %s", (unsigned long long)v, unit[u]);
 }
 
+/* Makes the note safe for every file it goes into, in place: each control
+** character and each byte of an invalid UTF-8 sequence becomes '?'; a note
+** cut short (cut) ends in "..." at a character's boundary. n: its length
+** (below len). */
+static void clean(char *buf, size_t n, size_t len, int cut)
+{
+  unsigned char *p = (unsigned char *)buf;
+  for (size_t i = 0; i < n;) {
+    size_t k = p[i] < 0x80 ? 1 : (p[i] & 0xE0) == 0xC0 && p[i] >= 0xC2 ? 2
+               : (p[i] & 0xF0) == 0xE0 ? 3 : (p[i] & 0xF8) == 0xF0 && p[i] <= 0xF4 ? 4 : 0;
+    size_t j = 1;
+    while (k && j < k && i + j < n && (p[i + j] & 0xC0) == 0x80) j++;
+    if (k == 0 || j < k) {  /* not a character, or one cut short */
+      p[i++] = '?';
+      continue;
+    }
+    if (k == 1 && (p[i] < 0x20 || p[i] == 0x7F)) p[i] = '?';
+    i += k;
+  }
+  p[n] = '\0';
+  if (!cut || len < 8) return;
+  size_t at = len - 4;
+  while (at > 0 && (p[at] & 0xC0) == 0x80) at--;
+  memcpy(buf + at, "...", 4);
+}
+
 const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len)
 {
   if (!m->filtering || len == 0) return NULL;
@@ -259,7 +295,8 @@ const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len)
     char a[32], b[32];
     size_text(a, sizeof(a), m->fsize_min);
     size_text(b, sizeof(b), m->fsize_max);
-    if (m->fsize_max == UINT64_MAX) PUT("%s of %s or more", clauses++ ? "," : "", a);
+    if (m->fsize_min == m->fsize_max) PUT("%s of %s", clauses++ ? "," : "", a);
+    else if (m->fsize_max == UINT64_MAX) PUT("%s of %s or more", clauses++ ? "," : "", a);
     else if (m->fsize_min == 0) PUT("%s of %s or less", clauses++ ? "," : "", b);
     else PUT("%s of %s to %s", clauses++ ? "," : "", a, b);
   }
@@ -271,7 +308,11 @@ const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len)
   };
   for (uint32_t i = 0; i < m->nfre; i++)
     PUT("%s %s '%s'", clauses++ ? "," : "", what[m->fre[i].kind], m->fre[i].text);
+  if (m->fates) {
+    char life[160];
+    if (ljm_fates_note(m->fates, life, sizeof(life))) PUT("%s %s", clauses++ ? "," : "", life);
+  }
 #undef PUT
-  if (n >= len && len > 4) memcpy(buf + len - 4, "...", 4);
+  clean(buf, n < len ? n : len - 1, len, n >= len);
   return buf;
 }

@@ -432,9 +432,6 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   const int before = win == WIN_BEFORE;
   uint32_t li, si = event_site(m, ev, &li, 0);
   if (si == NONE) return;
-  LjmRawEvent copy;
-  if (__builtin_expect(m->filtering, 0) && !(ev = ljm_filter_event(m, ev, si, okey, nkey, &copy)))
-    return;
   uint32_t node = si, owner = si;  /* standard stream: a site is its own node */
   LjmFigures *nf = NULL;
   if (m->slice_events && !before) slice_at(m, m->totals.events, EVENT_TIME(m, ev, win));
@@ -657,12 +654,14 @@ static inline __attribute__((always_inline)) void apply_window(LjmModel *m, cons
 ** apply_reference): PATH_REFERENCE for exact streams, stacks or not,
 ** without slices or a listener; PATH_GROUPED for a grouped tree (with
 ** stacks, or a stream made a tree: on_flags); PATH_WINDOW* for a time
-** window, grouped or not. */
-enum { PATH_REFERENCE = 1, PATH_FULL, PATH_GROUPED, PATH_WINDOW, PATH_WINDOW_GROUPED };
+** window, grouped or not; PATH_FILTERED under any filter (filtered_event). */
+enum { PATH_REFERENCE = 1, PATH_FULL, PATH_GROUPED, PATH_WINDOW, PATH_WINDOW_GROUPED,
+       PATH_FILTERED };
 static inline int event_path(LjmModel *m)
 {
   if (__builtin_expect(!m->path, 0))
-    m->path = m->win ? (m->gkey && m->stacks ? PATH_WINDOW_GROUPED : PATH_WINDOW)
+    m->path = m->filtering ? PATH_FILTERED
+              : m->win ? (m->gkey && m->stacks ? PATH_WINDOW_GROUPED : PATH_WINDOW)
               : m->gkey && m->stacks ? PATH_GROUPED
               : m->reference_only && !m->rate && !m->slice_events && !m->listener && !m->filtering
                   ? PATH_REFERENCE
@@ -680,6 +679,23 @@ static __attribute__((noinline)) void window_event(LjmModel *m, const LjmRawEven
   else apply_window(m, ev, okey, nkey, 0);
 }
 
+/* An event under filters (ljm_filter.c): a function of its own, so the
+** filter's copy of an event stays out of the common paths' code. Events
+** after a time window are not seen; the others are in stream order. */
+static __attribute__((noinline)) void filtered_event(LjmModel *m, const LjmRawEvent *ev,
+                                                     uint64_t okey, uint64_t nkey)
+{
+  if (m->win && (ev->time == LJM_NO_TIME ? 0 : ev->time) >= m->win_to) return;
+  uint32_t li, si = event_site(m, ev, &li, 0);
+  if (si == NONE) return;
+  LjmRawEvent copy;
+  if (!(ev = ljm_filter_event(m, ev, si, okey, nkey, &copy))) return;
+  int grouped = m->gkey && m->stacks;
+  if (m->win) window_event(m, ev, okey, nkey, grouped);
+  else if (grouped) apply(m, ev, okey, nkey, 1, WIN_NONE);
+  else apply(m, ev, okey, nkey, 0, WIN_NONE);
+}
+
 static void on_event(void *ud, const LjmRawEvent *ev)
 {
   LjmModel *m = ud;
@@ -689,6 +705,7 @@ static void on_event(void *ud, const LjmRawEvent *ev)
   case PATH_GROUPED: apply(m, ev, okey, nkey, 1, WIN_NONE); break;
   case PATH_WINDOW: window_event(m, ev, okey, nkey, 0); break;
   case PATH_WINDOW_GROUPED: window_event(m, ev, okey, nkey, 1); break;
+  case PATH_FILTERED: filtered_event(m, ev, okey, nkey); break;
   default: apply(m, ev, okey, nkey, 0, WIN_NONE); break;
   }
 }
@@ -719,6 +736,7 @@ static inline __attribute__((always_inline)) void apply_batch(LjmModel *m, const
     for (size_t i = 0; i < k; i++) {
       if (i + AHEAD < k) prefetch_event(m, &evs[i + AHEAD], okey[i + AHEAD], nkey[i + AHEAD]);
       if (path == PATH_REFERENCE) apply_reference(m, &evs[i], okey[i], nkey[i]);
+      else if (path == PATH_FILTERED) filtered_event(m, &evs[i], okey[i], nkey[i]);
       else if (path == PATH_WINDOW || path == PATH_WINDOW_GROUPED)
         apply_window(m, &evs[i], okey[i], nkey[i], path == PATH_WINDOW_GROUPED);
       else apply(m, &evs[i], okey[i], nkey[i], path == PATH_GROUPED, WIN_NONE);
@@ -744,6 +762,7 @@ static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
   case PATH_GROUPED: apply_batch(m, evs, n, PATH_GROUPED); break;
   case PATH_WINDOW: window_batch(m, evs, n, 0); break;
   case PATH_WINDOW_GROUPED: window_batch(m, evs, n, 1); break;
+  case PATH_FILTERED: apply_batch(m, evs, n, PATH_FILTERED); break;
   default: apply_batch(m, evs, n, PATH_FULL); break;
   }
 }

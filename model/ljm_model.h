@@ -406,6 +406,42 @@ int ljm_model_filter_frames(LjmModel *m, LjmFrameFilter kind, const char *regex,
 const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len);
 /* The events the filters left out. */
 uint64_t ljm_model_filter_dropped(const LjmModel *m);
+
+/* --lifetime, --lived and --site-leaked need each block's fate before its
+** allocation is counted: a first reading of the stream records it
+** (ljm_model_fate_scan), the second keeps the blocks whose fate passes
+** (ljm_model_filter_fates). Both readings need the same time window. */
+typedef enum LjmLifetime {
+  LJM_LIFETIME_ANY = 0,
+  LJM_LIFETIME_LEAKED,     /* not freed by the end (of the window) */
+  LJM_LIFETIME_TEMPORARY,  /* freed before any other block was allocated */
+  LJM_LIFETIME_FREED       /* freed before the end */
+} LjmLifetime;
+typedef struct LjmFateSpec {
+  LjmLifetime lifetime;
+  int lived;  /* keep blocks that lived lived_min_us..lived_max_us (a block
+                 in use at the end: until the end; needs time marks) */
+  uint64_t lived_min_us, lived_max_us;
+  int site_leaked;  /* keep blocks of sites (by name) where at least this
+                       share of the blocks made in view is in use at the end */
+  double site_leaked_pct;
+} LjmFateSpec;
+typedef struct LjmFates LjmFates;
+/* The first reading: m follows every block (and keeps them all). Call
+** before decoding; 0, or -1 when out of memory. */
+int ljm_model_fate_scan(LjmModel *m, const LjmFateSpec *spec);
+/* After the first reading: the fates (the caller's, until given to
+** ljm_model_filter_fates or ljm_fates_free); NULL when out of memory. */
+LjmFates *ljm_model_fates_take(LjmModel *m);
+/* Whether the first reading saw time marks (--lived needs them). */
+int ljm_fates_timed(const LjmFates *f);
+/* The second reading keeps only the blocks whose fate passes; m owns f
+** from then on. Call before decoding; 0, or -1 when out of memory. */
+int ljm_model_filter_fates(LjmModel *m, LjmFates *f);
+void ljm_fates_free(LjmFates *f);
+/* The fates' phrase for ljm_model_filter_note ("that leaked, that lived 1
+** s to 5 s, from sites where at least 50% of blocks leaked"), or NULL. */
+const char *ljm_fates_note(const LjmFates *f, char *buf, size_t len);
 /* Groups the call tree by label KEY: each event's stack is copied under a
 ** root node whose site (LJM_SITE_LABEL) is named "KEY=value", the value of
 ** KEY in its block's set ("KEY=(none)" without KEY, "KEY=(other)" for the

@@ -241,6 +241,14 @@ struct LjmModel {
   struct FilterRe *fre;  uint32_t nfre;  uint32_t fpos, fneg;
   uint32_t *fsite_mask;  uint32_t capfsite_mask;
   uint32_t *fnode_mask;  uint32_t capfnode_mask, fnode_done;
+  /* --lifetime, --lived, --site-leaked (ljm_fates.c): the events the
+  ** filter has seen (an event's ordinal, the same in both readings); the
+  ** first reading's state, or the second's fates; per site whether it
+  ** passes --site-leaked (0 not known yet, 1 no, 2 yes) */
+  uint64_t fordinal;
+  struct FateScan *fscan;
+  LjmFates *fates;
+  uint8_t *fsite_ok;  uint32_t capfsite_ok;
   /* --group-by (ljm_group.c): the key, each set's root node (NONE: not
   ** made yet), the roots by name (strtab id), each node's copy under a root
   ** ((root << 32 | node) -> copy), the last copy made or found, the copies
@@ -354,6 +362,15 @@ int ljm_labels_pass(LjmModel *m, uint32_t set);
 ** the filter leaves it out. */
 const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t si,
                                     uint64_t okey, uint64_t nkey, LjmRawEvent *copy);
+/* ljm_fates.c: the first reading's record of event ev (ordinal: its
+** number among the events the filter sees); whether the block made by
+** event 'ordinal' at site si passes the fates (the second reading), and
+** whether a block the stream never showed made, freed at site si, does. */
+void ljm_fates_event(LjmModel *m, const LjmRawEvent *ev, uint32_t si, uint64_t okey,
+                     uint64_t nkey, uint64_t ordinal);
+int ljm_fates_pass(LjmModel *m, uint64_t ordinal, uint32_t si);
+int ljm_fates_unknown_pass(LjmModel *m, uint32_t si);
+void ljm_fates_scan_free(LjmModel *m);
 /* Makes the excluded-blocks map on the first filter: 0, or -1. */
 int ljm_filter_init(LjmModel *m);
 void ljm_filter_free(LjmModel *m);

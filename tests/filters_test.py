@@ -50,7 +50,8 @@ def run(cmd, **kw):
 
 def ljm_ok(*args):
     r = run([ljm] + list(args))
-    chk(r.returncode == 0, "ljm %s: exit %d %s" % (" ".join(args), r.returncode, r.stderr[-300:]))
+    chk(r.returncode == 0, "ljm %s: exit %d %s" % (" ".join(map(str, args)), r.returncode,
+                                                   r.stderr[-300:]))
     return r.stdout
 
 
@@ -133,10 +134,9 @@ def check_construction(tag, path):
                                                                  files))
 
 
-def check_size(tag, path, lo, hi, arg):
-    doc = as_json(path, "--size", arg)
-    with open(path, "rb") as f:
-        want = ljmread.totals(f.read(), size=(lo, hi))
+def same_as_reader(what, doc, want):
+    """The JSON's totals and the events it left out against the independent
+    reader's replay of the same filter."""
     t = doc["totals"]
     got = dict((k, t[k]) for k in FIGS + ("peak_bytes", "peak_count", "temp_count"))
     got["dropped"] = doc["stream"]["filtered_out_events"]
@@ -144,8 +144,74 @@ def check_size(tag, path, lo, hi, arg):
     exp["temp_count"] = want["temporary"]
     exp["dropped"] = want["dropped"]
     chk(want["status"] == "ok" and got == exp,
-        "%s --size %s: %r, the independent reader %r" % (tag, arg, got, exp))
+        "%s: %r, the independent reader %r" % (what, got, exp))
+
+
+def check_size(tag, path, lo, hi, arg):
+    doc = as_json(path, "--size", arg)
+    with open(path, "rb") as f:
+        same_as_reader("%s --size %s" % (tag, arg), doc, ljmread.totals(f.read(), size=(lo, hi)))
     return doc
+
+
+def check_fates(tag, path, timed):
+    """--lifetime and --lived against the independent reader's fates, and
+    what each must hold on its own."""
+    with open(path, "rb") as f:
+        data = f.read()
+    whole = as_json(path)["totals"]
+    got = {}
+    runs = [("--lifetime", k, ljmread.FateKeep(data, lifetime=k))
+            for k in ("leaked", "temporary", "freed")]
+    if timed:
+        runs += [("--lived", "..2ms", ljmread.FateKeep(data, lived=(0, 2000))),
+                 ("--lived", "2001us..", None)]
+    for opt, arg, keep in runs:
+        if arg == "2001us..":  # not a duration ljm reads: the complement, by hand
+            arg, keep = "2.001ms..", ljmread.FateKeep(data, lived=(2001, 1 << 64))
+        doc = as_json(path, opt, arg)
+        same_as_reader("%s %s %s" % (tag, opt, arg), doc, ljmread.totals(data, keep=keep))
+        got[arg] = doc["totals"]
+    lk, tp, fr = got["leaked"], got["temporary"], got["freed"]
+    chk(lk["inuse_count"] == lk["alloc_count"] > 0 and lk["inuse_bytes"] == lk["alloc_bytes"],
+        "%s: --lifetime leaked: every block kept is in use at the end (%r)" % (tag, lk))
+    chk(fr["inuse_count"] == 0 and tp["inuse_count"] == 0 and fr["alloc_count"] > 0,
+        "%s: --lifetime freed/temporary: nothing in use at the end" % tag)
+    chk(tp["temp_count"] == tp["alloc_count"] > 0 and tp["alloc_count"] <= fr["alloc_count"],
+        "%s: --lifetime temporary: every block kept counts as temporary (%r)" % (tag, tp))
+    for f in ("alloc_count", "alloc_bytes"):
+        chk(lk[f] + fr[f] == whole[f], "%s: leaked + freed %s: %d + %d != %d"
+            % (tag, f, lk[f], fr[f], whole[f]))
+    if timed:
+        a, b = got["..2ms"], got["2.001ms.."]
+        chk(a["alloc_count"] + b["alloc_count"] == whole["alloc_count"],
+            "%s: --lived ..2ms and 2.001ms.. add up" % tag)
+
+
+def check_site_leaked(tag, path):
+    """--site-leaked: a line passes when at least that share of the blocks
+    it made is in use at the end; its own figures are then the unfiltered
+    ones, and a line that does not pass has none."""
+    whole = as_json(path)
+    by_name = {}  # sites of one name (several functions on a line) are one line
+    for s in whole["sites"]:
+        n = by_name.setdefault(s["name"], [0, 0])
+        n[0] += s["alloc_count"]
+        n[1] += s["inuse_count"]
+    for pct in (90, 50, 0.5):
+        doc = as_json(path, "--site-leaked", str(pct))
+        passing = {k for k, (a, u) in by_name.items() if a and 100 * u >= pct * a}
+        got = {}
+        for x in doc["sites"]:
+            got[x["name"]] = got.get(x["name"], 0) + x["alloc_count"]
+        bad = [(k, got.get(k, 0), a) for k, (a, u) in by_name.items()
+               if got.get(k, 0) != (a if k in passing else 0)]
+        chk(not bad and passing, "%s --site-leaked %s: lines %r" % (tag, pct, bad[:3]))
+        chk(doc["stream"]["filter"] == "only blocks from lines where at least %g%% of the blocks "
+            "made are still in use at the end" % pct, "%s: note %r" % (tag, doc["stream"]["filter"]))
+    names = {s["name"] for s in as_json(path, "--site-leaked", "90")["sites"] if s["alloc_count"]}
+    chk("@filters.lua:12" in names and "@filters.lua:16" not in names,
+        "%s --site-leaked 90: render's line kept, scratch's left out: %r" % (tag, sorted(names)))
 
 
 def check_views(tag, path):
@@ -207,6 +273,34 @@ if plain and stacks:
         chk(small["stream"]["filter"] == "only blocks of 33 B to 4 KiB", "%s: note %r"
             % (tag, small["stream"]["filter"]))
     check_views("stacks", stacks)
+    check_fates("stacks", stacks, True)
+    check_fates("plain", plain, False)
+    check_site_leaked("plain", plain)
+    # by construction: render's strings and lib.parse's tables live to the end, scratch's do not
+    lk = as_json(stacks, "--lifetime", "leaked")
+    by_line = {}
+    for x in lk["sites"]:
+        if x["file"] == "filters.lua":
+            by_line[x["line"]] = by_line.get(x["line"], 0) + x["alloc_count"]
+    chk(by_line.get(12, 0) >= 200 and by_line.get(16, 0) == 0,
+        "--lifetime leaked: line 12 keeps %d (200 built), line 16 %d (none built)"
+        % (by_line.get(12, 0), by_line.get(16, 0)))
+    text = ljm_ok("report", "-q", "--lifetime", "leaked", stacks).decode()
+    chk(text.startswith("FILTER: only blocks still in use at the end ("), "report: %r" % text[:100])
+    pb = os.path.join(work, "leaked.pb.gz")
+    ljm_ok("convert", "-q", "--lifetime", "leaked", "-o", pb, stacks)
+    r = run(["go", "tool", "pprof", "-top", "-unit=B", "-sample_index=inuse_space", pb])
+    m = re.search(r"of (\d+)B? total", r.stdout.decode("utf-8", "replace"))
+    chk(m and int(m.group(1)) == lk["totals"]["inuse_bytes"],
+        "pprof --lifetime leaked: inuse_space total %s, JSON %d" % (m and m.group(1),
+                                                                   lk["totals"]["inuse_bytes"]))
+    ht = os.path.join(work, "leaked.heaptrack.gz")
+    ljm_ok("convert", "-q", "--lifetime", "leaked", "-o", ht, stacks)
+    r = run(["heaptrack_print", "-f", ht, "-p", "0", "-a", "0", "-T", "0", "-l", "0"])
+    m = re.search(r"calls to allocation functions: (\d+)", r.stdout.decode())
+    chk(m and int(m.group(1)) == lk["totals"]["alloc_count"],
+        "heaptrack_print --lifetime leaked: %s allocations, JSON %d"
+        % (m and m.group(1), lk["totals"]["alloc_count"]))
     # report without stacks names functions from the sources, as convert does
     rows = re.findall(r"^(@\S+): \d+ events", ljm_ok("report", "-q", "--function", "^render$",
                                                      plain).decode().split("\n\n")[1], re.M)
@@ -253,6 +347,49 @@ if plain:
             err = r.stderr.decode()
             chk(r.returncode == 2 and err.count("\n") == 1 and want in err and not r.stdout,
                 "ljm %s %s: exit %d %r" % (cmd[0], " ".join(args), r.returncode, err))
+    for args, want in ((["--lifetime", "x"], "--lifetime wants leaked, temporary or freed"),
+                       (["--lived", "5s..1s"], "--lived 5s..1s: the range is empty"),
+                       (["--lived", "1s"], "--lived wants MIN..MAX"),
+                       (["--lived", "a..b"], "--lived wants MIN..MAX"),
+                       (["--site-leaked", "101"], "--site-leaked wants a share from 0 to 100"),
+                       (["--site-leaked", "x%"], "--site-leaked wants a share")):
+        r = run([ljm, "report"] + args + [plain])
+        err = r.stderr.decode()
+        chk(r.returncode == 2 and err.count("\n") == 1 and want in err and not r.stdout,
+            "ljm report %s: exit %d %r" % (" ".join(args), r.returncode, err))
+    with open(plain, "rb") as f:
+        r = run([ljm, "report", "--lifetime", "leaked", "-"], stdin=f)
+    chk(r.returncode == 2 and b"give a file, not '-'" in r.stderr, "stdin: %r" % r.stderr)
+    r = run([ljm, "top", "--once", "--lifetime", "leaked", plain])
+    chk(r.returncode == 2 and b"--lifetime needs each block's fate" in r.stderr, "top: %r" % r.stderr)
+    r = run([ljm, "report", "--lived", "1s..", plain])
+    chk(r.returncode == 1 and b"--lived: the profile has no time marks" in r.stderr and
+        not r.stdout, "--lived without time: %d %r" % (r.returncode, r.stderr))
+    # what a filter's text holds is made safe for every file: no new line, valid UTF-8
+    odd = "render|x\n+ 1\n# \x01" + "\u00e9" * 600
+    text = ljm_ok("report", "-q", "--function", odd, plain).decode("utf-8")
+    chk(text.startswith("FILTER: only blocks with a frame whose function matches 'render|x?+ 1?# ?")
+        and text.split("\n")[1] == "" and "..." in text.split("\n")[0],
+        "an odd regex in the report: %r" % text[:120])
+    ht = os.path.join(work, "odd.heaptrack.gz")
+    ljm_ok("convert", "-q", "--function", odd, "-o", ht, plain)
+    doc = as_json(plain, "--function", odd)
+    r = run(["heaptrack_print", "-f", ht, "-p", "0", "-a", "0", "-T", "0", "-l", "0"])
+    m = re.search(r"calls to allocation functions: (\d+)", r.stdout.decode())
+    chk(m and int(m.group(1)) == doc["totals"]["alloc_count"] and b"out of bounds" not in r.stderr,
+        "an odd regex in heaptrack's comment: %s allocations, JSON %d"
+        % (m and m.group(1), doc["totals"]["alloc_count"]))
+    svg = ljm_ok("convert", "-q", "--function", b"x\x01\xffy", "-f", "svg", "-o", "-", plain)
+    try:
+        ET.fromstring(svg)
+        ok = True
+    except ET.ParseError:
+        ok = False
+    chk(ok, "an odd regex makes the SVG not well-formed")
+    for arg, note in (("1B..", "of 1 B or more"), ("1kib..2MIB", "of 1 KiB to 2 MiB"),
+                      ("1K..1K", "of 1 KiB")):
+        got = as_json(plain, "--size", arg)["stream"]["filter"]
+        chk(got == "only blocks " + note, "--size %s: %r" % (arg, got))
     r = run([ljm, "convert", "-f", "ljm", "--size", "1K..", "-o", "x.ljm", plain])
     chk(r.returncode == 2 and b"--size: the ljm format is written from the stream" in r.stderr and
         not os.path.exists(os.path.join(work, "x.ljm")), "-f ljm --size: %r" % r.stderr)

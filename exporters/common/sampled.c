@@ -2,6 +2,7 @@
 #include "exporters/common/sampled.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *ljm_sampled_rate(char *buf, size_t len, uint64_t rate)
 {
@@ -9,6 +10,28 @@ const char *ljm_sampled_rate(char *buf, size_t len, uint64_t rate)
   else if (rate && rate % (1u << 20) == 0) snprintf(buf, len, "%llu MiB", (unsigned long long)(rate >> 20));
   else if (rate && rate % (1u << 10) == 0) snprintf(buf, len, "%llu KiB", (unsigned long long)(rate >> 10));
   else snprintf(buf, len, "%llu B", (unsigned long long)rate);
+  return buf;
+}
+
+const char *ljm_temp_refusal(const LjmModel *m)
+{
+  const LjmStreamInfo *si = ljm_model_stream(m);
+  if (ljm_model_totals(m)->temporaries) return NULL;
+  if (si->snapshot) return "a heap snapshot shows what is alive at one moment, not what was freed";
+  if (si->sample_rate)
+    return "a sampled recording does not show which allocation comes right before a free; "
+           "record exact (without --sample) to count temporary allocations";
+  return "this profile does not count temporary allocations";
+}
+
+const char *ljm_filter_line(const LjmModel *m, char *buf, size_t len)
+{
+  char tail[64];
+  snprintf(tail, sizeof(tail), " (%llu other events left out)",
+           (unsigned long long)ljm_model_filter_dropped(m));
+  size_t k = strlen(tail);
+  if (len <= k + 8 || !ljm_model_filter_note(m, buf, len - k)) return NULL;
+  memcpy(buf + strlen(buf), tail, k + 1);
   return buf;
 }
 

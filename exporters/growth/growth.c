@@ -77,7 +77,7 @@ static void write_text(Growth *s, const LjmModel *m, const LjmGrowthResult *r)
   FILE *f = s->base.out;
   char a[32], b[32], c[32], note[160], fnote[1024];
   const char *sampled = ljm_sampled_note(m, note, sizeof(note));
-  const char *filter = ljm_model_filter_note(m, fnote, sizeof(fnote));
+  const char *filter = ljm_filter_line(m, fnote, sizeof(fnote));
   fprintf(f, "%s: %.1f s to %.1f s, a point every %.1f s%s%s%s%s\n", s->base.o.in_path,
           (double)r->from_us / 1e6, (double)r->to_us / 1e6, (double)r->bucket_us / 1e6,
           sampled ? "; " : "", sampled ? sampled : "", filter ? "; " : "", filter ? filter : "");

@@ -345,7 +345,7 @@ static void header(Ht *h, const LjmModel *m)
   if (ljm_sampled_note(m, note, sizeof(note)))
     ljm_buf_printf(&x, "; bytes are %s, allocation counts are the samples", note);
   char filter[1024];
-  if (ljm_model_filter_note(m, filter, sizeof(filter))) ljm_buf_printf(&x, "; %s", filter);
+  if (ljm_filter_line(m, filter, sizeof(filter))) ljm_buf_printf(&x, "; %s", filter);
   ljm_buf_puts(&x, ")\n");
   if (!x.oom) {
     char *p = ht_text_room(&h->text, x.len);

@@ -169,9 +169,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
              (by_temp || k == LJM_VALUE_ALLOC_BYTES || k == LJM_VALUE_ALLOC_COUNT);
   uint64_t all_temp = 0, hid_temp = 0;
   if (by_temp && !temp) {
-    snprintf(err, errlen, "--value temp_count: %s", ljm_model_stream(m)->sample_rate
-             ? "a sampled recording cannot count temporary allocations"
-             : "this profile does not count temporary allocations");
+    snprintf(err, errlen, "--value temp_count: %s", ljm_temp_refusal(m));
     free(rows);
     return -1;
   }
@@ -206,9 +204,7 @@ static int md_write(MdState *st, const LjmModel *m, char *err, size_t errlen)
   {
     char note[1024];
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&b, "Figures are %s.\n\n", note);
-    if (ljm_model_filter_note(m, note, sizeof(note)))
-      ljm_buf_printf(&b, "Filter: %s (%llu other events left out).\n\n", note,
-                     (unsigned long long)ljm_model_filter_dropped(m));
+    if (ljm_filter_line(m, note, sizeof(note))) ljm_buf_printf(&b, "Filter: %s.\n\n", note);
   }
   ljm_buf_printf(&b, "%s\n", header_of(k, temp));
   for (size_t i = 0; i < nr; i++) {

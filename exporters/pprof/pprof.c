@@ -20,8 +20,9 @@
 ** line). Each site with a non-zero figure gives one Sample [alloc_objects,
 ** alloc_space, inuse_objects, inuse_space, temp_objects]; their sums are
 ** the model's totals. temp_objects (temporary allocations, LjmFigures) is
-** there when every profile counted them: exact streams, not snapshots. All Locations point at one pseudo Mapping so that pprof does not
-** ask for the main binary.
+** there when every profile counted them: exact streams, not snapshots.
+** All Locations point at one pseudo Mapping so that pprof does not ask for
+** the main binary.
 **
 ** Labels (rec.label): a node's blocks made under a label set are a Sample
 ** of their own carrying the set's labels as string labels (key, value), so
@@ -544,7 +545,7 @@ typedef struct State {
   int snapshot;              /* the first profile is a heap snapshot */
   uint64_t duration;         /* the longest recording's (usec) */
   uint64_t sample_rate;      /* the first sampled profile's */
-  int no_temp;               /* a profile did not count temporaries */
+  const char *no_temp;       /* why a profile did not count temporaries, or NULL */
   uint64_t sum[NVALUES];     /* the profiles' totals so far, each at most
                                 LJM_TOTAL_MAX: pprof's int64 sums stay exact */
 } State;
@@ -630,7 +631,7 @@ static size_t comments(Builder *b, const LjmModel *m, const char *src, int64_t *
     c[n++] = str(b, line);
   }
   if (ljm_sampled_note(m, line, sizeof line)) c[n++] = str(b, line);
-  if (ljm_model_filter_note(m, line, sizeof line)) c[n++] = str(b, line);
+  if (ljm_filter_line(m, line, sizeof line)) c[n++] = str(b, line);
   return n;
 }
 
@@ -644,7 +645,7 @@ static int64_t merged_comment(Builder *b, const LjmModel *m, const char *src)
   if (si->truncated)
     snprintf(cut, sizeof cut, ", stream cut at byte %" PRIu64, si->truncated_at);
   if (ljm_sampled_note(m, note + 2, sizeof note - 2)) memcpy(note, "; ", 2);
-  if (ljm_model_filter_note(m, filter + 2, sizeof filter - 2)) memcpy(filter, "; ", 2);
+  if (ljm_filter_line(m, filter + 2, sizeof filter - 2)) memcpy(filter, "; ", 2);
   snprintf(line, sizeof line, "merged: LuaJIT memprof profile %.500s, %" PRIu64 " events, peak "
            "live %" PRIu64 " bytes%s%s%s", src, t->events, t->fig.peak_bytes, cut, note, filter);
   return key(b, line);
@@ -685,7 +686,7 @@ static int add_model(State *st, const LjmModel *m, char *err, size_t errlen)
   st->nmodels++;
   if (!si->snapshot && si->duration > st->duration) st->duration = si->duration;
   if (!st->sample_rate) st->sample_rate = si->sample_rate;
-  if (!ljm_model_totals(m)->temporaries) st->no_temp = 1;
+  if (!st->no_temp) st->no_temp = ljm_temp_refusal(m);
 
   size_t nn = ljm_model_nnodes(m);
   free(b->node_loc);  /* per model: its nodes */
@@ -718,8 +719,7 @@ static int write_profile(State *st, char *err, size_t errlen)
     {"inuse_objects", "count"}, {"inuse_space", "bytes"}, {"temp_objects", "count"}};
   const size_t nv = st->no_temp ? NVALUES_NO_TEMP : NVALUES;
   if (st->no_temp && st->base.o.value == LJM_VALUE_TEMP_COUNT) {
-    snprintf(err, errlen, "--value temp_count: a profile does not count temporary allocations "
-             "(sampled, or a heap snapshot)");
+    snprintf(err, errlen, "--value temp_count: %s", st->no_temp);
     return -1;
   }
   PbValueType vt[NVALUES], period_type;

@@ -520,8 +520,7 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
   t.cut = SS_UNSET;
   if (st->oom) goto oom;
   if (profile_index(st->base.value) == FIG_TEMP_COUNT && !ljm_model_totals(m)->temporaries) {
-    snprintf(err, errlen, "--value temp_count: the profile does not count temporary allocations "
-             "(sampled, or a heap snapshot)");
+    snprintf(err, errlen, "--value temp_count: %s", ljm_temp_refusal(m));
     return -1;
   }
   t.nnodes = ljm_model_nnodes(m);
@@ -543,7 +542,7 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
     if (si->snapshot)  /* every object of the snapshot under what retains it */
       ljm_buf_puts(&title, " (heap snapshot: bytes retained at the snapshot)");
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
-    if (ljm_model_filter_note(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
+    if (ljm_filter_line(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
     if (!title.oom) ljm_json_name(&name, &sc.tmp, title.p, title.len);
     else name.oom = 1;
     ljm_buf_free(&title);

@@ -342,7 +342,7 @@ static int svg_write(SvgState *st, const LjmModel *m, char *err, size_t errlen)
   xmlSetGenericErrorFunc(NULL, quiet_xml_error);
   xmlTextWriterSetIndent(c->w, 0);
   if (!ljm_sampled_note(m, st->note, sizeof(st->note))) st->note[0] = '\0';
-  if (!ljm_model_filter_note(m, st->filter, sizeof(st->filter))) st->filter[0] = '\0';
+  if (!ljm_filter_line(m, st->filter, sizeof(st->filter))) st->filter[0] = '\0';
   c->snapshot = ljm_model_stream(m)->snapshot;
   c->grouped = ljm_model_group_key(m) != NULL;
   c->title = ljm_value_snapshot_title(m, st->base.value);

@@ -197,10 +197,7 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     t->lines = 1;
   }
   if (t->base.o.temporaries && !ljm_model_totals(m)->temporaries) {  /* nothing written */
-    snprintf(err, errlen, "--temporary: %s", ljm_model_stream(m)->sample_rate
-             ? "a sampled recording does not show which allocation comes right before a free; "
-               "record exact (without --sample) to count temporary allocations"
-             : "this profile does not count temporary allocations");
+    snprintf(err, errlen, "--temporary: %s", ljm_temp_refusal(m));
     ljm_trace_lines_free(&t->tl);
     free(t);
     return -1;
@@ -210,9 +207,8 @@ static int text_finish(void *st, const LjmModel *m, char *err, size_t errlen)
     fprintf(t->base.out, "SAMPLED: %s, rounded to 3 digits\n\n", note);
   }
   char filter[1024];
-  if (ljm_model_filter_note(m, filter, sizeof(filter)))  /* which blocks the figures are of */
-    fprintf(t->base.out, "FILTER: %s (%llu other events left out)\n\n", filter,
-            (unsigned long long)ljm_model_filter_dropped(m));
+  if (ljm_filter_line(m, filter, sizeof(filter)))  /* which blocks the figures are of */
+    fprintf(t->base.out, "FILTER: %s\n\n", filter);
   if (t->base.o.by_key && ljm_by_label_write(t->base.out, m, t->base.o.by_key,
                                              t->base.o.human_readable, t->sampled, err, errlen)) {
     ljm_trace_lines_free(&t->tl);

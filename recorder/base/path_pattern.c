@@ -36,11 +36,10 @@ int rec_path_expand(const char *pattern, char *out, size_t outlen, const char **
   size_t n = 0;
   for (const char *p = pattern; *p; p++) {
     char field[300];
-    const char *add = field;
-    if (*p != '%') {
-      field[0] = *p;
-      field[1] = '\0';
-    } else {
+    const char *add = p;  /* a literal character: itself */
+    size_t k = 1;
+    if (*p == '%') {
+      add = field;
       switch (p[1]) {
       case 'p': snprintf(field, sizeof(field), "%ld", (long)getpid()); break;
       case 't': snprintf(field, sizeof(field), "%lld", (long long)time(NULL)); break;
@@ -51,9 +50,9 @@ int rec_path_expand(const char *pattern, char *out, size_t outlen, const char **
                     : "a '%' at the end (%p pid, %t time, %e executable, %% a '%')";
         return EINVAL;
       }
+      k = strlen(add);
       p++;
     }
-    size_t k = strlen(add);
     if (n + k >= outlen) {
       *why = "the name is too long once its fields are filled in";
       return ENAMETOOLONG;

@@ -864,7 +864,113 @@ def sample_weight(rate, size):
     return math.floor(1 / p), math.ceil(1 / p), math.floor(size / p + 0.5)
 
 
-def totals(data, window=None, size=None):
+class SizeKeep:
+    """The --size lo..hi filter for totals(keep=...): a block made by event
+    number i (0-based among allocation events) of size n is kept when
+    born(i, n); a block the stream never showed made, freed with size n,
+    when unknown(n)."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def born(self, i, n):
+        return self.lo <= n <= self.hi
+
+    def unknown(self, n):
+        return self.lo <= n <= self.hi
+
+
+class FateKeep:
+    """--lifetime (None, "leaked", "temporary", "freed") and --lived (lo, hi)
+    usec, for totals(keep=...), from fates(data): a block is temporary when
+    it is freed before another block is made; lived: from its
+    event's time to its free's, or to the last time mark when in use at the
+    end. A block the stream never showed made counts as freed, for an
+    unknown time."""
+
+    def __init__(self, data, lifetime=None, lived=None):
+        self.lifetime, self.lived = lifetime, lived
+        self.fate = fates(data)
+
+    def born(self, i, n):
+        born_t, end_i, end_t, temp = self.fate[i]
+        if self.lifetime == "leaked" and end_i is not None:
+            return False
+        if self.lifetime == "freed" and end_i is None:
+            return False
+        if self.lifetime == "temporary" and not temp:
+            return False
+        if self.lived is not None:
+            if born_t is None or end_t is None or not self.lived[0] <= end_t - born_t <= self.lived[1]:
+                return False
+        return True
+
+    def unknown(self, n):
+        return self.lifetime in (None, "freed") and self.lived is None
+
+
+def fates(data):
+    """Each allocation event's block: {i: (its time, the number of the event
+    that ends it or None, that event's time or the last time mark, whether
+    it ended before another block was made)}, i the event's number among
+    allocation events (a reallocation ends one block, then makes another;
+    an address reused without a free ends its block)."""
+    out, live, now, made = {}, {}, [None], {}
+    nmade = 0
+    r = _TotalsReader(data)
+    read_symtab(r, _Skipped())
+    start = r.i
+    flags = r.d[start + 4]
+    r.i = start + 7
+    if flags & SAMPLED:
+        r.byte()
+        r.uleb()
+    nosample, i = False, 0
+    while True:
+        h = r.byte()
+        if h == 0x80:
+            break
+        if h == 0x31 and flags & SAMPLED:
+            nosample = True
+            continue
+        if h in (0x20, 0x21) and flags & STACKS:
+            r.uleb()
+            if h == 0x20:
+                read_frame(r)
+            continue
+        if h in (0x22, 0x23) and flags & TIME:
+            v = r.uleb()
+            if h == 0x22:
+                now[0] = v
+            continue
+        if (h == 0x24 and flags & STACKS) or (0x25 <= h <= 0x2F and flags):
+            read_body(r)
+            continue
+        kind, src = h & 3, h & 0x1C
+        if kind == 0:
+            _Skipped().read(r, SYM_OF_SOURCE.get(src))
+            continue
+        read_loc(r, src)
+        oaddr, osize, naddr, nsize = read_sizes(r, kind)
+        if oaddr is not None and oaddr in live:
+            b = live.pop(oaddr)
+            out[b] = (out[b][0], i, now[0], made[b] == nmade)
+        if naddr is not None and not nosample:
+            nmade += 1
+            if naddr in live:
+                b = live.pop(naddr)
+                out[b] = (out[b][0], i, now[0], False)
+            out[i] = (now[0], None, None, False)
+            made[i] = nmade
+            live[naddr] = i
+        nosample = False
+        i += 1
+    for b in live.values():
+        out[b] = (out[b][0], None, now[0], False)
+    return out
+
+
+def totals(data, window=None, size=None, keep=None):
     """window: (from_us, to_us) -- only the events dated (by the last time
     mark) in [from, to) count; those before it only change the live heap
     (carried in: in use at its start), those after are read and left out;
@@ -873,8 +979,11 @@ def totals(data, window=None, size=None):
     keeps them (model/ljm_model.h, "Filters"): a block is kept or left out
     when it is made and its free follows it; a reallocation of which one
     half is kept is a free or an allocation; a block the stream never
-    showed made is judged by the size its free gives. f["dropped"] counts
-    the events left out whole."""
+    showed made is judged by the size its free gives. keep: a SizeKeep or
+    FateKeep (or anything with their two methods) instead. f["dropped"]
+    counts the events left out whole."""
+    if size is not None:
+        keep = SizeKeep(*size)
     f = dict(alloc_count=0, alloc_bytes=0, inuse_count=0, inuse_bytes=0,
              peak_count=0, peak_bytes=0, events=0, temporary=0, stacks=False,
              rss_max=0, by_stack={}, samples=0, sample_rate=None)
@@ -885,8 +994,9 @@ def totals(data, window=None, size=None):
     last_plus = None   # (size, location) of the previous line when a '+'
     sums = [0, 0]      # freed and allocated bytes so far
     live_stack = {}    # address -> stack that (re)allocated it
-    excluded = set()   # addresses of blocks the size filter left out
+    excluded = set()   # addresses of blocks the filter left out
     f["dropped"] = 0
+    f["events_read"] = 0   # allocation events read before the window's end
 
     def minus(block):
         nonlocal last_plus
@@ -991,7 +1101,9 @@ def totals(data, window=None, size=None):
                 if not before and not started:
                     started = True
                     f["peak_bytes"], f["peak_count"] = live_bytes, list(live_c)
-            if size is not None:
+            ordinal = f["events_read"]
+            f["events_read"] += 1
+            if keep is not None:
                 made = naddr is not None and not nosample
                 if oaddr is None:
                     old_ok = False
@@ -999,8 +1111,8 @@ def totals(data, window=None, size=None):
                     excluded.discard(oaddr)
                     old_ok = False
                 else:
-                    old_ok = oaddr in live or size[0] <= osize <= size[1]
-                new_ok = made and size[0] <= nsize <= size[1]
+                    old_ok = oaddr in live or keep.unknown(osize)
+                new_ok = made and keep.born(ordinal, nsize)
                 if made and not new_ok:
                     excluded.add(naddr)
                 elif made:
