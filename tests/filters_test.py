@@ -220,7 +220,7 @@ def check_views(tag, path):
     note = doc["stream"]["filter"]
     dropped = doc["stream"]["filtered_out_events"]
     text = ljm_ok("report", "-q", *filt, path).decode()
-    chk(text.startswith("FILTER: %s (%d other events left out)\n\n" % (note, dropped)),
+    chk(text.startswith("FILTER: %s (%s other events left out)\n\n" % (note, "{:,}".format(dropped))),
         "%s: report's first line %r" % (tag, text[:120]))
     pb = os.path.join(work, tag + ".pb.gz")
     ljm_ok("convert", "-q", *filt, "-o", pb, path)
@@ -253,7 +253,7 @@ def check_views(tag, path):
     ss = json.loads(ljm_ok("convert", "-q", *filt, "-f", "speedscope", "-o", "-", path) or b"{}")
     chk(note in ss.get("name", ""), "%s: speedscope's name %r" % (tag, ss.get("name")))
     md = ljm_ok("convert", "-q", *filt, "-f", "markdown", "-o", "-", path).decode()
-    chk("Filter: %s (%d other events left out)." % (note, dropped) in md,
+    chk("Filter: %s (%s other events left out)." % (note, "{:,}".format(dropped)) in md,
         "%s: Markdown lacks the filter" % tag)
     top = ljm_ok("top", "--once", *filt, path).decode()
     chk(note in top, "%s: ljm top lacks the filter: %r" % (tag, top[:200]))
@@ -329,6 +329,12 @@ if sampled:  # the samples filtered: a filter and its negation add up to the est
     for f in FIGS:
         chk(pos["totals"][f] + neg["totals"][f] == whole["totals"][f] and pos["totals"][f] > 0,
             "sampled: %s %d + %d != %d" % (f, pos["totals"][f], neg["totals"][f], whole["totals"][f]))
+    lk = as_json(sampled, "--lifetime", "leaked")["totals"]
+    fr = as_json(sampled, "--lifetime", "freed")["totals"]
+    for f in ("alloc_count", "alloc_bytes"):
+        chk(lk[f] + fr[f] == whole["totals"][f] and lk["inuse_bytes"] == whole["totals"]["inuse_bytes"],
+            "sampled: --lifetime leaked and freed %s %d + %d != %d"
+            % (f, lk[f], fr[f], whole["totals"][f]))
     text = ljm_ok("report", "-q", "--function", "^render$", sampled).decode()
     chk(text.startswith("SAMPLED: ") and "\nFILTER: only blocks" in text,
         "sampled: report's head %r" % text[:200])

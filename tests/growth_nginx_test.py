@@ -22,9 +22,11 @@ one byte in 512 KiB, and again with one in 64 KiB. Each time:
 Built with sanitizers (--config=asan) the worker is slower and the figures
 wander further: the 64 KiB slope measured +2..+17% high in six runs (a bias
 not yet explained), and a /work trace was listed once (garbage the
-collector leaves grows with the leaking heap). There the test checks that
-nginx records, answers and ljm growth reads the streams and finds the leak;
-the slopes and the other lines are printed, and asserted in the plain build.
+collector leaves grows with the leaking heap, and once ranked first, tied
+with the leak). There the test checks that nginx records, answers and ljm
+growth reads the streams and finds the leak among the first three lines and
+stacks; the slopes, the order and the other lines are printed, and asserted
+in the plain build.
 
 usage: growth_nginx_test.py LJM RECORDER_SO EXAMPLE_FILES..."""
 import json
@@ -153,8 +155,15 @@ def growth_of(name, sample, rotation):
     first = lines[0] if lines else {"line": ""}
     # The line, or (JIT on) the trace that runs M.leak, named after it.
     leak_row = r"^M\.leak \(app\.lua:11\)$|^TRACE \[\d+\] app\.lua:(9|1[0-2]) \(in M\.leak\)$"
-    if not check(re.match(leak_row, first["line"]), "%s: the leaking line first (%s)"
-                 % (name, [(l["line"], l["bytes_per_s"]) for l in lines[:5]])):
+    shown = [(l["line"], l["bytes_per_s"]) for l in lines[:5]]
+    if SANITIZED:  # a /work trace has tied with the leak there (927 and 918 KB/s): in the top 3
+        leak = [l for l in lines[:3] if re.match(leak_row, l["line"])]
+        figure(re.match(leak_row, first["line"]), "%s: the leaking line first (%s)" % (name, shown))
+        if not check(leak, "%s: the leaking line in the first three (%s)" % (name, shown)):
+            return None
+        first = leak[0]
+    elif not check(re.match(leak_row, first["line"]), "%s: the leaking line first (%s)"
+                   % (name, shown)):
         return None
     kind = "trace" if first["line"].startswith("TRACE") else "line"
     # The /leak requests per second of the stretch growth fits (after its
@@ -171,8 +180,10 @@ def growth_of(name, sample, rotation):
           % (name, first["bytes_per_s"], true_rate, per_request[kind], len(leaks),
              leaks[-1] - leaks[0], 100 * err, samples))
     stacks = g["stacks"]
-    check(stacks and "M.leak (app.lua)" in stacks[0]["frames"],
-          "%s: the leaking stack first (%s)" % (name, stacks[0]["frames"] if stacks else None))
+    top = stacks[:3] if SANITIZED else stacks[:1]
+    check(any("M.leak (app.lua)" in s["frames"] for s in top),
+          "%s: the leaking stack first%s (%s)" % (name, " three" if SANITIZED else "",
+                                                  [s["frames"] for s in top]))
     others = [l["line"] for l in lines if not re.match(leak_row, l["line"])]
     figure(not [o for o in others if re.search(r"lru|work|app\.lua", o)],
            "%s: /lru, /work and resty.lrucache not listed (%s)" % (name, others))

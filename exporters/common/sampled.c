@@ -1,8 +1,10 @@
-/* sampled.c -- the sentence that marks estimates. */
+/* sampled.c -- the sentences that mark estimates and filtered views. */
 #include "exporters/common/sampled.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "exporters/common/value.h"
 
 const char *ljm_sampled_rate(char *buf, size_t len, uint64_t rate)
 {
@@ -26,9 +28,9 @@ const char *ljm_temp_refusal(const LjmModel *m)
 
 const char *ljm_filter_line(const LjmModel *m, char *buf, size_t len)
 {
-  char tail[64];
-  snprintf(tail, sizeof(tail), " (%llu other events left out)",
-           (unsigned long long)ljm_model_filter_dropped(m));
+  char tail[64], num[32];
+  snprintf(tail, sizeof(tail), " (%s other events left out)",
+           ljm_fmt_thousands(num, ljm_model_filter_dropped(m)));
   size_t k = strlen(tail);
   if (len <= k + 8 || !ljm_model_filter_note(m, buf, len - k)) return NULL;
   memcpy(buf + strlen(buf), tail, k + 1);

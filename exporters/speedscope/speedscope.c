@@ -542,7 +542,7 @@ static int ss_write(SsState *st, const LjmModel *m, char *err, size_t errlen)
     if (si->snapshot)  /* every object of the snapshot under what retains it */
       ljm_buf_puts(&title, " (heap snapshot: bytes retained at the snapshot)");
     if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
-    if (ljm_filter_line(m, note, sizeof(note))) ljm_buf_printf(&title, " (%s)", note);
+    if (ljm_filter_line(m, note, sizeof(note))) ljm_buf_printf(&title, "; %s", note);
     if (!title.oom) ljm_json_name(&name, &sc.tmp, title.p, title.len);
     else name.oom = 1;
     ljm_buf_free(&title);

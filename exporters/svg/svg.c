@@ -240,7 +240,7 @@ static void write_head(SvgCtx *c, const SvgState *st, const SvgTree *t,
   ljm_buf_printf(&c->tmp, ": %s %s in total",
                  ljm_fmt_thousands(num, t->nodes[0].total), unit);
   if (st->note[0]) ljm_buf_printf(&c->tmp, " (%s)", st->note);
-  if (st->filter[0]) ljm_buf_printf(&c->tmp, " (%s)", st->filter);
+  if (st->filter[0]) ljm_buf_printf(&c->tmp, "; %s", st->filter);
   if (cut->hidden) {
     ljm_buf_printf(&c->tmp, "; %s frames narrower than %.1f px (",
                    ljm_fmt_thousands(num, cut->hidden), SVG_MIN_WIDTH);

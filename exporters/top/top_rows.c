@@ -59,7 +59,7 @@ void ljm_top_header(LjmBuf *out, LjmLive *l, const LjmModel *m, const LjmTopShow
     ljm_buf_puts(out, "  RSS not recorded");
   if (ljm_sampled_note(m, note, sizeof(note))) ljm_buf_printf(out, "  (%s)", note);
   char filter[1024];
-  if (ljm_filter_line(m, filter, sizeof(filter))) ljm_buf_printf(out, "  (%s)", filter);
+  if (ljm_filter_line(m, filter, sizeof(filter))) ljm_buf_printf(out, "  %s", filter);
 }
 
 void ljm_top_row(LjmBuf *out, const LjmLiveRow *r)
