@@ -27,15 +27,14 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
 /* The filters (--label, --size, --function, --source and their --not-
 ** forms) and --group-by KEY (filter_args.c). */
 #define LJM_CLI_LABELS_MAX 16
-#define LJM_CLI_REGEX_MAX 16
 typedef struct LjmCliFilter {
   const char *terms[LJM_CLI_LABELS_MAX];
   size_t n;
   const char *group_by;  /* --group-by KEY, or NULL */
   int size;  /* --size given: the range, inclusive */
   uint64_t size_min, size_max;
-  const char *regex[LJM_CLI_REGEX_MAX];  /* --function ... in the order given */
-  int regex_kind[LJM_CLI_REGEX_MAX];     /* LjmFrameFilter */
+  const char *regex[LJM_FILTER_REGEX_MAX];  /* --function ... in the order given */
+  int regex_kind[LJM_FILTER_REGEX_MAX];     /* LjmFrameFilter */
   size_t nregex;
   LjmFateSpec fate;  /* --lifetime, --lived, --site-leaked (a first reading) */
 } LjmCliFilter;
@@ -92,8 +91,9 @@ int ljm_cli_group_arg(LjmCliFilter *l, const char *cmd, const char *arg);
 /* Sets m's filters and grouping (before loading; ljm_cli_load then
 ** refuses a stream without labels for --label): 0, or -1 when out of memory. */
 int ljm_cli_filter_apply(LjmModel *m, const LjmCliFilter *l);
-/* Whether l asks for a first reading (--lifetime, --lived, --site-leaked). */
-int ljm_cli_filter_fated(const LjmCliFilter *l);
+/* The first of --lifetime, --lived and --site-leaked that l sets (each asks
+** for a first reading), or NULL. */
+const char *ljm_cli_fate_named(const LjmCliFilter *l);
 
 /* --from T and --to T (window.c): each as given, and its microseconds
 ** from the start, or (from_end) from the end. */

@@ -187,7 +187,7 @@ int ljm_cmd_growth(int argc, char **argv)
     m = NULL;
   }
   if (m && window.to.arg) ljm_model_set_window(m, 0, to_us);
-  if (m && ljm_cli_filter_fated(&labels)) {  /* the first reading in the same window: 0 to --to */
+  if (m && ljm_cli_fate_named(&labels)) {  /* the first reading in the same window: 0 to --to */
     LjmCliWindow upto = window;
     upto.from.arg = NULL;
     if ((c = ljm_cli_fates_apply(m, &labels, &upto, path, "growth"))) {

@@ -302,10 +302,10 @@ int ljm_cmd_top(int argc, char **argv)
   if (optind + 1 < argc)
     return ljm_cli_usage_error("top", "one stream at a time ('%s' is extra)", argv[optind + 1]);
   t.path = t.show.path = argv[optind];
-  if (ljm_cli_filter_fated(&filter))
+  if (ljm_cli_fate_named(&filter))
     return ljm_cli_usage_error("top", "%s needs each block's fate, known at the recording's "
-                               "end: give it to report, convert or growth", filter.fate.lifetime
-                               ? "--lifetime" : filter.fate.lived ? "--lived" : "--site-leaked");
+                               "end: give it to report, convert or growth",
+                               ljm_cli_fate_named(&filter));
   if (ljh_sniff(t.path))
     return ljm_cli_usage_error("top", "%s is a heap snapshot, one moment: 'ljm heap' prints it",
                                t.path);

@@ -136,9 +136,9 @@ int ljm_cli_filter_arg(LjmCliFilter *f, const char *cmd, int c, const char *arg)
     return ljm_cli_usage_error(cmd, "%s '%.80s' is not a regular expression: %s", opt, arg, why);
   }
   regfree(&re);
-  if (f->nregex == LJM_CLI_REGEX_MAX)
+  if (f->nregex == LJM_FILTER_REGEX_MAX)
     return ljm_cli_usage_error(cmd, "at most %d --function, --source and --not-... options in "
-                               "all", LJM_CLI_REGEX_MAX);
+                               "all", LJM_FILTER_REGEX_MAX);
   static const LjmFrameFilter kind[] = { 0, LJM_FILTER_FUNCTION, LJM_FILTER_NOT_FUNCTION,
                                          LJM_FILTER_SOURCE, LJM_FILTER_NOT_SOURCE };
   f->regex[f->nregex] = arg;
@@ -152,14 +152,14 @@ const char *ljm_cli_filter_named(const LjmCliFilter *f)
                                       "--not-source" };
   if (f->size) return "--size";
   if (f->nregex) return name[f->regex_kind[0]];
-  if (f->fate.lifetime) return "--lifetime";
-  if (f->fate.lived) return "--lived";
-  return f->fate.site_leaked ? "--site-leaked" : NULL;
+  return ljm_cli_fate_named(f);
 }
 
-int ljm_cli_filter_fated(const LjmCliFilter *l)
+const char *ljm_cli_fate_named(const LjmCliFilter *l)
 {
-  return l->fate.lifetime || l->fate.lived || l->fate.site_leaked;
+  if (l->fate.lifetime) return "--lifetime";
+  if (l->fate.lived) return "--lived";
+  return l->fate.site_leaked ? "--site-leaked" : NULL;
 }
 
 int ljm_cli_filter_apply(LjmModel *m, const LjmCliFilter *l)

@@ -8,8 +8,8 @@
 int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w,
                         const char *path, const char *cmd)
 {
-  if (!ljm_cli_filter_fated(l)) return 0;
-  const char *opt = l->fate.lifetime ? "--lifetime" : l->fate.lived ? "--lived" : "--site-leaked";
+  const char *opt = ljm_cli_fate_named(l);
+  if (!opt) return 0;
   if (!strcmp(path, "-"))
     return ljm_cli_usage_error(cmd, "%s reads the recording twice (each block's fate first): "
                                "give a file, not '-'", opt);

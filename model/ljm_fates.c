@@ -24,8 +24,9 @@ typedef struct Birth {
 struct LjmFates {
   LjmFateSpec spec;
   uint64_t *bits;  uint64_t nbits, capbits;  /* per ordinal: passes */
-  /* --site-leaked: the names of the sites that pass, by their hash */
-  LjmHmap site_ok;  char **names;  uint32_t nnames;
+  /* --site-leaked: the names of the sites that pass (they may hold NUL
+  ** bytes), by their hash */
+  LjmHmap site_ok;  LjmStr *names;  uint32_t nnames, capnames;
   int has_time;    /* the first reading saw time marks */
 };
 
@@ -57,7 +58,7 @@ void ljm_fates_free(LjmFates *f)
   if (!f) return;
   free(f->bits);
   ljm_hmap_free(&f->site_ok);
-  for (uint32_t i = 0; i < f->nnames; i++) free(f->names[i]);
+  for (uint32_t i = 0; i < f->nnames; i++) free((char *)f->names[i].s);
   free(f->names);
   free(f);
 }
@@ -127,18 +128,14 @@ static int life_passes(const LjmFateSpec *sp, int freed, int temporary, uint64_t
 static int count_site(LjmModel *m, FateScan *s, uint32_t si, int made, int leaked)
 {
   if (si >= s->capsites) {
-    uint32_t cap = s->capsites ? s->capsites : 64;
-    while (cap <= si) cap *= 2;
-    uint64_t *a = realloc(s->made, (size_t)cap * sizeof(*a));
-    if (a) s->made = a;
-    uint64_t *b = a ? realloc(s->leaked, (size_t)cap * sizeof(*b)) : NULL;
-    if (!b) {
-      m->oom = 1;
-      return -1;
-    }
+    uint32_t cap = s->capsites;
+    uint64_t *a = ljm_model_cover(m, s->made, &cap, si, sizeof(*a), 64, 0);
+    if (!a) return -1;
+    s->made = a;
+    cap = s->capsites;
+    uint64_t *b = ljm_model_cover(m, s->leaked, &cap, si, sizeof(*b), 64, 0);
+    if (!b) return -1;
     s->leaked = b;
-    memset(s->made + s->capsites, 0, (size_t)(cap - s->capsites) * sizeof(*a));
-    memset(s->leaked + s->capsites, 0, (size_t)(cap - s->capsites) * sizeof(*b));
     s->capsites = cap;
   }
   s->made[si] += (uint64_t)made;
@@ -268,15 +265,24 @@ LjmFates *ljm_model_fates_take(LjmModel *m)
       if (!s->made[i] || 100.0 * (double)s->leaked[i] < f->spec.site_leaked_pct * (double)s->made[i])
         continue;
       const LjmSite *site = &m->sites[i];
-      char **p = realloc(f->names, (f->nnames + 1) * sizeof(*p));
-      if (!p || !(p[f->nnames] = malloc(site->name_len + 1))) {
-        if (p) f->names = p;
+      if (f->nnames == f->capnames) {
+        uint32_t cap = f->capnames ? 2 * f->capnames : 64;
+        LjmStr *p = realloc(f->names, cap * sizeof(*p));
+        if (!p) {
+          m->oom = 1;
+          break;
+        }
+        f->names = p;
+        f->capnames = cap;
+      }
+      char *name = malloc(site->name_len + 1);
+      if (!name) {
         m->oom = 1;
         break;
       }
-      f->names = p;
-      memcpy(p[f->nnames], site->name, site->name_len);
-      p[f->nnames][site->name_len] = '\0';
+      memcpy(name, site->name, site->name_len);
+      name[site->name_len] = '\0';
+      f->names[f->nnames] = (LjmStr){name, site->name_len};
       uint64_t h = ljm_hash64(name_hash(site->name, site->name_len));
       if (ljm_hmap_get(&f->site_ok, h) == NONE && ljm_hmap_put(&f->site_ok, h, f->nnames))
         m->oom = 1;
@@ -313,22 +319,15 @@ static int site_passes(LjmModel *m, uint32_t si)
   LjmFates *f = m->fates;
   if (!f->spec.site_leaked) return 1;
   if (si >= m->capfsite_ok) {
-    uint32_t cap = m->capfsite_ok ? m->capfsite_ok : 64;
-    while (cap <= si) cap *= 2;
-    uint8_t *p = realloc(m->fsite_ok, cap);
-    if (!p) {
-      m->oom = 1;
-      return 0;
-    }
-    memset(p + m->capfsite_ok, 0, cap - m->capfsite_ok);
+    uint8_t *p = ljm_model_cover(m, m->fsite_ok, &m->capfsite_ok, si, 1, 64, 0);
+    if (!p) return 0;
     m->fsite_ok = p;
-    m->capfsite_ok = cap;
   }
   if (!m->fsite_ok[si]) {
     const LjmSite *s = &m->sites[si];
     uint32_t i = ljm_hmap_get(&f->site_ok, ljm_hash64(name_hash(s->name, s->name_len)));
-    int ok = i != NONE && strlen(f->names[i]) == s->name_len &&
-             !memcmp(f->names[i], s->name, s->name_len);
+    int ok = i != NONE && f->names[i].len == s->name_len &&
+             !memcmp(f->names[i].s, s->name, s->name_len);
     m->fsite_ok[si] = ok ? 2 : 1;
   }
   return m->fsite_ok[si] == 2;

@@ -20,7 +20,6 @@
 enum { FILTER_BY_LABEL = 1, FILTER_BY_OTHER = 2 };
 
 #define FILTER_KNOWN 0x80000000u
-#define FILTER_RES_MAX 16
 
 typedef struct FilterRe {
   regex_t re;
@@ -65,9 +64,9 @@ int ljm_model_filter_size(LjmModel *m, uint64_t min, uint64_t max)
 int ljm_model_filter_frames(LjmModel *m, LjmFrameFilter kind, const char *regex, char *err,
                             size_t errlen)
 {
-  if (m->nfre == FILTER_RES_MAX) {
+  if (m->nfre == LJM_FILTER_REGEX_MAX) {
     snprintf(err, errlen, "at most %d --function, --source and --not-... options",
-             FILTER_RES_MAX);
+             LJM_FILTER_REGEX_MAX);
     return -1;
   }
   FilterRe *p = realloc(m->fre, (m->nfre + 1) * sizeof(*p));
@@ -102,16 +101,9 @@ oom:
 static uint32_t site_mask(LjmModel *m, uint32_t si)
 {
   if (si >= m->capfsite_mask) {
-    uint32_t cap = m->capfsite_mask ? m->capfsite_mask : 64;
-    while (cap <= si) cap *= 2;
-    uint32_t *p = realloc(m->fsite_mask, (size_t)cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return 0;
-    }
-    memset(p + m->capfsite_mask, 0, (size_t)(cap - m->capfsite_mask) * sizeof(*p));
+    uint32_t *p = ljm_model_cover(m, m->fsite_mask, &m->capfsite_mask, si, sizeof(*p), 64, 0);
+    if (!p) return 0;
     m->fsite_mask = p;
-    m->capfsite_mask = cap;
   }
   uint32_t mask = m->fsite_mask[si];
   if (mask & FILTER_KNOWN) return mask & ~FILTER_KNOWN;
@@ -135,15 +127,9 @@ static uint32_t site_mask(LjmModel *m, uint32_t si)
 static uint32_t node_mask(LjmModel *m, uint32_t n)
 {
   if (n >= m->capfnode_mask) {
-    uint32_t cap = m->capfnode_mask ? m->capfnode_mask : 256;
-    while (cap <= n) cap *= 2;
-    uint32_t *p = realloc(m->fnode_mask, (size_t)cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return 0;
-    }
+    uint32_t *p = ljm_model_cover(m, m->fnode_mask, &m->capfnode_mask, n, sizeof(*p), 256, 0);
+    if (!p) return 0;
     m->fnode_mask = p;
-    m->capfnode_mask = cap;
   }
   for (; m->fnode_done <= n; m->fnode_done++) {
     const LjmNode *nd = &m->nodes[m->fnode_done];

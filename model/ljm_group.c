@@ -61,16 +61,9 @@ uint32_t ljm_group_set(LjmModel *m, const LjmRawEvent *ev, uint64_t okey)
 static int set_root(LjmModel *m, uint32_t n, uint32_t r)
 {
   if (n >= m->capgroot_of) {
-    uint32_t cap = m->capgroot_of ? m->capgroot_of : 256;
-    while (cap <= n) cap *= 2;
-    uint32_t *p = realloc(m->groot_of, (size_t)cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return -1;
-    }
-    memset(p + m->capgroot_of, 0xff, (size_t)(cap - m->capgroot_of) * sizeof(*p));
+    uint32_t *p = ljm_model_cover(m, m->groot_of, &m->capgroot_of, n, sizeof(*p), 256, 0xff);
+    if (!p) return -1;
     m->groot_of = p;
-    m->capgroot_of = cap;
   }
   m->groot_of[n] = r;
   return 0;

@@ -107,16 +107,9 @@ int ljm_labels_pass(LjmModel *m, uint32_t set)
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c)
 {
   if (c >= m->capctx_fig) {
-    uint64_t cap = m->capctx_fig ? m->capctx_fig : 64;
-    while (cap <= c) cap *= 2;
-    LjmFigures *p = cap > UINT32_MAX ? NULL : realloc(m->ctx_fig, cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return NULL;
-    }
-    memset(p + m->capctx_fig, 0, (cap - m->capctx_fig) * sizeof(*p));
+    LjmFigures *p = ljm_model_cover(m, m->ctx_fig, &m->capctx_fig, c, sizeof(*p), 64, 0);
+    if (!p) return NULL;
     m->ctx_fig = p;
-    m->capctx_fig = (uint32_t)cap;
   }
   return &m->ctx_fig[c];
 }

@@ -24,6 +24,21 @@ void *ljm_model_grow(LjmModel *m, void *arr, uint32_t *cap, size_t elem)
   return p;
 }
 
+void *ljm_model_cover(LjmModel *m, void *arr, uint32_t *cap, uint32_t i, size_t elem,
+                      uint32_t first, int fill)
+{
+  uint64_t n = *cap ? *cap : first;
+  while (n <= i) n *= 2;
+  void *p = n > UINT32_MAX ? NULL : realloc(arr, (size_t)n * elem);
+  if (!p) {
+    m->oom = 1;
+    return NULL;
+  }
+  memset((char *)p + (size_t)*cap * elem, fill, (size_t)(n - *cap) * elem);
+  *cap = (uint32_t)n;
+  return p;
+}
+
 uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len)
 {
   uint32_t id = ljm_strtab_intern(&m->str, s, len);
@@ -394,17 +409,10 @@ static int impossible_estimate(LjmModel *m, const LjmRawEvent *ev, const LjmWeig
 ** times (ljm_model_node_times). 0, or -1 when out of memory. */
 static __attribute__((noinline)) int site_time(LjmModel *m, uint32_t si, uint64_t t)
 {
-  if (si >= m->capsite_time) {
-    uint32_t cap = m->capsite_time ? m->capsite_time : 256;
-    while (cap <= si) cap *= 2;
-    uint64_t *p = realloc(m->site_time, (size_t)cap * 2 * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return -1;
-    }
-    for (uint32_t i = m->capsite_time; i < cap; i++) p[2 * i] = p[2 * i + 1] = LJM_NO_TIME_US;
+  if (si >= m->capsite_time) {  /* two times a site, LJM_NO_TIME_US: all ones */
+    uint64_t *p = ljm_model_cover(m, m->site_time, &m->capsite_time, si, 2 * sizeof(*p), 256, 0xff);
+    if (!p) return -1;
     m->site_time = p;
-    m->capsite_time = cap;
   }
   if (m->site_time[2 * si] == LJM_NO_TIME_US) m->site_time[2 * si] = t;
   m->site_time[2 * si + 1] = t;

@@ -394,6 +394,7 @@ typedef enum LjmFrameFilter {
   LJM_FILTER_SOURCE,        /* some frame's source file matches */
   LJM_FILTER_NOT_SOURCE     /* no frame's source file matches */
 } LjmFrameFilter;
+#define LJM_FILTER_REGEX_MAX 16  /* frame regexes a model takes */
 /* Keeps blocks whose allocation stack (without stacks: its site; a trace:
 ** the file it starts in) passes an extended regular expression (regcomp).
 ** 0, or -1 with the reason in err: the regex does not compile, too many

@@ -422,6 +422,11 @@ void ljm_sample_weight(double rate, uint64_t size, int up, uint64_t *count, uint
 uint32_t ljm_model_loc(LjmModel *m, uint64_t addr, uint64_t line, uint64_t traceno);
 uint32_t ljm_model_intern(LjmModel *m, const char *s, size_t len);
 void *ljm_model_grow(LjmModel *m, void *arr, uint32_t *cap, size_t elem);
+/* arr (*cap elements of elem bytes) grown to hold index i, doubling from
+** first, its new elements' bytes set to fill; NULL (m->oom, arr kept)
+** when out of memory. */
+void *ljm_model_cover(LjmModel *m, void *arr, uint32_t *cap, uint32_t i, size_t elem,
+                      uint32_t first, int fill);
 
 static inline int ljm_names_same_place(const LjmModel *m, uint32_t a, uint32_t b)
 {

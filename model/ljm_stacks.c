@@ -34,16 +34,9 @@ uint32_t ljm_stacks_node_new(LjmModel *m, uint32_t parent, uint32_t site, LjmNod
 uint32_t ljm_stacks_site_node(LjmModel *m, uint32_t site)
 {
   if (site >= m->capsite_node) {
-    uint32_t cap = m->capsite_node ? m->capsite_node : 64;
-    while (cap <= site) cap *= 2;
-    uint32_t *p = realloc(m->site_node, (size_t)cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return NONE;
-    }
-    memset(p + m->capsite_node, 0xff, (size_t)(cap - m->capsite_node) * sizeof(*p));
+    uint32_t *p = ljm_model_cover(m, m->site_node, &m->capsite_node, site, sizeof(*p), 64, 0xff);
+    if (!p) return NONE;
     m->site_node = p;
-    m->capsite_node = cap;
   }
   if (m->site_node[site] == NONE)
     m->site_node[site] = ljm_stacks_node_new(m, NONE, site, LJM_NODE_FRAME);
