@@ -53,13 +53,14 @@ int ljm_cli_load(const char *path, int strict, int quiet, LjmModel *m, int *wort
     if (strict) return 1;
   }
   const char *const *terms;
-  if (ljm_model_label_filters(m, &terms) && !info->label_sets) {
+  /* a stream with allocation types has labels, even with no block in view */
+  if (ljm_model_label_filters(m, &terms) && !info->label_sets && !info->types) {
     fprintf(stderr, "%s: --label %s: the profile has no labels (they are recorded with "
             "rec.label under 'ljm record --time', --stacks or --sample)\n", path, terms[0]);
     *worth_output = 0;
     return 1;
   }
-  if (ljm_model_group_key(m) && !info->label_sets) {
+  if (ljm_model_group_key(m) && !info->label_sets && !info->types) {
     fprintf(stderr, "%s: --group-by %s: the profile has no labels (they are recorded with "
             "rec.label under 'ljm record --time', --stacks or --sample)\n", path,
             ljm_model_group_key(m));

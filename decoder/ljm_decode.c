@@ -40,6 +40,7 @@ typedef struct Dec {
   uint64_t time;          /* last time mark, or LJM_NO_TIME */
   int nosample;           /* a 0x31 item waits for its reallocation */
   uint32_t labels;        /* label set of the events that follow */
+  uint8_t type;           /* TYPES: the last allocation's type */
   uint8_t label_def[LJM_LABEL_SETS / 8 + 1];  /* label sets defined */
 } Dec;
 
@@ -521,6 +522,8 @@ static Rd dec_ext(Dec *d, uint8_t h)
     return RD_OK;
   }
   default: {  /* 0x24 function name, 0x29..0x2F skipped: len, then the body */
+    if (h == 0x29 && (d->flags & LJM_EXT_TYPES))
+      return dec_error(d, d->item, "an allocation type (0x29) that follows no allocation");
     d->what = h == 0x24 ? "a function name" : "an annotation";
     TRY(dec_uleb(d, &a));
     if (h != 0x24) return dec_skip(d, a);  /* any length: nothing is kept */
@@ -555,6 +558,15 @@ static int is_ext(const Dec *d, uint8_t h)
   if (h == 0x22 || h == 0x23) return (d->flags & LJM_EXT_TIME) != 0;
   if (h == 0x30 || h == 0x31) return (d->flags & LJM_EXT_SAMPLED) != 0;
   return h >= 0x25 && h <= 0x2f && d->flags;  /* later annotations: skipped */
+}
+
+const char *ljm_type_name(unsigned type)
+{
+  static const char *const name[LJM_TYPES] = {
+    NULL, "internal", "table", "table.array", "table.hash", "string", "function",
+    "upvalue", "prototype", "thread", "thread.stack", "userdata", "cdata", "buffer", "trace",
+  };
+  return type < LJM_TYPES ? name[type] : NULL;
 }
 
 /* One number of an event the fast path reads: 1 to 9 bytes; 0 leaves the
@@ -620,6 +632,18 @@ static void dec_events_fast(Dec *d)
     if (ok && kind != LJM_RAW_ALLOC) ok = fast_uleb(&q, &oa) && fast_uleb(&q, &os);
     if (ok && kind != LJM_RAW_FREE) ok = fast_uleb(&q, &na) && fast_uleb(&q, &ns);
     if (!ok) break;
+    /* TYPES: its type may follow, 0x29 1 type as the recorder writes it
+    ** (the checked path reads any other), within EVENT_MAX of the header. */
+    uint8_t type = 0;
+    if (d->flags & LJM_EXT_TYPES && kind != LJM_RAW_FREE) {
+      type = kind == LJM_RAW_ALLOC ? d->type : 0;
+      if (q[0] == 0x29) {
+        if (q[1] != 1 || q[2] < 1 || q[2] >= LJM_TYPES) break;
+        type = q[2];
+        if (kind == LJM_RAW_ALLOC) d->type = type;
+        q += 3;
+      }
+    }
     ev->kind = (LjmRawKind)kind;
     ev->loc.source = (LjmSource)src;
     ev->loc.addr = a;
@@ -634,6 +658,7 @@ static void dec_events_fast(Dec *d)
     ev->labels = d->labels;
     ev->time = d->time;
     ev->nosample = d->nosample;
+    ev->type = type;
     d->nosample = 0;
     n++;
     p = q;
@@ -657,6 +682,38 @@ static Rd dec_rate(Dec *d)
   if (rate < 1 || rate > LJM_SAMPLE_RATE_MAX)
     return dec_error(d, d->item, "sampling rate %llu bytes (1..2^32)", (unsigned long long)rate);
   if (d->cb->on_sample_rate) d->cb->on_sample_rate(d->ud, rate);
+  return RD_OK;
+}
+
+/* TYPES: the allocation type that may follow event ev (0x29 type:U). The
+** event is not in the batch yet: a read that flushes it does not hand it
+** over without its type. */
+static Rd dec_type(Dec *d, LjmRawEvent *ev)
+{
+  ev->type = ev->kind == LJM_RAW_ALLOC ? d->type : 0;
+  d->what = "an allocation type";
+  if (d->p == d->end) {
+    Rd r = dec_fill_ahead(d, 1);
+    if (r != RD_OK) return r;
+    if (d->p == d->end) return RD_OK;  /* the input ends after the event */
+  }
+  if (*d->p != 0x29) return RD_OK;
+  uint64_t item = dec_off(d), len, t;
+  d->item = item;
+  d->p++;
+  TRY(dec_uleb(d, &len));
+  if (len < 1 || len > LJM_TYPE_ITEM_MAX)
+    return dec_error(d, item, "an allocation type item of %llu bytes (1 to %d)",
+                     (unsigned long long)len, LJM_TYPE_ITEM_MAX);
+  uint64_t start = dec_off(d);
+  TRY(dec_uleb(d, &t));
+  uint64_t used = dec_off(d) - start;
+  if (used > len) return dec_error(d, item, "an allocation type item longer than its length");
+  TRY(dec_skip(d, len - used));
+  if (t < 1 || t >= LJM_TYPES)
+    return dec_error(d, item, "unknown allocation type %llu", (unsigned long long)t);
+  ev->type = (uint8_t)t;
+  if (ev->kind == LJM_RAW_ALLOC) d->type = (uint8_t)t;
   return RD_OK;
 }
 
@@ -733,16 +790,20 @@ static Rd dec_events(Dec *d)
       TRY(dec_uleb(d, &ev->oaddr));
       TRY(dec_uleb(d, &ev->osize));
     }
+    /* TYPES: a bad or cut type item is said after its event is delivered */
+    Rd typed = RD_OK;
     if (ev->kind != LJM_RAW_FREE) {
       TRY(dec_uleb(d, &ev->naddr));
       TRY(dec_uleb(d, &ev->nsize));
+      if (d->flags & LJM_EXT_TYPES) typed = dec_type(d, ev);
     }
     if (d->batch) {
-      if (++d->nbatch < BATCH) continue;
+      if (++d->nbatch < BATCH && typed == RD_OK) continue;
       dec_flush(d);
     } else if (d->cb->on_event) {
       d->cb->on_event(d->ud, ev);
     }
+    if (typed != RD_OK) return typed;
     if (d->cb->stopped && d->cb->stopped(d->ud))
       return dec_error(d, d->item, "decoding stopped by the consumer");
   }
@@ -779,6 +840,7 @@ LjmStatus ljm_decode(LjmInput *in, const LjmCallbacks *cb, void *ud,
   }
   d.p = d.end = d.buf;
   d.time = LJM_NO_TIME;
+  d.type = LJM_TYPE_INTERNAL;
   if (trailing) *trailing = 0;
 
   Rd r = dec_prologue(&d, "ljs", "symbol table", &d.ljs_ver, NULL);

@@ -24,7 +24,8 @@
 ** ljmkit's extension (ljm v3 only; decoder/EXTENSION.md): 'flags' is 0 in a
 ** standard stream; in an extended one it says which items may follow:
 **
-**   flags     := 0x01 STACKS | 0x02 TIME              (other bits: error)
+**   flags     := 0x01 STACKS | 0x02 TIME | 0x04 SAMPLED | 0x08 TYPES
+**                (other bits: error)
 **   ext       := 0x20 parent:U frame                  stack node (STACKS)
 **              | 0x21 node:U                          stack of later events
 **              | 0x22 usec:U                          time mark (TIME)
@@ -34,7 +35,14 @@
 **              | 0x26 len:U set:U pair*                label set (any flag)
 **              | 0x27 len:U set:U                      labels of later events (any flag)
 **              | 0x28 len:U folded:U                   label sets folded so far (any flag)
+**              | 0x29 len:U type:U byte*              allocation type (TYPES; see below)
 **              | 0x29..0x2F len:U byte*                reserved: skipped
+**   TYPES     := an allocation or reallocation event may be followed
+**                right away by 0x29, its new block's type (LjmType; the
+**                bytes after it up to len are skipped, len at most
+**                LJM_TYPE_ITEM_MAX); without it an allocation has the last
+**                allocation's type (internal before any), a reallocation
+**                its old block's; 0x29 anywhere else is an error
 **   frame     := 0x01 proto:U line:U | 0x02 addr:U | 0x03 traceno:U
 **              | 0x04 (coroutine boundary) | 0x05 (tail call) | 0x06 (cut)
 **   name      := the item's remaining bytes (len counts node, what, name);
@@ -110,6 +118,8 @@ typedef struct LjmRawEvent {
   int nosample;      /* sampled streams: a REALLOC whose new block is not
                         in the sample (item 0x31): only its old half counts */
   uint32_t labels;   /* extended streams: label set of the event (0x27), 0 if none */
+  uint8_t type;      /* TYPES streams: the new block's type (LjmType); 0: none
+                        recorded, or a reallocation keeping its old block's */
 } LjmRawEvent;
 
 #define LJM_NO_TIME UINT64_MAX
@@ -118,7 +128,34 @@ typedef struct LjmRawEvent {
 #define LJM_EXT_STACKS 0x01u
 #define LJM_EXT_TIME   0x02u
 #define LJM_EXT_SAMPLED 0x04u
-#define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME | LJM_EXT_SAMPLED)
+#define LJM_EXT_TYPES  0x08u
+#define LJM_EXT_KNOWN  (LJM_EXT_STACKS | LJM_EXT_TIME | LJM_EXT_SAMPLED | LJM_EXT_TYPES)
+
+/* What the VM allocated a block for (TYPES streams, item 0x29). */
+typedef enum LjmType {
+  LJM_TYPE_NONE = 0,      /* not recorded */
+  LJM_TYPE_INTERNAL = 1,  /* anything else, or not told */
+  LJM_TYPE_TABLE,         /* a table (with its array part when colocated) */
+  LJM_TYPE_ARRAY,         /* a table's array part */
+  LJM_TYPE_HASH,          /* a table's hash part */
+  LJM_TYPE_STRING,
+  LJM_TYPE_FUNCTION,      /* a Lua or C closure */
+  LJM_TYPE_UPVALUE,
+  LJM_TYPE_PROTO,         /* a function prototype */
+  LJM_TYPE_THREAD,
+  LJM_TYPE_STACK,         /* a thread's stack */
+  LJM_TYPE_USERDATA,
+  LJM_TYPE_CDATA,
+  LJM_TYPE_BUFFER,        /* a string buffer */
+  LJM_TYPE_TRACE,         /* a compiled trace */
+  LJM_TYPES               /* types run from 1 to LJM_TYPES - 1 */
+} LjmType;
+
+#define LJM_TYPE_ITEM_MAX 16  /* longest 0x29 body read */
+
+/* A type's name: "table", "table.array", ..., "internal"; NULL for
+** LJM_TYPE_NONE and values past the last. */
+const char *ljm_type_name(unsigned type);
 /* Largest sampling rate a sampled stream may declare (bytes). */
 #define LJM_SAMPLE_RATE_MAX (1ull << 32)
 

@@ -19,7 +19,9 @@
 **                   flags 1 each on another node, 2 each freed, 4 realloc'd,
 **                   8 all at one address, 16 with 4: marked 0x31 (with the
 **                   flags byte's 4, SAMPLED, the version byte's bits 2..6
-**                   are the log2 of the rate written right after the header)
+**                   are the log2 of the rate written right after the header;
+**                   with its 8, TYPES, every third is followed by a type
+**                   item 0x29, 1 to 14, or 0, an error, for size 0)
 **   NAME v b v      node, what, name length: one 0x24 item
 **   TIME c v v      count, step, rss: time marks and RSS samples
 **   RAW r           bytes as they are
@@ -270,6 +272,11 @@ static void s_alloc(SGen *g, uint64_t size, unsigned src, unsigned flags, uint64
   if (flags & 4) { w_uleb(&g->o, addr); w_uleb(&g->o, size); addr += 8; }
   w_uleb(&g->o, addr);
   w_uleb(&g->o, size);
+  if ((g->flags & 8) && i % 3 == 0) {  /* TYPES: its type */
+    w_byte(&g->o, 0x29);
+    w_byte(&g->o, 1);
+    w_byte(&g->o, (uint8_t)(size ? 1 + (i / 3 + size) % 14 : 0));
+  }
   if (flags & 2) {
     w_byte(&g->o, 0x06);
     w_uleb(&g->o, addr);

@@ -172,16 +172,17 @@ const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t
   LjmBlock b, dropped;
   uint32_t owner;
   int old_ok = 0, label_ok = 1;
-  uint32_t set = ev->labels;  /* the new block's labels */
+  /* the new block's labels */
+  uint32_t set = ev->kind == LJM_RAW_FREE ? 0 : ljm_event_labels(m, ev);
   if (ev->kind != LJM_RAW_ALLOC) {
     if (ljm_addrmap_take_key(&m->lexcluded, ev->oaddr, okey, &b)) {  /* left out */
       label_ok = b.size != FILTER_BY_LABEL;
       set = b.site;
     } else if (ljm_addrmap_owner(&m->blocks, okey, &owner)) {  /* let in */
       old_ok = 1;
-      set = m->ctx_owners ? ljm_model_owner_labels(m, owner) : ev->labels;
+      set = m->ctx_owners ? ljm_model_owner_labels(m, owner) : ljm_event_labels(m, ev);
     } else {  /* made before the stream: judged as if made here */
-      set = ev->kind == LJM_RAW_FREE ? 0 : ev->labels;
+      set = ev->kind == LJM_RAW_FREE ? 0 : ljm_event_labels(m, ev);
       label_ok = ljm_labels_pass(m, set);
       old_ok = label_ok && other_pass(m, ev, si, ev->osize) &&
                (!m->fates || ljm_fates_unknown_pass(m, si));

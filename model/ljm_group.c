@@ -16,13 +16,13 @@ int ljm_model_group_by(LjmModel *m, const char *key)
 {
   if (m->gkey) return -1;
   m->gkey = strdup(key);
-  m->groot = malloc((LJM_LABEL_SETS + 1) * sizeof(*m->groot));
+  m->groot = malloc(LJM_MODEL_SETS * sizeof(*m->groot));
   if (!m->gkey || !m->groot || ljm_hmap_init(&m->groot_by_name) ||
       ljm_hmap_init(&m->gcopy)) {
     ljm_group_free(m);
     return -1;
   }
-  memset(m->groot, 0xff, (LJM_LABEL_SETS + 1) * sizeof(*m->groot));
+  memset(m->groot, 0xff, LJM_MODEL_SETS * sizeof(*m->groot));
   m->glast = NONE;
   return 0;
 }
@@ -53,7 +53,7 @@ uint32_t ljm_group_set(LjmModel *m, const LjmRawEvent *ev, uint64_t okey)
   uint32_t owner;
   if (ev->kind != LJM_RAW_ALLOC && ljm_addrmap_owner(&m->blocks, okey, &owner))
     return m->ctxs[owner].labels;
-  return ev->kind == LJM_RAW_FREE ? 0 : ev->labels;
+  return ev->kind == LJM_RAW_FREE ? 0 : ljm_event_labels(m, ev);
 }
 
 /* Notes that node n (a root or a copy) is below root r; 0, or -1 when out
@@ -77,12 +77,12 @@ uint32_t ljm_model_node_group(const LjmModel *m, uint32_t id)
 /* The root node of set's value of the key, made on first use. */
 static uint32_t root_of(LjmModel *m, uint32_t set)
 {
-  if (set > LJM_LABEL_SETS) set = 0;
+  if (set >= LJM_MODEL_SETS) set = 0;
   if (m->groot[set] != NONE) return m->groot[set];
   size_t klen = strlen(m->gkey);
   LjmStr v = { "(none)", 6 };
-  if (ljm_model_label_other(m, set)) v = (LjmStr){ "(other)", 7 };
-  else ljm_model_label_value(m, set, m->gkey, klen, &v);
+  if (!ljm_model_label_value(m, set, m->gkey, klen, &v) && ljm_model_label_other(m, set))
+    v = (LjmStr){ "(other)", 7 };
   char *text = malloc(klen + 1 + v.len);
   if (!text) {
     m->oom = 1;

@@ -4,13 +4,13 @@
 
 #include "model/ljm_model_int.h"
 
-/* Tables for every possible set, made at the first set: 4097 entries
+/* Tables for every possible set (LJM_MODEL_SETS), made at the first set or with types
 ** (set 0's figures are made at the end, from the totals). */
 int ljm_labels_init(LjmModel *m)
 {
   if (m->lsets) return 0;
-  m->lsets = calloc(LJM_LABEL_SETS + 1, sizeof(*m->lsets));
-  m->label_fig = calloc(LJM_LABEL_SETS + 1, sizeof(*m->label_fig));
+  m->lsets = calloc(LJM_MODEL_SETS, sizeof(*m->lsets));
+  m->label_fig = calloc(LJM_MODEL_SETS, sizeof(*m->label_fig));
   if (!m->lsets || !m->label_fig) {
     free(m->lsets);
     free(m->label_fig);
@@ -22,24 +22,30 @@ int ljm_labels_init(LjmModel *m)
   return 0;
 }
 
+/* Room for n more pairs: 0, or -1 when out of memory. */
+static int pairs_room(LjmModel *m, unsigned n)
+{
+  if (m->nlpairs + 2 * n <= m->caplpairs) return 0;
+  uint64_t cap = m->caplpairs ? m->caplpairs : 64;
+  while (cap < m->nlpairs + 2 * (uint64_t)n) cap *= 2;
+  uint32_t *p = cap > UINT32_MAX ? NULL : realloc(m->lpairs, cap * sizeof(*p));
+  if (!p) {
+    m->oom = 1;
+    return -1;
+  }
+  m->lpairs = p;
+  m->caplpairs = (uint32_t)cap;
+  return 0;
+}
+
 void ljm_labels_on_set(LjmModel *m, uint32_t id, const LjmLabel *l, unsigned n)
 {
-  if (id == 0 || id > LJM_LABEL_SETS || ljm_labels_init(m)) return;
-  if (m->nlpairs + 2 * n > m->caplpairs) {
-    uint32_t cap = m->caplpairs ? m->caplpairs : 64;
-    while (cap < m->nlpairs + 2 * n) cap *= 2;
-    uint32_t *p = realloc(m->lpairs, cap * sizeof(*p));
-    if (!p) {
-      m->oom = 1;
-      return;
-    }
-    m->lpairs = p;
-    m->caplpairs = cap;
-  }
+  if (id == 0 || id > LJM_LABEL_SETS || ljm_labels_init(m) || pairs_room(m, n)) return;
   LabelSet *s = &m->lsets[id];
   s->first = m->nlpairs;
   s->n = n;
   s->defined = 1;
+  s->other = n == 0;
   for (unsigned i = 0; i < n; i++) {
     uint32_t k = ljm_strtab_intern(&m->str, l[i].key, l[i].klen);
     uint32_t v = ljm_strtab_intern(&m->str, l[i].value, l[i].vlen);
@@ -51,6 +57,38 @@ void ljm_labels_on_set(LjmModel *m, uint32_t id, const LjmLabel *l, unsigned n)
     m->lpairs[m->nlpairs++] = v;
   }
   m->info.label_sets++;
+}
+
+uint32_t ljm_labels_define_typed(LjmModel *m, uint32_t base, unsigned t)
+{
+  if (!m->lsets) return base;  /* out of memory before: untyped */
+  uint32_t id = base + LJM_TYPED_SET * t;
+  const LabelSet *b = &m->lsets[base];
+  unsigned n = base && b->defined ? b->n : 0;
+  const char *name = ljm_type_name(t);
+  uint32_t k = ljm_strtab_intern(&m->str, "type", 4);
+  uint32_t v = ljm_strtab_intern(&m->str, name, strlen(name));
+  if (k == UINT32_MAX || v == UINT32_MAX || pairs_room(m, n + 1)) {
+    m->oom = 1;
+    return base;
+  }
+  LabelSet *s = &m->lsets[id];
+  s->first = m->nlpairs;
+  m->lpairs[m->nlpairs++] = k;
+  m->lpairs[m->nlpairs++] = v;
+  unsigned kept = 1;
+  for (unsigned i = 0; i < n; i++) {  /* the stream's pairs, but a key "type": shadowed */
+    uint32_t pk = m->lpairs[b->first + 2 * i], pv = m->lpairs[b->first + 2 * i + 1];
+    if (pk == k) continue;
+    m->lpairs[m->nlpairs++] = pk;
+    m->lpairs[m->nlpairs++] = pv;
+    kept++;
+  }
+  s->n = kept;
+  s->other = base && b->defined && b->other;
+  s->defined = 1;
+  m->info.label_sets++;
+  return id;
 }
 
 void ljm_labels_free(LjmModel *m)
@@ -71,7 +109,7 @@ int ljm_model_label_filter(LjmModel *m, const char *term)
   char **t = realloc(m->lterms, (m->nlterms + 1) * sizeof(*t));
   if (!t) return -1;
   m->lterms = t;
-  if (!m->lmatch && !(m->lmatch = calloc(LJM_LABEL_SETS + 1, 1))) return -1;
+  if (!m->lmatch && !(m->lmatch = calloc(LJM_MODEL_SETS, 1))) return -1;
   if (ljm_filter_init(m)) return -1;
   if (!(t[m->nlterms] = strdup(term))) return -1;
   m->nlterms++;
@@ -89,15 +127,15 @@ uint32_t ljm_model_label_filters(const LjmModel *m, const char *const **terms)
 int ljm_labels_pass(LjmModel *m, uint32_t set)
 {
   if (!m->nlterms) return 1;
-  if (set > LJM_LABEL_SETS) set = 0;
+  if (set >= LJM_MODEL_SETS) set = 0;
   if (m->lmatch[set]) return m->lmatch[set] == 2;
   int ok = 1, other = ljm_model_label_other(m, set);
   for (uint32_t i = 0; i < m->nlterms && ok; i++) {
     const char *k = m->lterms[i], *eq = strchr(k, '='), *want = eq + 1;
     LjmStr v;
-    if (other) ok = !strcmp(want, "(other)");
-    else if (!ljm_model_label_value(m, set, k, (size_t)(eq - k), &v)) ok = !strcmp(want, "(none)");
-    else ok = v.len == strlen(want) && !memcmp(v.s, want, v.len);
+    if (ljm_model_label_value(m, set, k, (size_t)(eq - k), &v))
+      ok = v.len == strlen(want) && !memcmp(v.s, want, v.len);
+    else ok = !strcmp(want, other ? "(other)" : "(none)");
   }
   /* a set's labels are known once it is defined: remember its answer then */
   if (set == 0 || ljm_model_label_defined(m, set)) m->lmatch[set] = ok ? 2 : 1;
@@ -116,12 +154,12 @@ LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c)
 
 int ljm_model_label_defined(const LjmModel *m, uint32_t set)
 {
-  return m->lsets && set >= 1 && set <= LJM_LABEL_SETS && m->lsets[set].defined;
+  return m->lsets && set >= 1 && set < LJM_MODEL_SETS && m->lsets[set].defined;
 }
 
 int ljm_model_label_other(const LjmModel *m, uint32_t set)
 {
-  return ljm_model_label_defined(m, set) && m->lsets[set].n == 0;
+  return ljm_model_label_defined(m, set) && m->lsets[set].other;
 }
 
 unsigned ljm_model_label_count(const LjmModel *m, uint32_t set)
@@ -164,7 +202,15 @@ uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner)
 
 const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set)
 {
-  return m->label_fig && set <= LJM_LABEL_SETS ? &m->label_fig[set] : NULL;
+  return m->label_fig && set < LJM_MODEL_SETS ? &m->label_fig[set] : NULL;
+}
+
+int ljm_model_type_figures(const LjmModel *m, unsigned t, LjmFigures *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (!m->typed || !m->label_fig || t < 1 || t >= LJM_TYPES) return 0;
+  for (uint32_t s = 0; s < LJM_TYPED_SET; s++) ljm_figures_add(out, &m->label_fig[s + LJM_TYPED_SET * t]);
+  return 1;
 }
 
 uint32_t ljm_model_nowners(const LjmModel *m)
@@ -181,3 +227,5 @@ const LjmFigures *ljm_model_owner_label_figures(const LjmModel *m, uint32_t owne
   static const LjmFigures none;
   return owner < m->capctx_fig ? &m->ctx_fig[owner] : &none;
 }
+
+_Static_assert(LJM_MODEL_SETS <= 1 << 16, "ctx_by_label keys keep a set id in 16 bits");

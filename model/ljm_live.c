@@ -35,7 +35,7 @@ struct LjmLive {
   /* label values: text per id, the id of each set (NONE: not resolved) */
   char **values;  uint32_t nvalues, capvalues;
   LjmHmap value_by_hash;
-  uint32_t set_value[LJM_LABEL_SETS + 1];
+  uint32_t *set_value;       /* LJM_MODEL_SETS */
   Now *vnow;  uint32_t capvnow;
   double dt;                 /* seconds since the last refresh */
   int oom;
@@ -48,12 +48,13 @@ LjmLive *ljm_live_new(const char *label_key)
   LjmLive *l = calloc(1, sizeof(*l));
   if (!l) return NULL;
   int bad = ljm_hmap_init(&l->value_by_hash) != 0;
+  bad |= !(l->set_value = malloc(LJM_MODEL_SETS * sizeof(*l->set_value)));
   for (int v = 0; v < 3; v++) bad |= ljm_hmap_init(&l->view[v].prev_of) != 0;
   if (bad || (label_key && !(l->key = strdup(label_key)))) {
     ljm_live_free(l);
     return NULL;
   }
-  for (uint32_t i = 0; i <= LJM_LABEL_SETS; i++) l->set_value[i] = NONE;
+  for (uint32_t i = 0; i < LJM_MODEL_SETS; i++) l->set_value[i] = NONE;
   return l;
 }
 
@@ -68,6 +69,7 @@ void ljm_live_free(LjmLive *l)
   for (uint32_t i = 0; i < l->nvalues; i++) free(l->values[i]);
   free(l->values);
   free(l->vnow);
+  free(l->set_value);
   ljm_hmap_free(&l->value_by_hash);
   free(l->key);
   free(l);
@@ -176,20 +178,19 @@ static int label_sample(LjmLive *l, const LjmModel *m, const Now *all)
 {
   uint32_t none = value_id(l, "(none)", 6);
   if (none == NONE) return -1;
-  for (uint32_t s = 1; s <= LJM_LABEL_SETS; s++) {
+  for (uint32_t s = 1; s < LJM_MODEL_SETS; s++) {
     if (l->set_value[s] != NONE || !ljm_model_label_defined(m, s)) continue;
     LjmStr v;
-    uint32_t id = ljm_model_label_other(m, s) ? value_id(l, "(other)", 7)
-                  : ljm_model_label_value(m, s, l->key, strlen(l->key), &v)
-                      ? value_id(l, v.s, v.len)
-                      : none;
+    uint32_t id = ljm_model_label_value(m, s, l->key, strlen(l->key), &v) ? value_id(l, v.s, v.len)
+                  : ljm_model_label_other(m, s)                           ? value_id(l, "(other)", 7)
+                                                                           : none;
     if (id == NONE) return -1;
     l->set_value[s] = id;
   }
   if (grow((void **)&l->vnow, &l->capvnow, l->nvalues, sizeof(Now))) return -1;
   memset(l->vnow, 0, (size_t)l->nvalues * sizeof(Now));
   Now rest = *all;
-  for (uint32_t s = 1; s <= LJM_LABEL_SETS; s++) {
+  for (uint32_t s = 1; s < LJM_MODEL_SETS; s++) {
     const LjmFigures *f = l->set_value[s] != NONE ? ljm_model_label_figures(m, s) : NULL;
     if (!f) continue;
     Now *n = &l->vnow[l->set_value[s]];

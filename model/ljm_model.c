@@ -446,7 +446,7 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   if (m->stacks) {
     node = ljm_stacks_event_node(m, ev->stack, si);
     if (grouped && node != NONE) node = ljm_group_node(m, node, ljm_group_set(m, ev, okey));
-    owner = ljm_stacks_ctx(m, si, node, ev->labels);
+    owner = ljm_stacks_ctx(m, si, node, ljm_event_labels(m, ev));
     if (node == NONE || owner == NONE) return;
     NodeFig *nd = ljm_stacks_fig(m, node);
     if (!nd) return;
@@ -457,7 +457,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
       nd->last_time = t;
     }
   } else {
-    if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ev->labels)) == NONE) return;
+    if (m->ctx_owners && (owner = ljm_stacks_ctx(m, si, si, ljm_event_labels(m, ev))) == NONE)
+      return;
     if (ev->time != LJM_NO_TIME && !before && site_time(m, si, EVENT_TIME(m, ev, win))) return;
   }
   /* Only now: a grouped tree's new root adds a site (the array may move). */
@@ -498,6 +499,8 @@ static inline __attribute__((always_inline)) void apply(LjmModel *m, const LjmRa
   LjmFigures *lf = NULL, *cf = NULL;
   if (__builtin_expect(m->label_fig != NULL, 0)) {
     uint32_t ol = had_old ? m->ctxs[old.site].labels : 0;
+    if (had_old && ev->type && m->typed)  /* a reallocation's own type: its typed set */
+      ol = ljm_labels_typed(m, ol % LJM_TYPED_SET, ev->type);
     if (had_old && ev->kind == LJM_RAW_REALLOC && ol != m->ctxs[owner].labels &&
         (owner = ljm_stacks_ctx(m, si, node, ol)) == NONE)
       return;
@@ -815,6 +818,9 @@ static void on_flags(void *ud, unsigned flags)
   m->info.ext_flags = flags;
   m->stacks = (flags & LJM_EXT_STACKS) || m->gkey;  /* grouped: a tree of any stream */
   m->ctx_owners = m->stacks || m->slice_events || flags != 0;
+  /* every block in a typed set (ljm_model.h, "Labels") */
+  if ((flags & LJM_EXT_TYPES) && ljm_labels_init(m) == 0)
+    m->typed = m->info.types = 1;
 }
 
 static void on_label_set(void *ud, uint32_t id, const LjmLabel *l, unsigned n)
@@ -935,7 +941,7 @@ static void finish_figures(LjmModel *m)
     LjmFigures *z = &m->label_fig[0];
     *z = *t;
     z->peak_count = z->peak_bytes = 0;
-    for (uint32_t s = 1; s <= LJM_LABEL_SETS; s++) {
+    for (uint32_t s = 1; s < LJM_MODEL_SETS; s++) {
       const LjmFigures *f = &m->label_fig[s];
       z->alloc_count -= f->alloc_count;
       z->alloc_bytes -= f->alloc_bytes;

@@ -244,7 +244,9 @@ typedef struct LjmStreamInfo {
   uint64_t sample_rate;   /* a sampled stream (EXTENSION.md, "Sampling"): one
                              byte in this many was sampled, and every figure
                              of the model is an estimate; 0: exact */
-  uint32_t label_sets;    /* label sets the stream defined (0x26) */
+  uint32_t label_sets;    /* label sets the stream defined (0x26), and with
+                             allocation types the (set, type) pairs in use */
+  int types;              /* the stream has allocation types (0x29) */
   uint64_t labels_folded; /* label sets the recorder folded into (other) */
 } LjmStreamInfo;
 
@@ -348,10 +350,21 @@ typedef struct LjmStr {
 ** keeps it); a free counts for the block's set, a free of a block the
 ** stream never showed allocated for none (set 0). Figures mean what the
 ** sites' do: a reallocation is an allocation (of its new size), not a
-** free; the sets' figures add up to the totals. */
+** free; the sets' figures add up to the totals.
+**
+** A stream with allocation types (EXTENSION.md, "Allocation types") gives
+** every block a type as a label too, "type=table", ...: the block of an
+** event of set s and type t belongs to set s + LJM_TYPED_SET * t, made
+** when first used, whose labels are the pair type=NAME then those of s
+** (their own key "type", if any, left out). So views by label, groups,
+** label filters and pprof's sample labels show types as they show labels.
+** A reallocation keeps its old block's type unless the stream gives one. */
+#define LJM_TYPED_SET (LJM_LABEL_SETS + 1)
+#define LJM_MODEL_SETS (LJM_TYPED_SET * LJM_TYPES)  /* set ids: 0 .. LJM_MODEL_SETS - 1 */
 
-/* Whether set id was defined, and its number of labels (0: none, or the
-** (other) set where the recorder folded sets past its limit). */
+/* Whether set id was defined, whether its stream labels are the (other)
+** set where the recorder folded sets past its limit (a typed set's: its
+** type's pair only), and its number of labels. */
 int ljm_model_label_defined(const LjmModel *m, uint32_t set);
 int ljm_model_label_other(const LjmModel *m, uint32_t set);
 unsigned ljm_model_label_count(const LjmModel *m, uint32_t set);
@@ -367,6 +380,9 @@ uint32_t ljm_model_owner_labels(const LjmModel *m, uint32_t owner);
 ** (no peaks); NULL for a stream without label sets. Estimates where the
 ** rest are. */
 const LjmFigures *ljm_model_label_figures(const LjmModel *m, uint32_t set);
+/* The figures of the blocks of allocation type t (LjmType, 1..LJM_TYPES - 1)
+** as the typed sets' summed: 1 and *out, or 0 for a stream without types. */
+int ljm_model_type_figures(const LjmModel *m, unsigned t, LjmFigures *out);
 /* Keeps only the blocks whose labels pass term "KEY=VALUE" (KEY=(none): the
 ** key is not set; KEY=(other): the folded set), as if the others had never
 ** been recorded: their events, frees and reallocations are dropped. Terms

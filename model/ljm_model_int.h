@@ -123,7 +123,8 @@ typedef struct Ctx {
 /* A label set of the stream (ljm_labels.c): pairs[first .. first+n). */
 typedef struct LabelSet {
   uint32_t first, n;
-  int defined;
+  uint8_t defined;
+  uint8_t other;     /* the stream's (other) set, or a typed set of it */
 } LabelSet;
 
 /* Source text of a chunk (ljm_sources.c); text NULL: not readable. */
@@ -193,6 +194,7 @@ struct LjmModel {
   /* call stacks (ljm_stacks.c); in a standard stream node i is site i */
   int stacks;             /* the stream has stacks */
   int ctx_owners;         /* stacks or slices: blocks are owned by ctxs */
+  int typed;              /* allocation types: blocks are in typed sets */
   uint32_t slice_events;  /* ljm_model_set_slices; 0: none */
   int reference_only;     /* ljm_model_set_reference_only */
   /* Temporaries (LjmFigures.temp_count): the last line of heaptrack's
@@ -213,7 +215,7 @@ struct LjmModel {
   /* (function text, file name) -> the function (fnids) that shows it */
   LjmHmap fn_by_text;  FnId *fnids;  uint32_t nfnids, capfnids;
   Ctx *ctxs;  uint32_t nctxs, capctxs;  LjmHmap ctx_by_key;
-  LjmHmap ctx_by_label;  /* (ctx without labels << 13 | label set) -> ctx */
+  LjmHmap ctx_by_label;  /* (ctx without labels << 16 | label set) -> ctx */
   /* labels (ljm_labels.c): sets by id, their pairs (strtab ids, key then
   ** value), figures per set; allocated at the first set */
   LabelSet *lsets;  uint32_t *lpairs;  uint32_t nlpairs, caplpairs;
@@ -355,6 +357,24 @@ void ljm_labels_free(LjmModel *m);
 LjmFigures *ljm_labels_ctx_fig(LjmModel *m, uint32_t c);
 /* Whether a block allocated under label set 'set' passes the label filter. */
 int ljm_labels_pass(LjmModel *m, uint32_t set);
+/* The typed set of stream set 'base' and type t (1..LJM_TYPES - 1), defined
+** at its first use (ljm_model.h, "Labels"). */
+uint32_t ljm_labels_define_typed(LjmModel *m, uint32_t base, unsigned t);
+static inline uint32_t ljm_labels_typed(LjmModel *m, uint32_t base, unsigned t)
+{
+  uint32_t id = base + LJM_TYPED_SET * t;
+  return __builtin_expect(m->lsets && m->lsets[id].defined, 1) ? id
+                                                               : ljm_labels_define_typed(m, base, t);
+}
+/* The label set of an event's new block (with types: its typed set; a
+** filter's copy may carry one already); a free's is its block's. */
+static inline uint32_t ljm_event_labels(LjmModel *m, const LjmRawEvent *ev)
+{
+  if (__builtin_expect(!m->typed, 1) || (ev->labels >= LJM_TYPED_SET && !ev->type))
+    return ev->labels;
+  return ljm_labels_typed(m, ev->labels % LJM_TYPED_SET,
+                          ev->type ? ev->type : LJM_TYPE_INTERNAL);
+}
 
 /* ljm_filter.c: the block filter. The event the model takes for ev of
 ** site si (okey, nkey: its map keys): ev itself, *copy (a reallocation of

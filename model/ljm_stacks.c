@@ -139,7 +139,7 @@ static __attribute__((noinline)) uint32_t labelled_ctx(LjmModel *m, uint32_t sit
 {
   uint32_t c0 = plain_ctx(m, site, node);
   if (c0 == NONE) return NONE;
-  uint64_t key = (uint64_t)c0 << 13 | labels;
+  uint64_t key = (uint64_t)c0 << 16 | labels;  /* labels < LJM_MODEL_SETS <= 65536 */
   uint32_t c = ljm_hmap_get(&m->ctx_by_label, key);
   if (c != NONE) return c;
   if (m->nctxs == m->capctxs) {

@@ -41,6 +41,7 @@ import tempfile
 
 import ljmread
 from checks import Checks
+from viewer_text import folded_roots, tag_values
 from ljmwrite import Stream, lstr, uleb
 
 LJM = os.path.abspath(sys.argv[1])
@@ -76,20 +77,11 @@ def by_table(text, key):
     return rows
 
 
-def folded_roots(text):
-    """Folded lines: root frame -> the sum of its lines' counts."""
-    out = {}
-    for line in text.splitlines():
-        stack, _, n = line.rpartition(" ")
-        root = stack.split(";")[0]
-        out[root] = out.get(root, 0) + int(n)
-    return out
-
-
 # -- Exact, with time marks ----------------------------------------------------
 prof = record("plugins.ljm", ["--time"])
 st = ljmread.parse(open(prof, "rb").read())
-check(st.complete and not st.problems and st.flags == 2, "a whole --time stream, no problems (%s)"
+check(st.complete and not st.problems and st.flags == ljmread.TIME | ljmread.TYPES,
+      "a whole --time stream (with allocation types), no problems (%s)"
       % st.problems[:3])
 values = {dict(v).get(b"plugin") for v in st.label_sets.values() if v}
 check({b"a", b"b", b"c", b"d", b"e"} <= values, "label sets of plugins a..e defined (%s)" % values)
@@ -130,17 +122,6 @@ def pprof(pb, *args):
     r = run(["go", "tool", "pprof", "-nodefraction=0", "-edgefraction=0", *args, pb])
     check(r.returncode == 0, "go tool pprof %s: exit 0 (%r)" % (" ".join(args), r.stderr[-300:]))
     return r.stdout
-
-
-def tag_values(text, key):
-    """go tool pprof -tags: value -> figure, for one key."""
-    m = re.search(r"^ %s: Total .*\n((?:\s+[0-9.]+\S* \(.*\): .*\n?)*)" % re.escape(key), text, re.M)
-    out = {}
-    for line in (m.group(1) if m else "").splitlines():
-        f = re.match(r"\s+([0-9.]+)\S* \(.*\): (.*)$", line)
-        if f:
-            out[f.group(2)] = float(f.group(1))
-    return out
 
 
 def shown_total(text):

@@ -100,7 +100,8 @@ def pprof_traces(prof, work, lines=False):
     check(p.returncode == 0, "go tool pprof -traces: %s" % p.stderr)
     out = collections.Counter()
     for block in p.stdout.split("-----------+")[1:]:
-        rows = [r for r in block.splitlines()[1:] if r.strip()]
+        # a sample's labels ("      type:  table") come before its rows
+        rows = [r for r in block.splitlines()[1:] if r.strip() and not re.match(r"^\s+\S+:  ", r)]
         if not rows:
             continue
         m = re.match(r"^\s+(\d+)\s+(.*)$", rows[0])

@@ -210,9 +210,10 @@ if check(len(gaps) >= 2, "stacks.ljm: phases"):
         lines = text(r).splitlines()
         sums = [0, 0, 0, 0]
         i = lines.index("Samples:") + 2 if "Samples:" in lines else len(lines)
-        while i < len(lines) and re.match(r"^\s+\d", lines[i]):
-            v = lines[i].split(":")[0].split()
-            sums = [a + int(x) for a, x in zip(sums, v)]
+        while i < len(lines) and re.match(r"^\s+(\d|\S+:\[)", lines[i]):
+            if not re.match(r"^\s+\S+:\[", lines[i]):  # a sample's labels follow it
+                v = lines[i].split(":")[0].split()
+                sums = [a + int(x) for a, x in zip(sums, v)]
             i += 1
         check(sums == [want["alloc_count"], want["alloc_bytes"], want["inuse_count"],
                        want["inuse_bytes"]],

@@ -1,7 +1,8 @@
 /* ext_test.c -- the decoder on extended streams (decoder/EXTENSION.md):
 ** flags, stack nodes and selections delivered in order with each event's
 ** stack and time, and every malformed item an error at its offset; a cut
-** inside an extension item is a truncation like any other. */
+** inside an extension item is a truncation like any other. Allocation
+** types (0x29): each event's, in both the checked and the fast path. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ typedef struct Seen {
   uint64_t ev_time[8], rss_time, rss_bytes, last_mark;
   size_t nev, order_ok;
   int nosample[8];
+  uint8_t type[16];
   uint64_t rate;
 } Seen;
 
@@ -43,6 +45,7 @@ static void on_event(void *ud, const LjmRawEvent *ev)
     s->ev_time[s->nev] = ev->time;
     s->nosample[s->nev] = ev->nosample;
   }
+  if (s->nev < 16) s->type[s->nev] = ev->type;
   /* A node is delivered before any event that uses it. */
   s->order_ok += ev->stack <= s->nodes;
   s->nev++;
@@ -56,14 +59,23 @@ static void on_rss(void *ud, uint64_t t, uint64_t b)
 
 static void on_time(void *ud, uint64_t t) { ((Seen *)ud)->last_mark = t; }
 
-static LjmStatus decode(Sbuf *b, Seen *s, LjmDiag *d)
+/* The same events in batches (the decoder's fast path). */
+static void on_events(void *ud, const LjmRawEvent *evs, size_t n)
+{
+  for (size_t i = 0; i < n; i++) on_event(ud, &evs[i]);
+}
+
+/* Decodes b into s; batched: the events come in batches (the decoder's
+** fast path), else one by one. */
+static LjmStatus decode_as(Sbuf *b, Seen *s, LjmDiag *d, int batched)
 {
   LjmCallbacks cb;
   memset(&cb, 0, sizeof(cb));
   memset(s, 0, sizeof(*s));
   cb.on_flags = on_flags;
   cb.on_stack_node = on_node;
-  cb.on_event = on_event;
+  if (batched) cb.on_events = on_events;
+  else cb.on_event = on_event;
   cb.on_rss = on_rss;
   cb.on_time = on_time;
   cb.on_sample_rate = on_rate;
@@ -72,6 +84,9 @@ static LjmStatus decode(Sbuf *b, Seen *s, LjmDiag *d)
   ljm_input_close(in);
   return st;
 }
+
+static LjmStatus decode(Sbuf *b, Seen *s, LjmDiag *d) { return decode_as(b, s, d, 0); }
+static LjmStatus decode_batched(Sbuf *b, Seen *s, LjmDiag *d) { return decode_as(b, s, d, 1); }
 
 /* Symbol table with one prototype, then an event section with flags. */
 static void start(Sbuf *b, uint8_t flags)
@@ -189,10 +204,10 @@ static void errors(void)
   Sbuf b;
   Seen s;
   LjmDiag d;
-  start(&b, 0x08);
+  start(&b, 0x10);
   sb_byte(&b, 0x80);
   size_t flag_at = b.n - 1 - 3;
-  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "unknown extension flags 0x08") &&
+  CHECK(decode(&b, &s, &d) == LJM_ERROR && strstr(d.msg, "unknown extension flags 0x10") &&
         d.offset == flag_at);
   free(b.p);
   memset(&b, 0, sizeof(b));
@@ -360,9 +375,94 @@ static void sampled(void)
   bad(0x03, (const uint8_t *)"\x31", 1, 0, "unknown event header 0x31");
 }
 
+
+static void type_item(Sbuf *b, uint64_t len, uint64_t type)
+{
+  sb_byte(b, 0x29);
+  sb_uleb(b, len);
+  sb_uleb(b, type);
+}
+
+/* EXTENSION.md, "Allocation types": an allocation without 0x29 has the
+** last allocation's type (internal before any), a reallocation its old
+** block's (0 here), one with it that type, which is not the next
+** allocation's; bytes past the type are skipped; without TYPES 0x29 is an
+** annotation. */
+static void types(void)
+{
+  static const uint8_t want[] = { LJM_TYPE_INTERNAL, LJM_TYPE_TABLE, LJM_TYPE_TABLE, 0,
+                                  LJM_TYPE_STACK, LJM_TYPE_TABLE, 0, LJM_TYPE_STRING,
+                                  LJM_TYPE_STRING };
+  Sbuf b;
+  Seen s, t;
+  LjmDiag d;
+  start(&b, 0x0a);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_alloc_lua(&b, 0x100, 1, 0x20, 64);
+  type_item(&b, 1, LJM_TYPE_TABLE);
+  sb_alloc_lua(&b, 0x100, 1, 0x30, 64);
+  sb_realloc_lua(&b, 0x100, 2, 0x10, 8, 0x40, 16);
+  sb_realloc_lua(&b, 0x100, 2, 0x40, 16, 0x50, 32);
+  type_item(&b, 1, LJM_TYPE_STACK);
+  sb_alloc_lua(&b, 0x100, 3, 0x60, 64);
+  sb_free_int(&b, 0x60, 64);
+  sb_alloc_lua(&b, 0x100, 4, 0x70, 20);
+  sb_byte(&b, 0x29); sb_uleb(&b, 3); sb_uleb(&b, LJM_TYPE_STRING); sb_bytes(&b, "\xaa\xbb", 2);
+  for (int i = 0; i < 40; i++) sb_byte(&b, 0x22), sb_uleb(&b, (uint64_t)i);  /* room: the fast path */
+  sb_alloc_lua(&b, 0x100, 4, 0x80, 20);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK && s.flags == 0x0a && s.nev == sizeof(want));
+  CHECK(decode_batched(&b, &t, &d) == LJM_OK && t.nev == sizeof(want));
+  for (size_t i = 0; i < sizeof(want); i++) {
+    CHECK(s.type[i] == want[i] && t.type[i] == want[i]);
+    if (s.type[i] != want[i] || t.type[i] != want[i])
+      fprintf(stderr, "  event %zu: type %u, batched %u, want %u\n", i, s.type[i], t.type[i],
+              want[i]);
+  }
+  free(b.p);
+  /* cut inside the item: a truncation, its event delivered */
+  start(&b, 0x0a);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_bytes(&b, "\x29\x03\x05", 3);
+  CHECK(decode(&b, &s, &d) == LJM_TRUNCATED && strstr(d.msg, "inside an allocation type") &&
+        s.nev == 1 && s.type[0] == LJM_TYPE_INTERNAL);
+  free(b.p);
+  CHECK(strcmp(ljm_type_name(LJM_TYPE_ARRAY), "table.array") == 0 &&
+        strcmp(ljm_type_name(LJM_TYPES - 1), "trace") == 0 && !ljm_type_name(0) &&
+        !ljm_type_name(LJM_TYPES));
+
+  /* Without TYPES: an annotation, skipped; the events have no type. */
+  start(&b, 0x02);
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  type_item(&b, 1, LJM_TYPE_TABLE);
+  sb_alloc_lua(&b, 0x100, 1, 0x20, 8);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_OK && s.nev == 2 && s.type[0] == 0 && s.type[1] == 0);
+  free(b.p);
+
+  /* Errors, at the item. */
+  bad(0x0a, (const uint8_t *)"\x29\x01\x00", 3, 0, "unknown allocation type 0");
+  bad(0x0a, (const uint8_t *)"\x29\x01\x0f", 3, 0, "unknown allocation type 15");
+  bad(0x0a, (const uint8_t *)"\x29\x00", 2, 0, "allocation type item of 0 bytes");
+  bad(0x0a, (const uint8_t *)"\x29\x11\x02", 3, 0, "allocation type item of 17 bytes");
+  bad(0x0a, (const uint8_t *)"\x29\x01\x82\x01", 4, 0, "longer than its length");
+  start(&b, 0x0a);  /* after a free */
+  sb_alloc_lua(&b, 0x100, 1, 0x10, 8);
+  sb_free_int(&b, 0x10, 8);
+  size_t at = b.n;
+  type_item(&b, 1, LJM_TYPE_TABLE);
+  sb_byte(&b, 0x80);
+  CHECK(decode(&b, &s, &d) == LJM_ERROR && d.offset == at && strstr(d.msg, "follows no allocation") &&
+        s.nev == 2);
+  free(b.p);
+  bad(0x0a, (const uint8_t *)"\x22\x05\x29\x01\x02", 5, 2, "follows no allocation");
+  bad(0x0a, (const uint8_t *)"\x29\x01\x02\x29\x01\x02", 6, 3, "follows no allocation");
+}
+
 int main(void)
 {
   good();
+  types();
   sampled();
   names();
   errors();

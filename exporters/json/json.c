@@ -188,7 +188,7 @@ static void json_label_sets(FILE *f, const LjmModel *m)
 {
   fputs("\"label_sets\":[", f);
   int first = 1;
-  for (uint32_t set = 0; set <= LJM_LABEL_SETS; set++) {
+  for (uint32_t set = 0; set < LJM_MODEL_SETS; set++) {
     const LjmFigures *g = ljm_model_label_figures(m, set);
     if (!g) break;  /* a stream without label sets */
     if (set && !ljm_model_label_defined(m, set)) continue;
@@ -206,6 +206,24 @@ static void json_label_sets(FILE *f, const LjmModel *m)
     }
     fputc('}', f);
     json_label_figures(f, m, g);
+    fputc('}', f);
+  }
+  fputs(first ? "]" : "\n]", f);
+}
+
+/* Figures per allocation type; [] for a stream without types. */
+static void json_types(FILE *f, const LjmModel *m)
+{
+  fputs("\"types\":[", f);
+  int first = 1;
+  LjmFigures g;
+  for (unsigned t = 1; t < LJM_TYPES; t++) {
+    if (!ljm_model_type_figures(m, t, &g) || (!g.alloc_count && !g.free_count && !g.inuse_count))
+      continue;
+    fputs(first ? "\n{\"type\":" : ",\n{\"type\":", f);
+    first = 0;
+    json_cstr(f, ljm_type_name(t));
+    json_label_figures(f, m, &g);
     fputc('}', f);
   }
   fputs(first ? "]" : "\n]", f);
@@ -389,6 +407,8 @@ static int json_finish(void *p, const LjmModel *m, char *err, size_t errlen)
   }
   fputs("\n],\n", f);
   json_label_sets(f, m);
+  fputs(",\n", f);
+  json_types(f, m);
   fputs(",\n\"group_by\":", f);
   if (ljm_model_group_key(m)) json_cstr(f, ljm_model_group_key(m));
   else fputs("null", f);

@@ -169,8 +169,12 @@ def check_sampled(tag, doc, want):
 def check_doc(tag, doc, prof):
     T.check(doc.get("format") == "ljmkit-json" and doc.get("version") == 2, "%s: header" % tag)
     T.check(set(doc) == {"format", "version", "stream", "totals", "symbols", "aliases", "sites",
-                         "label_sets", "group_by", "nodes", "rss"},
+                         "label_sets", "types", "group_by", "nodes", "rss"},
             "%s: top-level keys %s" % (tag, sorted(doc)))
+    T.check(isinstance(doc.get("types"), list) and
+            all(set(t) == {"type", "alloc_count", "alloc_bytes", "free_count", "free_bytes",
+                           "inuse_count", "inuse_bytes", "temp_count"} for t in doc["types"]),
+            "%s: types, each with its figures" % tag)
     has_keys(tag + " stream", doc["stream"], STREAM)
     T.check(doc["stream"]["path"] == prof, "%s: stream.path %r" % (tag, doc["stream"]["path"]))
     T.check(doc["stream"]["snapshot"] is False, "%s: a profile read as a snapshot" % tag)

@@ -354,13 +354,13 @@ static uint64_t stack_frame(Builder *b, const LjmModel *m, const LjmNode *nd)
 }
 
 /* The labels of the (other) set: each key the stream's sets have (the
-** first OTHER_KEYS_MAX), with the value "(other)", so that a key's tags add
-** up to its figures as `ljm report --by KEY` counts them. */
+** first OTHER_KEYS_MAX) and the labels from first on lack, with the value
+** "(other)", so that a key's tags add up to its figures as `ljm report
+** --by KEY` counts them. */
 #define OTHER_KEYS_MAX 64
-static int other_labels(Builder *b, const LjmModel *m)
+static int other_labels(Builder *b, const LjmModel *m, size_t first)
 {
-  size_t first = b->nlab;
-  for (uint32_t set = 1; set <= LJM_LABEL_SETS; set++) {
+  for (uint32_t set = 1; set < LJM_MODEL_SETS; set++) {
     unsigned n = ljm_model_label_count(m, set);
     for (unsigned k = 0; k < n; k++) {
       LjmStr key, value;
@@ -385,20 +385,17 @@ static int set_labels(Builder *b, const LjmModel *m, uint32_t set)
 {
   if (b->set_lab[set]) return 0;
   size_t first = b->nlab;
-  if (ljm_model_label_other(m, set)) {
-    if (other_labels(b, m)) return -1;
-  } else {
-    unsigned n = ljm_model_label_count(m, set);
-    if (!GROW(b, lab, caplab, b->nlab + n)) return -1;
-    for (unsigned k = 0; k < n; k++) {
-      PbLabel *l = &b->lab[b->nlab++];
-      LjmStr key, value;
-      perftools__profiles__label__init(l);
-      ljm_model_label(m, set, k, &key, &value);
-      l->key = str_n(b, key.s, key.len, NAME_MAX_BYTES);
-      l->str = str_n(b, value.s, value.len, NAME_MAX_BYTES);
-    }
+  unsigned n = ljm_model_label_count(m, set);  /* the (other) set: none, or its type */
+  if (!GROW(b, lab, caplab, b->nlab + n)) return -1;
+  for (unsigned k = 0; k < n; k++) {
+    PbLabel *l = &b->lab[b->nlab++];
+    LjmStr key, value;
+    perftools__profiles__label__init(l);
+    ljm_model_label(m, set, k, &key, &value);
+    l->key = str_n(b, key.s, key.len, NAME_MAX_BYTES);
+    l->str = str_n(b, value.s, value.len, NAME_MAX_BYTES);
   }
+  if (ljm_model_label_other(m, set) && other_labels(b, m, first)) return -1;
   b->set_lab[set] = (uint32_t)first + 1;
   b->set_nlab[set] = (uint32_t)(b->nlab - first);
   return 0;
@@ -469,14 +466,14 @@ static void sub_figures(LjmFigures *a, const LjmFigures *b)
 static void add_labelled(Builder *b, const LjmModel *m, size_t nn)
 {
   LjmFigures *rest = malloc((nn ? nn : 1) * sizeof(*rest));
-  if (!b->set_lab) b->set_lab = malloc((LJM_LABEL_SETS + 1) * sizeof(*b->set_lab));
-  if (!b->set_nlab) b->set_nlab = malloc((LJM_LABEL_SETS + 1) * sizeof(*b->set_nlab));
+  if (!b->set_lab) b->set_lab = malloc(LJM_MODEL_SETS * sizeof(*b->set_lab));
+  if (!b->set_nlab) b->set_nlab = malloc(LJM_MODEL_SETS * sizeof(*b->set_nlab));
   if (!rest || !b->set_lab || !b->set_nlab) {
     free(rest);
     b->oom = 1;
     return;
   }
-  memset(b->set_lab, 0, (LJM_LABEL_SETS + 1) * sizeof(*b->set_lab));  /* this model's sets */
+  memset(b->set_lab, 0, LJM_MODEL_SETS * sizeof(*b->set_lab));  /* this model's sets */
   for (uint32_t i = 0; i < nn; i++) rest[i] = *ljm_model_node_self(m, i);
   uint32_t no = ljm_model_nowners(m), node, set;
   for (uint32_t o = 0; o < no && !b->oom; o++) {

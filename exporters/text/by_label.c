@@ -50,22 +50,28 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
 {
   static const char none[] = "(none)", other[] = "(other)";
   size_t klen = strlen(key), n = 0;
-  if (!ljm_model_stream(m)->label_sets) {
+  int types = !strcmp(key, "type");
+  if (types && !ljm_model_stream(m)->types) {
+    snprintf(err, errlen, "--by type: the profile has no allocation types (every --time, "
+             "--stacks or --sample recording has them)");
+    return -1;
+  }
+  if (!ljm_model_stream(m)->label_sets && !ljm_model_stream(m)->types) {
     snprintf(err, errlen, "--by %s: the profile has no labels (they are recorded with "
              "rec.label into a --time, --stacks or --sample recording)", key);
     return -1;
   }
-  ValueRow *rows = calloc(LJM_LABEL_SETS + 1, sizeof(*rows));  /* a row per set at most */
+  ValueRow *rows = calloc(LJM_MODEL_SETS, sizeof(*rows));  /* a row per set at most */
   if (!rows) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  for (uint32_t set = 0; set <= LJM_LABEL_SETS; set++) {
+  for (uint32_t set = 0; set < LJM_MODEL_SETS; set++) {
     const LjmFigures *f = ljm_model_label_figures(m, set);
     if (!f || (!f->alloc_count && !f->free_count && !f->inuse_count)) continue;
     LjmStr v;
     const char *name = NULL;
-    int has = set && ljm_model_label_value(m, set, key, klen, &v);
+    int has = set && ljm_model_label_value(m, set, key, klen, &v);  /* a typed set: its type */
     if (!has) name = ljm_model_label_other(m, set) ? other : none;
     size_t i = 0;
     while (i < n && !same(&rows[i], has ? &v : NULL, name)) i++;
@@ -77,7 +83,10 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
   }
   qsort(rows, n, sizeof(*rows), row_order);
   int temp = ljm_model_totals(m)->temporaries;  /* exact streams: temporary allocations too */
-  fprintf(out, "BY LABEL %s (a block counts for the labels it was allocated under):\n", key);
+  if (types)
+    fputs("BY TYPE (what the VM allocated each block for; a block counts for its type):\n", out);
+  else
+    fprintf(out, "BY LABEL %s (a block counts for the labels it was allocated under):\n", key);
   fprintf(out, " %12s %12s %12s %12s %12s %12s", "in use", "blocks", "allocated", "allocs",
           "freed", "frees");
   if (temp) fprintf(out, " %12s", "temporary");

@@ -25,6 +25,57 @@ static LjmRecorder *sampler_owner;
 ** countdown sends that one to rec_alloc_slow (rec_sample_hold). */
 static int thread_new;
 
+/* The block the last (re)allocation written to an extended stream made,
+** judged at the next allocator call (vm/alloc_type.h), when the VM has
+** filled it in; NULL when none waits. The streams that wrote it say so
+** (RecExt.type_wait). */
+static const void *type_block;
+static size_t type_size;
+
+/* Writes the waiting block's type to the live streams that wait for it.
+** Before the real allocator runs: the block is still in use. */
+static __attribute__((noinline)) void types_settle(void)
+{
+  LjmRecorder *r;
+  int waiting = 0;
+  for (r = R.list; r; r = r->next)
+    waiting |= r->live && r->st.ext && r->st.ext->type_wait;
+  if (waiting) {
+    uint8_t t = rec_alloc_type(R.g, type_block, type_size);
+    for (r = R.list; r; r = r->next)
+      if (r->live && r->st.ext && r->st.ext->type_wait) rec_ext_type(&r->st, t);
+  }
+  type_block = NULL;
+}
+
+/* types_settle, with the usual case inline: one stream, waiting for the
+** type of an allocation that is the newest GC object, of the type of the
+** allocation before it (no item to write). */
+static inline __attribute__((always_inline)) void types_settle_fast(void)
+{
+  LjmRecorder *r = R.one;
+  if (__builtin_expect(r != NULL && r->st.ext != NULL, 1)) {
+    RecExt *x = r->st.ext;
+    if (x->type_wait == REC_EV_ALLOC && rec_alloc_type_root(R.g, type_block) == x->type_cur) {
+      x->type_wait = 0;
+      type_block = NULL;
+      return;
+    }
+  }
+  types_settle();
+}
+
+/* After an event written to r's stream: a new block waits for its type. */
+static inline __attribute__((always_inline)) void types_wait(LjmRecorder *r, int ev,
+                                                               const void *res, size_t nsize)
+{
+  if (ev != REC_EV_FREE && r->st.ext) {
+    r->st.ext->type_wait = (uint8_t)ev;
+    type_block = res;
+    type_size = nsize;
+  }
+}
+
 /* Recomputes R.one after a session went live or stopped being live. */
 REC_API void live_changed(void)
 {
@@ -91,6 +142,7 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, lua_State *L
   int ev, walk = R.nstacks != 0;
   /* frees need no labels: theirs are their blocks' */
   uint32_t lab = !lon || !nsize ? 0 : L ? labels_of((uintptr_t)L) : labels_now(R.g);
+  if (type_block) types_settle_fast();
   if (walk) rec_stack_event(R.g, loc, ptr, osize, nsize);
   r = R.one;
   if (__builtin_expect(r != NULL, 1)) {
@@ -121,6 +173,7 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, lua_State *L
     if (r->ext) rec_ext_select(&r->st);
     if (lon && nsize) labels_select_ext(&r->st, lab);
     rec_stream_event(&r->st, loc, ev, ptr, osize, res, nsize);
+    types_wait(r, ev, res, nsize);
     rec_buf_tick(&r->st.out);
     if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   } else {
@@ -129,6 +182,7 @@ alloc_ext(void *ptr, size_t osize, size_t nsize, const RecLoc *loc, lua_State *L
       if (r->ext) rec_ext_select(&r->st);
       if (lon && nsize) labels_select(&r->st, lab);
       rec_stream_event_out(&r->st, loc, ev, ptr, osize, res, nsize);
+      types_wait(r, ev, res, nsize);
       rec_buf_tick(&r->st.out);
       if (r->st.out.err) session_kill(r);
     }
@@ -207,6 +261,10 @@ rec_alloc_sampled(LjmRecorder *r, void *ptr, size_t osize, size_t nsize, int hit
     rec_buf_byte(&r->st.out, REC_IT_UNSAMPLED);
   }
   rec_stream_event(&r->st, &loc, ev, ptr, osize, res, nsize);
+  if (hit) {  /* its type at the next allocation (held: rec_alloc_slow) */
+    types_wait(r, ev, res, nsize);
+    rec_sample_hold(sp);
+  }
   rec_buf_clock(&r->st.out);
   if (__builtin_expect(r->st.out.err != 0, 0)) session_kill(r);
   if (__builtin_expect(R.stacks_dirty, 0)) stacks_update();
@@ -292,6 +350,7 @@ static __attribute__((noinline)) void *rec_alloc_slow(void *ptr, size_t osize, s
     sp->gap = REC_SAMPLE_OFF;
     return rec_alloc_exact(NULL, ptr, osize, nsize);
   }
+  if (type_block) types_settle();
   if (thread_new) {
     thread_new = 0;
     rec_stack_thread_new(R.g);

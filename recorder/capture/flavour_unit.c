@@ -8,6 +8,7 @@
 ** table, LJM_FLAVOUR_SYM, below.
 */
 #include "recorder/vm/attribution.c"
+#include "recorder/vm/alloc_type.c"
 #include "recorder/vm/layout_check.c"
 #include "recorder/vm/cfunc_names.c"
 #include "recorder/vm/resumer.c"

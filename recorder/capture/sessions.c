@@ -425,7 +425,10 @@ REC_API int is_running(const LjmRecorder *r)
   fork_check();
   if (r && r->live) {
     LjmRecorder *w = (LjmRecorder *)r;  /* the VM's thread: the buffer is ours */
-    if (w->timed) rec_ext_tick(&w->st);
+    if (w->timed) {
+      if (type_block) types_settle();  /* the last event's type before a mark */
+      rec_ext_tick(&w->st);
+    }
     rec_buf_clock(&w->st.out);
   }
   return r && r->live && !rec_buf_failed((RecBuf *)&r->st.out);

@@ -123,7 +123,8 @@ int rec_ext_init(RecStream *s, uint32_t depth)
   x->tk.fd = -1;
   rec_map_init(&x->dnames);
   s->ext = x;
-  s->ext_flags = (uint8_t)(REC_EXT_TIME | (depth ? REC_EXT_STACKS : 0));
+  x->type_cur = REC_TYPE_INTERNAL;
+  s->ext_flags = (uint8_t)(REC_EXT_TIME | REC_EXT_TYPES | (depth ? REC_EXT_STACKS : 0));
   s->hooks = &ext_hooks;
   return 0;
 }
@@ -159,6 +160,9 @@ static void put_mark(RecStream *s, uint64_t us, uint64_t rss)
 {
   RecExt *x = s->ext;
   RecBuf *b = &s->out;
+  /* a mark between allocator calls (a host's poll): the type of the event
+  ** before, if the capture layer has not written it, goes first, internal */
+  if (x->type_wait) rec_ext_type(s, REC_TYPE_NONE);
   x->last_us = us;
   rec_buf_need(b, 22);
   rec_buf_byte(b, REC_IT_MARK);
@@ -191,11 +195,30 @@ void rec_ext_begin(RecStream *s)
   put_mark(s, now_us(x), x->clocked ? rec_time_rss(x->tk.fd) : atomic_load(&x->tk.rss));
 }
 
+void rec_ext_type(RecStream *s, uint8_t t)
+{
+  RecExt *x = s->ext;
+  int kind = x->type_wait;
+  x->type_wait = 0;
+  if (kind == REC_EV_ALLOC) {
+    if (t == REC_TYPE_NONE) t = REC_TYPE_INTERNAL;
+    if (t == x->type_cur) return;
+    x->type_cur = t;
+  } else if (kind != REC_EV_REALLOC || t == REC_TYPE_NONE) {
+    return;
+  }
+  rec_buf_need(&s->out, 3);
+  rec_buf_byte(&s->out, REC_IT_TYPE);
+  rec_buf_byte(&s->out, 1);  /* the body's length */
+  rec_buf_byte(&s->out, t);
+}
+
 void rec_ext_end(RecStream *s)
 {
   RecExt *x = s->ext;
   uint64_t us;
   if (!x) return;
+  rec_ext_type(s, REC_TYPE_NONE);  /* the last event, not judged: internal */
   us = now_us(x);  /* the end: a program idle since its last event shows so */
   if (us - x->last_us >= REC_TICK_US) put_mark(s, us, 0);
   rec_ticker_stop(&x->tk);

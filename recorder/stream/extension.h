@@ -9,7 +9,13 @@
 ** the last (the ticker or the clock, base/clock.h) and at the end, each
 ** followed by an RSS sample (0x23) at most every REC_RSS_US. Each
 ** prototype's definition name (0x25) follows its announcement, or its
-** parent's when that comes later.
+** parent's when that comes later. Every extended stream has allocation
+** types (flag 0x08): an allocation event is followed by its block's type
+** (0x29) when that differs from the last allocation's, a reallocation by
+** its new block's when one is proved (else it keeps its old block's), as
+** the next allocator call judges them (vm/alloc_type.h), or a host's poll
+** (is_running); a time mark or the stream's end written before either
+** makes it internal. Nothing comes between an event and its type.
 */
 #ifndef REC_EXT_H
 #define REC_EXT_H
@@ -18,6 +24,7 @@
 
 #include "recorder/base/clock.h"
 #include "recorder/stream/standard.h"
+#include "recorder/vm/alloc_type.h"
 #include "recorder/vm/stack_walk.h"
 
 #define REC_IT_NODE 0x20
@@ -29,6 +36,7 @@
 #define REC_IT_LABELS 0x26   /* a label set's definition */
 #define REC_IT_LSELECT 0x27  /* the label set of later events */
 #define REC_IT_LFOLDED 0x28  /* label sets folded into (other) so far */
+#define REC_IT_TYPE 0x29     /* the type of the block the event before made */
 /* Labels: ids 1..REC_LABEL_SETS - 1, REC_LABEL_SETS the (other) set; at
 ** most REC_LABEL_PAIRS pairs a set, keys and values cut to their limits
 ** (one ULEB128 byte each). */
@@ -64,6 +72,9 @@ typedef struct RecExt {
   uint32_t lsel;             /* label set last selected (0x27), 0: none */
   uint64_t lfolded;          /* folded count last written (0x28) */
   uint8_t ldef[REC_LABEL_SETS / 8 + 1];  /* label sets defined (0x26) */
+  uint8_t type_cur;          /* the last allocation's type (REC_TYPE_*) */
+  uint8_t type_wait;         /* the last event is an (re)allocation not judged yet:
+                                REC_EV_ALLOC or REC_EV_REALLOC, else 0 */
 } RecExt;
 
 /* Makes s an extended stream keeping depth frames of each stack, or
@@ -93,6 +104,12 @@ REC_API void rec_ext_forked(RecStream *s, int close_fds);
 ** (0x28) if it grew. */
 REC_API void rec_ext_labels(RecStream *s, uint32_t set, const uint8_t *def, uint32_t len,
                             uint64_t folded);
+
+/* The type t (REC_TYPE_*) of the block the stream's last event made, right
+** after it: written for an allocation whose type is not the last
+** allocation's, for a reallocation when one was proved (t not
+** REC_TYPE_NONE). No-op when no event waits (type_wait). */
+REC_API void rec_ext_type(RecStream *s, uint8_t t);
 
 /* Cold and out-of-line parts of rec_ext_pre. */
 REC_API void rec_ext_mark(RecStream *s);

@@ -29,6 +29,7 @@
 /* The prologue's flags of an extended stream (RecStream.ext_flags). */
 #define REC_EXT_STACKS 0x01
 #define REC_EXT_TIME 0x02
+#define REC_EXT_TYPES 0x08  /* allocation types (0x29) follow allocations */
 
 struct RecExt;
 struct RecStream;

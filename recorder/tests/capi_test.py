@@ -66,7 +66,7 @@ res.check(info["complete"] and testlib.count(r, A, "=after:1") >= 1, "recording 
 # on that function's frame; one the host resumes ends in the boundary.
 def ext(name):
     st = ljmread.parse(open("%s/%s" % (out, name), "rb").read())
-    res.check(st.complete and st.flags == 3, name + ": complete, flags STACKS|TIME")
+    res.check(st.complete and st.flags == 3 | ljmread.TYPES, name + ": complete, flags STACKS|TIME|TYPES")
     res.check(not st.problems, name + ": follows EXTENSION.md: %s" % st.problems[:5])
     return st.chains(1)
 
@@ -88,7 +88,7 @@ res.check(testlib.count(r, A, "=cstk:3") == 100, "standard stream: 100 allocatio
 # complete, and a small part of the 100000 tables written.
 with open(os.path.join(out, "sampled.ljm"), "rb") as f:
     data = f.read()
-res.check(b"ljm\x03\x07\x00\x00\x30\x80\x20" in data and data.endswith(b"\x80"),
+res.check(b"ljm\x03\x0f\x00\x00\x30\x80\x20" in data and data.endswith(b"\x80"),
           "sampled.ljm: SAMPLED flag, rate 4096 first, complete")
 # 100000 tables (200000 events) exactly would take 2 MB beyond the leading
 # symbol table (what plain_first.ljm, which recorded nothing, holds).

@@ -186,7 +186,7 @@ res.check(p.returncode == 0 and not p.stdout.startswith("SAMPLED"),
 # -- A sampled stream without its rate item ------------------------------------
 with open(os.path.join(work, "s%d.ljm" % SEEDS[0]), "rb") as f:
     data = f.read()
-at = data.find(b"ljm\x03\x06\x00\x00\x30")  # TIME | SAMPLED, then the rate item
+at = data.find(b"ljm\x03\x0e\x00\x00\x30")  # TIME | SAMPLED | TYPES, then the rate item
 at = at if at >= 0 else data.find(b"ljm\x03\x04\x00\x00\x30")
 res.check(at > 0, "the event section starts with the SAMPLED flag and the rate item")
 if at > 0:

@@ -42,7 +42,7 @@ INIT = ("local start = misc.memprof.start "
 def check_ext(path, what):
     data = open(path, "rb").read()
     st = ljmread.parse(data)
-    res.check(st.complete and st.flags == 3, "%s: complete, flags %#x" % (what, st.flags))
+    res.check(st.complete and st.flags == 3 | ljmread.TYPES, "%s: complete, flags %#x" % (what, st.flags))
     res.check(not st.problems, "%s: follows EXTENSION.md: %s" % (what, st.problems[:5]))
     evs = [e for e in st.events if e.name != "INTERNAL"]
     res.check(all(e.stack for e in evs), "%s: every event but INTERNAL has a stack" % what)
@@ -90,7 +90,8 @@ def pprof_lines(path, what):
     res.check(p.returncode == 0, "%s: go tool pprof -traces: %s" % (what, p.stderr[-300:]))
     out = {}
     for block in p.stdout.split("-----------+")[1:]:
-        rows = [r for r in block.splitlines()[1:] if r.strip()]
+        # a sample's labels ("      type:  table") come before its rows
+        rows = [r for r in block.splitlines()[1:] if r.strip() and not re.match(r"^\s+\S+:  ", r)]
         m = re.match(r"^\s+(\d+)\s+.*\s(\S+:\d+)$", rows[0]) if rows else None
         if m:
             out[m.group(2)] = out.get(m.group(2), 0) + int(m.group(1))

@@ -38,7 +38,7 @@ def record(script, out, *opts):
 
 def valid(st, what):
     res.check(st.complete, what + ": complete")
-    res.check(st.flags == 3, what + ": flags STACKS|TIME (%#x)" % st.flags)
+    res.check(st.flags == 3 | ljmread.TYPES, what + ": flags STACKS|TIME|TYPES (%#x)" % st.flags)
     res.check(not st.problems, what + ": follows EXTENSION.md: %s" % st.problems[:5])
     evs = [e for e in st.events if e.name != "INTERNAL"]
     known = sum(1 for e in evs if e.stack)
@@ -190,7 +190,7 @@ res.check(not probs, "busy: a mark every few ms and RSS every 100 ms over a seco
 # --time: the same marks and RSS samples, no stacks; its downgrade is a
 # standard stream with the same events.
 data, st = record("busy.lua", "busy_time.ljm", "--time")
-res.check(st.complete and st.flags == 2 and not st.problems and not st.nodes and
+res.check(st.complete and st.flags == 2 | ljmread.TYPES and not st.problems and not st.nodes and
           not st.selections and not any(e.stack for e in st.events) and st.events,
           "--time: flags TIME, no stack nodes, selections or stacks (%#x, %s)"
           % (st.flags, st.problems[:3]))
@@ -248,7 +248,7 @@ print("time: ok")"""], capture_output=True, text=True, env=env, cwd=work, timeou
 res.check(p.returncode == 0 and "time: ok" in p.stdout, "module: {time = true} starts, {time = 1} is "
           "misuse (%r)" % p.stderr[-300:])
 st = ljmread.parse(open(os.path.join(work, "mod_time.ljm"), "rb").read()) if p.returncode == 0 else None
-res.check(st is not None and st.complete and st.flags == 2 and st.marks and not st.nodes and
+res.check(st is not None and st.complete and st.flags == 2 | ljmread.TYPES and st.marks and not st.nodes and
           not st.problems and len(st.events) >= 1000, "module: {time = true} writes marks, no stacks")
 for name in ("mod_plain.ljm", "mod_nil.ljm"):
     st = ljmread.parse(open(os.path.join(work, name), "rb").read())

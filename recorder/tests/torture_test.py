@@ -56,7 +56,7 @@ CASES = [
     ("sampled_host", [host, "OUT"], "torture.lua", ["2"]),
     ("sampled_host", [host, "OUT"], "trace_growth.lua", ["19"]),
 ]
-FLAGS = {"sampled": 7, "sampled_host": 7}
+FLAGS = {"sampled": 15, "sampled_host": 15}  # STACKS | TIME | SAMPLED | TYPES
 # Every third run of ljm record on torture.lua is under labels
 # (LJM_TORTURE_LABELS): with_labels around each phase and around an
 # error, labels set in coroutines, FFI callbacks and finalizers.
@@ -106,7 +106,7 @@ for how, cmd, script, args in CASES:
                        % (i, p.returncode, p.stdout[:80], p.stderr[-2000:]))
             continue
         st = ljmread.parse(open(out, "rb").read())
-        if not st.complete or st.flags != FLAGS.get(how, 3) or st.problems:
+        if not st.complete or st.flags != FLAGS.get(how, 11) or st.problems:
             bad.append("run %d: complete %s, flags %#x, problems %s"
                        % (i, st.complete, st.flags, st.problems[:3]))
             continue

@@ -113,6 +113,27 @@ static inline uint64_t rec_lj_strtab_size(global_State *g)
 #endif
 }
 
+/* Whether string s heads its chain of the string table, as a string just
+** made does (newer trees tag a chain head's low bit). */
+static inline int rec_lj_str_newest(global_State *g, const GCstr *s)
+{
+#if LJM_LJ_STRHASH
+  return gcref(g->strhash[s->hash & g->strmask]) == obj2gco(s);
+#else
+  return ((uintptr_t)gcref(g->str.tab[s->hash & g->str.mask]) & ~(uintptr_t)1) == (uintptr_t)s;
+#endif
+}
+
+/* The block of g->tmpbuf, or NULL. */
+static inline const void *rec_lj_tmpbuf_block(global_State *g)
+{
+#if LJM_LJ_SBUF_MREF
+  return mref(g->tmpbuf.b, char);
+#else
+  return g->tmpbuf.b;
+#endif
+}
+
 /* Bytes of g->tmpbuf's block. */
 static inline uint64_t rec_lj_tmpbuf_size(global_State *g)
 {

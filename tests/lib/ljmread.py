@@ -50,7 +50,12 @@ SRC_INT, SRC_LUA, SRC_C, SRC_TRACE = 0x04, 0x08, 0x0C, 0x10
 SECTIONS = {1: "ALLOCATIONS", 2: "DEALLOCATIONS", 3: "REALLOCATIONS"}
 
 # Extension flags (byte 4 of the event section's prologue).
-STACKS, TIME, SAMPLED = 0x01, 0x02, 0x04
+STACKS, TIME, SAMPLED, TYPES = 0x01, 0x02, 0x04, 0x08
+
+# Allocation types (TYPES streams, item 0x29), by value.
+TYPE_NAMES = [None, "internal", "table", "table.array", "table.hash", "string", "function",
+              "upvalue", "prototype", "thread", "thread.stack", "userdata", "cdata", "buffer",
+              "trace"]
 
 # 0x24 items: what a stack node's function name is.
 NAME_KINDS = {1: "global", 2: "local", 3: "method", 4: "field", 5: "upvalue",
@@ -449,7 +454,8 @@ def parse_report(text):
 
 
 class Event:
-    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize", "nosample", "labels")
+    __slots__ = ("ev", "name", "stack", "us", "off", "size", "osize", "nosample", "labels",
+                 "type", "addr", "oaddr")
 
 
 class Stream:
@@ -469,6 +475,7 @@ class Stream:
         self.label_sets = {}   # id -> {key: value} (bytes), None: the (other) set (0x26)
         self.label_selections = 0  # 0x27 items
         self.labels_folded = 0     # the last 0x28 item
+        self.trace_starts = {}     # trace number -> "chunk:line" where it starts
 
     def chain(self, node):
         """Labels of a stack, innermost first."""
@@ -570,7 +577,7 @@ def parse(data):
         if bytes(data[r.i:r.i + 3]) != b"ljm" or data[r.i + 3] != 3:
             raise ValueError("bad ljm prologue")
         st.flags = data[r.i + 4]
-        if st.flags & ~(STACKS | TIME | SAMPLED):
+        if st.flags & ~(STACKS | TIME | SAMPLED | TYPES):
             bad("unknown flags %#x" % st.flags)
         if data[r.i + 5] or data[r.i + 6]:
             bad("bytes 5, 6 of the prologue not 0")
@@ -584,6 +591,8 @@ def parse(data):
         nosample = None     # offset of a pending 0x31
         sel = None          # None: no selection yet
         lsel = 0            # label set selected (0x27)
+        cur_type = 1        # TYPES: the last allocation's type (internal before any)
+        typed = None        # TYPES: the event a 0x29 item may follow
         last_us = None
         nevents = 0
         while True:
@@ -597,6 +606,24 @@ def parse(data):
                 if r.i < len(data):
                     bad("%d bytes after the end marker" % (len(data) - r.i))
                 break
+            if h == 0x29 and st.flags & TYPES:  # an allocation type, right after its event
+                body = read_body(r)
+                try:
+                    t = Reader(body).uleb()
+                except Truncated:
+                    bad("byte %d: allocation type item cut" % off)
+                    continue
+                if typed is None:
+                    bad("byte %d: allocation type after no allocation" % off)
+                elif not 1 <= t < len(TYPE_NAMES):
+                    bad("byte %d: allocation type %d" % (off, t))
+                else:
+                    typed.type = t
+                    if typed.ev == ALLOC:
+                        cur_type = t
+                typed = None
+                continue
+            typed = None
             if is_annotation(h) and h in (0x26, 0x27, 0x28) and st.flags:
                 rb = Reader(read_body(r))
                 try:
@@ -707,19 +734,62 @@ def parse(data):
             elif src == SRC_TRACE:
                 name = "TRACE %d" % loc[0]
             e = Event()
-            _, osize, _, size = read_sizes(r, ev)
+            oaddr, osize, addr, size = read_sizes(r, ev)
             e.osize, e.size = osize or 0, size or 0
+            e.oaddr, e.addr = oaddr, addr
             e.ev, e.name, e.off, e.us = ev, name, off, last_us
             e.nosample, nosample = nosample is not None, None
             e.stack = sel or 0
             e.labels = lsel
+            # TYPES: an allocation has the last one's type, a reallocation
+            # its old block's (None here), unless a 0x29 item follows
+            e.type = cur_type if ev == ALLOC and st.flags & TYPES else None
+            if st.flags & TYPES and ev != FREE:
+                typed = e
             if st.flags & STACKS and sel is None:
                 bad("byte %d: event before the first selection" % off)
             st.events.append(e)
             nevents += 1
     except Truncated:
         pass
+    for n, (proto, line) in syms.trace.items():
+        st.trace_starts[n] = lname(proto, line) or "?"
     return st
+
+
+def type_totals(st):
+    """A TYPES stream's figures per type name, from a replay of its events
+    (parse()): {name: [allocated bytes, allocations, bytes in use, blocks in
+    use]}. A reallocation counts as an allocation of its new size, of its
+    own type or its old block's ("internal" when the stream never showed
+    that block made); a free is its block's. Exact streams."""
+    out = {}
+    live = {}   # address -> (type, size)
+
+    def row(t):
+        return out.setdefault(TYPE_NAMES[t], [0, 0, 0, 0])
+
+    for e in st.events:
+        old = live.pop(e.oaddr, None) if e.ev != ALLOC else None
+        if old is not None:
+            f = row(old[0])
+            f[2] -= old[1]
+            f[3] -= 1
+        if e.ev == FREE:
+            continue
+        t = e.type or (old[0] if old else 1)
+        prev = live.pop(e.addr, None)  # an address reused without a free
+        if prev is not None:
+            f = row(prev[0])
+            f[2] -= prev[1]
+            f[3] -= 1
+        live[e.addr] = (t, e.size)
+        f = row(t)
+        f[0] += e.size
+        f[1] += 1
+        f[2] += e.size
+        f[3] += 1
+    return out
 
 
 def downgrade(data):
@@ -1019,7 +1089,7 @@ def totals(data, window=None, size=None, keep=None):
         if r.d[start + 3] != 3:
             raise Bad("event stream version %d" % r.d[start + 3])
         flags = r.d[start + 4]  # extension flags (decoder/EXTENSION.md)
-        if flags & ~7:
+        if flags & ~15:
             raise Bad("unknown extension flags 0x%x" % flags)
         f["stacks"] = bool(flags & STACKS)
         r.i = start + 7

@@ -159,7 +159,7 @@ def host_stream(res, i, out, rate=None):
     is complete, follows decoder/EXTENSION.md and is sampled at rate, or
     exact if none."""
     st = ljmread.parse(open(out, "rb").read())
-    flags = ljmread.STACKS | ljmread.TIME | (ljmread.SAMPLED if rate else 0)
+    flags = ljmread.STACKS | ljmread.TIME | ljmread.TYPES | (ljmread.SAMPLED if rate else 0)
     res.check(st.complete and st.flags == flags and not st.problems and st.rate == rate,
               "run %d: complete extended stream (%s, %#x, rate %s, %s)"
               % (i, st.complete, st.flags, st.rate, st.problems[:3]))
