@@ -69,7 +69,7 @@ enum {
   "                    line, without stacks) in a function whose name matches\n" \
   "                    REGEX (POSIX extended); --not-function: with none\n"      \
   "  --source REGEX    the same for the source file; --not-source: with none\n"
-/* The lines of the filters that read FILE twice (not ljm top). */
+/* The lines of the filters that read FILE twice. */
 #define LJM_CLI_FATE_HELP                                                        \
   "  --lifetime WHICH  only blocks still in use at the end (leaked), freed\n"    \
   "                    before another block was allocated (temporary) or\n"    \
@@ -122,6 +122,11 @@ int ljm_cli_window_apply(LjmModel *m, const LjmCliWindow *w, const char *path, c
 ** message (standard input cannot be read twice; --lived without time). */
 int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w,
                         const char *path, const char *cmd);
+/* The first reading itself, of an input the caller opened (and closes),
+** in window w (NULL: none), with a progress callback (NULL: none); the
+** same statuses. ljm top reads each refresh's prefix so. */
+int ljm_cli_fates_read(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w, LjmInput *in,
+                       const char *path, const char *cmd, LjmProgressFn progress, void *ud);
 
 /* Reads a heap snapshot into g (freed by the caller either way). A cut or bad
 ** snapshot gets its one-line message and *rc = 1; what was read is kept.

@@ -5,7 +5,9 @@
 ** its figures and exporters/top draws them: the screen on a terminal, a
 ** plain table per interval otherwise. Everything runs in this one thread:
 ** where the data ends, the input waits in short steps, reading keys and
-** redrawing, so the model is never read while an event is half applied. */
+** redrawing, so the model is never read while an event is half applied.
+** With a filter by fate the file is read anew at each refresh instead
+** (top_reread.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,15 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
 #include "cli/opts.h"
-#include "exporters/top/top.h"
-#include "model/ljm_live.h"
+#include "cli/top_state.h"
 
 static const char usage[] =
     "usage: ljm top [--interval S] [--stacks] [--by KEY] [--sort in-use|rate|growth]\n"
     "               [--top N] [--once] [--label KEY=VALUE]... [--size MIN..MAX]\n"
-    "               [--[not-]function REGEX]... [--[not-]source REGEX]... FILE|-\n"
+    "               [--[not-]function REGEX]... [--[not-]source REGEX]...\n"
+    "               [--lifetime WHICH] [--lived MIN..MAX] [--site-leaked PCT] FILE|-\n"
     "\n"
     "Watches a recording while it is being written (ljm record with\n"
     "--flush-interval, the Lua module's flush option, the nginx example) or a\n"
@@ -45,6 +46,10 @@ static const char usage[] =
     "  --label KEY=VALUE only the blocks allocated under that label (rec.label;\n"
     "                 KEY=(none): without KEY); repeatable\n"
     LJM_CLI_FILTER_HELP
+    LJM_CLI_FATE_HELP
+    "                    (top: at each refresh, judged as of its end; FILE is\n"
+    "                    read anew each time, twice, and a refresh waits at\n"
+    "                    least as long as its readings took; not '-')\n"
     "  -h, --help     show this help\n"
     "\n"
     "Keys: i, a, g sort by in use, allocation rate, growth; v switches lines,\n"
@@ -54,28 +59,6 @@ static const char usage[] =
     "stream cut short (a pipe that closed), a file truncated or replaced;\n"
     "2 usage error.\n";
 
-typedef struct Top {
-  const char *path;
-  LjmModel *m;
-  LjmLive *live;
-  LjmInput *in;
-  LjmTopShow show;
-  int screen;            /* drawing on the terminal */
-  int once;
-  uint64_t t0;           /* the clock at start (usec) */
-  uint64_t interval;     /* usec */
-  uint64_t next;         /* when the next refresh is due */
-  int64_t initial;       /* the file's size at start: read it all before refreshing */
-  int reached;           /* the reads passed that size: caught up at the next tick */
-  int caught_up;
-  int quit;              /* q, or a signal */
-  int oom;
-  const char *ended;     /* why following stopped, for the last screen */
-  struct stat st;        /* the file followed */
-  int has_st;
-  char status[160];
-} Top;
-
 static volatile sig_atomic_t signalled;
 
 static void on_signal(int sig)
@@ -84,17 +67,19 @@ static void on_signal(int sig)
   signalled = 1;
 }
 
-static uint64_t clock_us(void)
+int ljm_top_signalled(void) { return signalled != 0; }
+
+uint64_t ljm_top_clock_us(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static uint64_t now_us(const Top *t) { return clock_us() - t->t0; }
+uint64_t ljm_top_now_us(const Top *t) { return ljm_top_clock_us() - t->t0; }
 
 /* Keys on the screen; returns 1 when something changed. */
-static int key(Top *t, int c)
+int ljm_top_key(Top *t, int c)
 {
   LjmTopShow *o = &t->show;
   switch (c) {
@@ -113,7 +98,7 @@ static int key(Top *t, int c)
 }
 
 /* Draws the last refresh, or where catching up stands. */
-static void draw(Top *t)
+void ljm_top_draw(Top *t)
 {
   if (!t->screen) return;
   t->show.status = t->status[0] ? t->status : NULL;
@@ -123,12 +108,12 @@ static void draw(Top *t)
 /* A refresh: the model's figures now, drawn or printed. */
 static void refresh_now(Top *t)
 {
-  if (ljm_live_sample(t->live, t->m, now_us(t)) != 0) {
+  if (ljm_live_sample(t->live, t->m, ljm_top_now_us(t)) != 0) {
     t->oom = t->quit = 1;
     return;
   }
   if (t->screen) {
-    draw(t);
+    ljm_top_draw(t);
   } else {
     t->show.status = t->status[0] ? t->status : NULL;
     if (ljm_top_table(stdout, t->live, t->m, &t->show) != 0) t->quit = 1;  /* stdout went away */
@@ -140,7 +125,7 @@ static void refresh_now(Top *t)
 static void tick(Top *t, int waiting)
 {
   if (signalled) t->quit = 1;
-  uint64_t now = now_us(t);
+  uint64_t now = ljm_top_now_us(t);
   /* Caught up where the file's data first ends after the reads passed its
   ** first size: every event read is in the model then (a pipe: at once). */
   if (!t->caught_up && (t->initial < 0 || (t->reached && waiting))) {
@@ -173,7 +158,7 @@ static void tick(Top *t, int waiting)
   }
   if (t->screen && !ready && waiting && now >= t->next) {
     snprintf(t->status, sizeof(t->status), "waiting for %s's first events", t->path);
-    draw(t);
+    ljm_top_draw(t);
     t->status[0] = 0;
     t->next = now + t->interval;
   }
@@ -181,14 +166,14 @@ static void tick(Top *t, int waiting)
   if (waiting && t->caught_up && t->next > now && t->next - now < wait) wait = t->next - now;
   if (t->screen) {
     int c = ljm_top_screen_key((int)(wait / 1000));
-    if (c >= 0 && key(t, c) && t->caught_up) draw(t);
+    if (c >= 0 && ljm_top_key(t, c) && t->caught_up) ljm_top_draw(t);
   } else if (wait) {
     usleep((useconds_t)wait);
   }
 }
 
 /* The file is still the one being followed: not replaced by another. */
-static int replaced(Top *t)
+int ljm_top_replaced(Top *t)
 {
   struct stat now;
   if (!t->has_st) return 0;
@@ -203,7 +188,7 @@ static int on_wait(void *ud)
 {
   Top *t = ud;
   tick(t, 1);
-  return t->quit || replaced(t);
+  return t->quit || ljm_top_replaced(t);
 }
 
 static void on_progress(void *ud, uint64_t offset, uint64_t events)
@@ -213,7 +198,7 @@ static void on_progress(void *ud, uint64_t offset, uint64_t events)
 }
 
 /* After the input ended on the screen: the last figures until q. */
-static void hold(Top *t, const char *why)
+void ljm_top_hold(Top *t, const char *why)
 {
   snprintf(t->status, sizeof(t->status), "%s: press q", why);
   /* the events since the last refresh, if any: a new sample would make
@@ -222,11 +207,22 @@ static void hold(Top *t, const char *why)
       !ljm_live_totals(t->live)->refreshes)
     refresh_now(t);
   else
-    draw(t);
+    ljm_top_draw(t);
   while (!t->quit && !signalled) {
     int c = ljm_top_screen_key(200);
-    if (c >= 0 && key(t, c)) draw(t);
+    if (c >= 0 && ljm_top_key(t, c)) ljm_top_draw(t);
   }
+}
+
+void ljm_top_signals(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
 }
 
 int ljm_cmd_top(int argc, char **argv)
@@ -247,7 +243,6 @@ int ljm_cmd_top(int argc, char **argv)
   memset(&t, 0, sizeof(t));
   t.interval = 1000000;
   t.show.top = 10;
-  const char *by = NULL;
   LjmCliFilter filter;
   memset(&filter, 0, sizeof(filter));
   int c;
@@ -267,7 +262,7 @@ int ljm_cmd_top(int argc, char **argv)
     case 'b':
       if (!*optarg || strchr(optarg, '=') || strlen(optarg) > LJM_LABEL_KEY_MAX)
         return ljm_cli_usage_error("top", "--by wants a label KEY, not '%.80s'", optarg);
-      by = optarg;
+      t.by = optarg;
       t.show.view = LJM_LIVE_LABELS;
       break;
     case 's':
@@ -302,13 +297,14 @@ int ljm_cmd_top(int argc, char **argv)
   if (optind + 1 < argc)
     return ljm_cli_usage_error("top", "one stream at a time ('%s' is extra)", argv[optind + 1]);
   t.path = t.show.path = argv[optind];
-  if (ljm_cli_fate_named(&filter))
-    return ljm_cli_usage_error("top", "%s needs each block's fate, known at the recording's "
-                               "end: give it to report, convert or growth",
-                               ljm_cli_fate_named(&filter));
+  const char *fate = ljm_cli_fate_named(&filter);
+  if (fate && !strcmp(t.path, "-"))
+    return ljm_cli_usage_error("top", "%s reads the recording anew at each refresh, twice "
+                               "(each block's fate first): give a file, not '-'", fate);
   if (ljh_sniff(t.path))
     return ljm_cli_usage_error("top", "%s is a heap snapshot, one moment: 'ljm heap' prints it",
                                t.path);
+  if (fate) return ljm_top_reread(&t, &filter);
 
   LjmDiag d;
   t.in = ljm_input_open(t.path, &d);
@@ -317,7 +313,7 @@ int ljm_cmd_top(int argc, char **argv)
     return LJM_EXIT_BAD_INPUT;
   }
   t.m = ljm_model_new();
-  t.live = ljm_live_new(by);
+  t.live = ljm_live_new(t.by);
   if (!t.m || !t.live || (filter.nregex && ljm_model_set_sources(t.m, NULL, 0)) ||
       ljm_cli_filter_apply(t.m, &filter)) {
     fprintf(stderr, "ljm: out of memory\n");
@@ -326,7 +322,7 @@ int ljm_cmd_top(int argc, char **argv)
     ljm_input_close(t.in);
     return LJM_EXIT_BAD_INPUT;
   }
-  t.t0 = clock_us();
+  t.t0 = ljm_top_clock_us();
   t.initial = t.once ? -1 : ljm_input_size(t.in);
   if (strcmp(t.path, "-") && fstat(ljm_input_fd(t.in), &t.st) == 0) t.has_st = 1;
   t.screen = !t.once && isatty(0) && isatty(1);
@@ -336,13 +332,7 @@ int ljm_cmd_top(int argc, char **argv)
   } else {
     ljm_live_sample(t.live, t.m, 0);  /* the start: rates over the whole recording */
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  ljm_top_signals();
   if (t.screen && ljm_top_screen_open() != 0) {
     t.screen = 0;  /* a terminal ncurses cannot drive: plain tables */
   }
@@ -379,7 +369,7 @@ int ljm_cmd_top(int argc, char **argv)
         snprintf(line, sizeof(line), "%s: byte %llu: warning: %s (the table is what came before)",
                  t.path, (unsigned long long)d.offset, d.msg);
     } else if (t.screen) {
-      hold(&t, "the recording ended (a complete stream)");
+      ljm_top_hold(&t, "the recording ended (a complete stream)");
     } else {
       snprintf(t.status, sizeof(t.status), "the recording ended (a complete stream)");
       refresh_now(&t);

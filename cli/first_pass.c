@@ -5,14 +5,9 @@
 
 #include "cli/cli.h"
 
-int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w,
-                        const char *path, const char *cmd)
+int ljm_cli_fates_read(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w, LjmInput *in,
+                       const char *path, const char *cmd, LjmProgressFn progress, void *ud)
 {
-  const char *opt = ljm_cli_fate_named(l);
-  if (!opt) return 0;
-  if (!strcmp(path, "-"))
-    return ljm_cli_usage_error(cmd, "%s reads the recording twice (each block's fate first): "
-                               "give a file, not '-'", opt);
   LjmModel *first = ljm_model_new();
   int rc = 0;
   if (!first || ljm_model_fate_scan(first, &l->fate)) {
@@ -20,20 +15,14 @@ int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *
     ljm_model_free(first);
     return LJM_EXIT_BAD_INPUT;
   }
-  if ((rc = ljm_cli_window_apply(first, w, path, cmd))) {
+  if (w && (rc = ljm_cli_window_apply(first, w, path, cmd))) {
     ljm_model_free(first);
     return rc;
   }
   /* What cannot be read is said by the second reading, which reads the same. */
   LjmDiag d;
-  LjmInput *in = ljm_input_open(path, &d);
-  if (!in) {
-    fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
-    ljm_model_free(first);
-    return LJM_EXIT_BAD_INPUT;
-  }
+  if (progress) ljm_model_set_progress(first, progress, ud);
   ljm_model_load(first, in, path, &d);
-  ljm_input_close(in);
   LjmFates *f = ljm_model_fates_take(first);
   ljm_model_free(first);
   if (!f) {
@@ -52,4 +41,23 @@ int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *
     return LJM_EXIT_BAD_INPUT;
   }
   return 0;
+}
+
+int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w,
+                        const char *path, const char *cmd)
+{
+  const char *opt = ljm_cli_fate_named(l);
+  if (!opt) return 0;
+  if (!strcmp(path, "-"))
+    return ljm_cli_usage_error(cmd, "%s reads the recording twice (each block's fate first): "
+                               "give a file, not '-'", opt);
+  LjmDiag d;
+  LjmInput *in = ljm_input_open(path, &d);
+  if (!in) {
+    fprintf(stderr, "%s: cannot open: %s\n", path, d.msg);
+    return LJM_EXIT_BAD_INPUT;
+  }
+  int rc = ljm_cli_fates_read(m, l, w, in, path, cmd, NULL, NULL);
+  ljm_input_close(in);
+  return rc;
 }

@@ -274,6 +274,13 @@ int64_t ljm_input_size(const LjmInput *in);
 ** pipe is read as its data comes, plain only (gzip or zstd data there is
 ** an error at its first bytes). Call before the first read. */
 void ljm_input_follow(LjmInput *in, int (*wait)(void *ud), void *ud);
+/* The stream bytes read so far (after decompression). */
+uint64_t ljm_input_decoded(const LjmInput *in);
+/* Ends the input after that many stream bytes (after decompression; 0: no
+** limit), as if the file ended there: a second reading of a file still
+** being written then reads what the first one read (ljm top's filters by
+** fate). Not with ljm_input_follow. */
+void ljm_input_limit(LjmInput *in, uint64_t bytes);
 /* The input's file descriptor, -1 for a memory input. */
 int ljm_input_fd(const LjmInput *in);
 /* Closes the input; NULL is allowed. */

@@ -42,6 +42,7 @@ struct LjmInput {
   int pipe;              /* following a pipe: plain reads as data comes */
   int undecided;         /* following a file too short to tell gzip or zstd yet */
   int drain;             /* a pipe past the stream's end: what is there, no wait */
+  uint64_t limit;        /* ljm_input_limit: the stream bytes read at most, 0: all */
 };
 
 static void diag_set(LjmDiag *d, uint64_t off, const char *msg)
@@ -165,9 +166,21 @@ ptrdiff_t ljm_input_read_now(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
   return n;
 }
 
+uint64_t ljm_input_decoded(const LjmInput *in)
+{
+  return in->gz || in->plain ? in->nread : in->mempos;
+}
+
+void ljm_input_limit(LjmInput *in, uint64_t bytes) { in->limit = bytes; }
+
 ptrdiff_t ljm_input_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag,
                          uint64_t offset)
 {
+  if (in->limit) {  /* the same prefix as an earlier reading, however the file grew */
+    uint64_t at = ljm_input_decoded(in);
+    if (at >= in->limit) return 0;
+    if (len > in->limit - at) len = (size_t)(in->limit - at);
+  }
   ptrdiff_t n = in->wait ? follow_read(in, buf, len, diag, offset, 0)
                          : input_read(in, buf, len, diag, offset);
   if (n >= 0) in->pos = position_now(in);

@@ -36,6 +36,7 @@
 #include "exporters/ljm_exporter.h"
 #include "fuzz/ljm_recipe.h"
 #include "model/ljm_heapgraph.h"
+#include "model/ljm_live.h"
 #include "model/ljm_model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -727,6 +728,59 @@ static void check_pieces(const uint8_t *data, size_t size, const LjmModel *whole
   ljm_model_free(m);
 }
 
+/* ljm top's reading anew (cli/top_reread.c): limited to a prefix, a
+** reading builds what the prefix alone builds, a mark at an event count
+** runs once, with that many events seen (or all, when fewer came), and
+** the live figures taken there and at the end agree with the model. */
+typedef struct Marked {
+  LjmLive *live;
+  int runs;
+  uint64_t seen;
+} Marked;
+
+static void on_mark(void *ud, LjmModel *m)
+{
+  Marked *k = ud;
+  k->runs++;
+  k->seen = ljm_model_events_seen(m);
+  CHECK(ljm_live_mark(k->live, m, 0) == 0);
+}
+
+static void check_reread(const uint8_t *data, size_t size)
+{
+  if (size < 8 || (data[7] & 7) != 3) return;
+  size_t limit = 1 + (size_t)(data[7] >> 3) * size / 32;
+  if (limit > size) limit = size;
+  LjmModel *a = ljm_model_new(), *b = ljm_model_new();
+  LjmInput *ia = ljm_input_mem(data, size), *ib = ljm_input_mem(data, limit);
+  Marked k = { ljm_live_new("k"), 0, 0 };
+  CHECK(a && b && ia && ib && k.live);
+  /* a filter keeping every block: the events are counted (marks) */
+  CHECK(ljm_model_filter_size(a, 0, UINT64_MAX) == 0 && ljm_model_filter_size(b, 0, UINT64_MAX) == 0);
+  uint64_t at = data[6] % 64;
+  ljm_model_set_mark(a, at, on_mark, &k);
+  ljm_input_limit(ia, limit);
+  LjmDiag d;
+  LjmStatus sa = ljm_model_load(a, ia, "fuzz.ljm", &d), sb = ljm_model_load(b, ib, "fuzz.ljm", &d);
+  ljm_model_marks_due(a);
+  CHECK(sa == sb && ljm_input_decoded(ia) <= limit);
+  CHECK(ljm_model_stream(a)->bytes == ljm_model_stream(b)->bytes &&
+        ljm_model_totals(a)->events == ljm_model_totals(b)->events &&
+        ljm_model_totals(a)->fig.inuse_bytes == ljm_model_totals(b)->fig.inuse_bytes &&
+        ljm_model_events_seen(a) == ljm_model_events_seen(b));
+  uint64_t seen = ljm_model_events_seen(a);
+  CHECK(k.runs == 1 && k.seen == (at < seen ? at : seen));
+  CHECK(ljm_live_sample(k.live, a, 1) == 0);
+  CHECK(ljm_live_totals(k.live)->all.inuse_bytes == ljm_model_totals(a)->fig.inuse_bytes);
+  ljm_live_restart(k.live);
+  CHECK(ljm_live_sample(k.live, a, 2) == 0 && ljm_live_totals(k.live)->all.grown == 0);
+  ljm_live_free(k.live);
+  ljm_input_close(ia);
+  ljm_input_close(ib);
+  ljm_model_free(a);
+  ljm_model_free(b);
+}
+
 /* The stream through the model, the streaming exporters and every other. */
 static void fuzz_stream(const uint8_t *data, size_t size)
 {
@@ -788,6 +842,7 @@ static void fuzz_stream(const uint8_t *data, size_t size)
   if (size > 4 && (data[4] & 0x38) == 0x28 && !ljm_model_filter_note(m, fnote, sizeof(fnote)) &&
       !ljm_model_group_key(m) && !ljm_model_stream(m)->windowed)
     check_pieces(data, size, m, st);
+  check_reread(data, size);
   ljm_input_close(in);
   ljm_model_free(m);
   /* The outputs of the stream's bytes (write_stream), each on its own reading. */

@@ -161,10 +161,14 @@ static int other_pass(LjmModel *m, const LjmRawEvent *ev, uint32_t si, uint64_t 
   return frames_pass(m, ev, si);
 }
 
+static void marks_run(LjmModel *m, uint64_t events);
+
 const LjmRawEvent *ljm_filter_event(LjmModel *m, const LjmRawEvent *ev, uint32_t si,
                                     uint64_t okey, uint64_t nkey, LjmRawEvent *copy)
 {
-  uint64_t ordinal = m->fordinal++;
+  uint64_t ordinal = m->fordinal;
+  if (__builtin_expect(m->mark_fn != NULL, 0) && m->mark_at <= ordinal) marks_run(m, ordinal);
+  m->fordinal++;
   if (m->fscan) {  /* the first reading: each block followed, nothing else built */
     ljm_fates_event(m, ev, si, okey, nkey, ordinal);
     return NULL;
@@ -303,3 +307,24 @@ const char *ljm_model_filter_note(const LjmModel *m, char *buf, size_t len)
   clean(buf, n < len ? n : len - 1, len, n >= len);
   return buf;
 }
+
+void ljm_model_set_mark(LjmModel *m, uint64_t events, LjmMarkFn fn, void *ud)
+{
+  m->mark_fn = fn;
+  m->mark_ud = ud;
+  m->mark_at = events;
+}
+
+/* Runs the marks set at or before `events` (all: UINT64_MAX). */
+static void marks_run(LjmModel *m, uint64_t events)
+{
+  while (m->mark_fn && m->mark_at <= events) {
+    LjmMarkFn fn = m->mark_fn;
+    m->mark_fn = NULL;
+    fn(m->mark_ud, m);
+  }
+}
+
+void ljm_model_marks_due(LjmModel *m) { marks_run(m, UINT64_MAX); }
+
+uint64_t ljm_model_events_seen(const LjmModel *m) { return m->fordinal; }

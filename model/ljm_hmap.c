@@ -26,6 +26,12 @@ void ljm_hmap_free(LjmHmap *m)
   m->slots = NULL;
 }
 
+void ljm_hmap_clear(LjmHmap *m)
+{
+  for (size_t i = 0; i <= m->mask; i++) m->slots[i].val = LJM_HMAP_NONE;
+  m->count = 0;
+}
+
 uint32_t ljm_hmap_get(const LjmHmap *m, uint64_t key)
 {
   for (size_t i = ljm_hash64(key) & m->mask;; i = (i + 1) & m->mask) {

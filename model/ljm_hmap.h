@@ -21,6 +21,8 @@ typedef struct LjmHmap {
 int ljm_hmap_init(LjmHmap *m);
 /* Frees the map. */
 void ljm_hmap_free(LjmHmap *m);
+/* Empties the map, keeping its room. */
+void ljm_hmap_clear(LjmHmap *m);
 /* Value of key, or LJM_HMAP_NONE. */
 uint32_t ljm_hmap_get(const LjmHmap *m, uint64_t key);
 /* Sets key to val (val != LJM_HMAP_NONE). Returns 0 or -1 (out of memory). */

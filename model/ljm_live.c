@@ -211,7 +211,30 @@ static int label_sample(LjmLive *l, const LjmModel *m, const Now *all)
   return 0;
 }
 
+static int sample(LjmLive *l, const LjmModel *m, uint64_t now_us, int point);
+
 int ljm_live_sample(LjmLive *l, const LjmModel *m, uint64_t now_us)
+{
+  return sample(l, m, now_us, 1);
+}
+
+int ljm_live_mark(LjmLive *l, const LjmModel *m, uint64_t now_us)
+{
+  return sample(l, m, now_us, 0);
+}
+
+void ljm_live_restart(LjmLive *l)
+{
+  for (int v = 0; v < 3; v++) {
+    View *w = &l->view[v];
+    ljm_hmap_clear(&w->prev_of);
+    w->nprev = w->nrows = 0;
+  }
+  l->all = (Prev){ 0, 0, 0, 0 };
+  l->t.refreshes = 0;
+}
+
+static int sample(LjmLive *l, const LjmModel *m, uint64_t now_us, int point)
 {
   const LjmStreamInfo *si = ljm_model_stream(m);
   uint64_t at = (si->ext_flags & 2) && si->duration != LJM_NO_TIME_US ? si->duration : now_us;
@@ -236,11 +259,13 @@ int ljm_live_sample(LjmLive *l, const LjmModel *m, uint64_t now_us)
   const LjmRssSample *rss;
   size_t nrss = ljm_model_rss(m, &rss);
   l->t.rss = nrss ? rss[nrss - 1].bytes : 0;
-  size_t at_hist = (l->hist_head + l->hist_n) % LJM_LIVE_HISTORY;
-  l->hist_inuse[at_hist] = all.inuse;
-  l->hist_rss[at_hist] = l->t.rss;
-  if (l->hist_n < LJM_LIVE_HISTORY) l->hist_n++;
-  else l->hist_head = (l->hist_head + 1) % LJM_LIVE_HISTORY;
+  if (point) {
+    size_t at_hist = (l->hist_head + l->hist_n) % LJM_LIVE_HISTORY;
+    l->hist_inuse[at_hist] = all.inuse;
+    l->hist_rss[at_hist] = l->t.rss;
+    if (l->hist_n < LJM_LIVE_HISTORY) l->hist_n++;
+    else l->hist_head = (l->hist_head + 1) % LJM_LIVE_HISTORY;
+  }
 
   if (view_sample(l, &l->view[LJM_LIVE_LINES], (uint32_t)ljm_model_nsites(m), site_now, (void *)m,
                   first) ||

@@ -62,6 +62,13 @@ void ljm_live_free(LjmLive *l);
 /* Takes the model's figures now; now_us is the caller's clock, used when
 ** the stream has no time marks. 0, or -1 when out of memory. */
 int ljm_live_sample(LjmLive *l, const LjmModel *m, uint64_t now_us);
+/* Takes the figures the next sample compares with, as a sample does,
+** without a point of history. */
+int ljm_live_mark(LjmLive *l, const LjmModel *m, uint64_t now_us);
+/* Forgets every row's past, keeping the history: the next sample or mark
+** is a first one again (ljm top with a filter by fate reads the recording
+** anew each refresh and marks the first and the last refresh's places). */
+void ljm_live_restart(LjmLive *l);
 /* The rows of view v with figures, sorted by s, largest first (ties: id). */
 size_t ljm_live_rows(LjmLive *l, LjmLiveView v, LjmLiveSort s, const LjmLiveRow **rows);
 const LjmLiveTotals *ljm_live_totals(const LjmLive *l);

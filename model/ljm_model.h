@@ -459,6 +459,18 @@ void ljm_fates_free(LjmFates *f);
 /* The fates' phrase for ljm_model_filter_note ("that leaked, that lived 1
 ** s to 5 s, from sites where at least 50% of blocks leaked"), or NULL. */
 const char *ljm_fates_note(const LjmFates *f, char *buf, size_t len);
+/* A place in a reading, by the events the filters have seen (the ordinal
+** the fates count, the same in every reading of a stream; only under a
+** filter): ljm top takes an earlier refresh's figures there in a new
+** reading. fn(ud, m) runs once `events` events were seen, before the next
+** one is, with every event before it applied; it may set the next mark. */
+typedef void (*LjmMarkFn)(void *ud, LjmModel *m);
+void ljm_model_set_mark(LjmModel *m, uint64_t events, LjmMarkFn fn, void *ud);
+/* After the reading: runs the marks left, at its end (a mark past the
+** end runs there). */
+void ljm_model_marks_due(LjmModel *m);
+/* The events the filters have seen so far. */
+uint64_t ljm_model_events_seen(const LjmModel *m);
 /* Groups the call tree by label KEY: each event's stack is copied under a
 ** root node whose site (LJM_SITE_LABEL) is named "KEY=value", the value of
 ** KEY in its block's set ("KEY=(none)" without KEY, "KEY=(other)" for the

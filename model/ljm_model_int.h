@@ -248,6 +248,7 @@ struct LjmModel {
   ** first reading's state, or the second's fates; per site whether it
   ** passes --site-leaked (0 not known yet, 1 no, 2 yes) */
   uint64_t fordinal;
+  LjmMarkFn mark_fn;  void *mark_ud;  uint64_t mark_at;  /* ljm_model_set_mark */
   struct FateScan *fscan;
   LjmFates *fates;
   uint8_t *fsite_ok;  uint32_t capfsite_ok;

@@ -6,7 +6,10 @@ NAME runs on the system's LuaJIT (whichever is installed; tagged
 on each tree's VM built from its source (@luajit_trees//<tree>:vm), named
 to the driver by LJM_TEST_VM, LJM_TEST_FLAVOUR and LJM_TEST_LABEL (the
 build the recorder must pick; tests/lib/testlib.py). Tests with
-every_vm = False run on Debian 12's two trees only (CI time). Each is a
+every_vm = False run on Debian 12's two trees only, and tests with
+system = False not on the system's LuaJIT, which the test command makes
+Debian 12's luajit2, the source of NAME_luajit2 (CI time: the longest
+ones; the others run the system's own build). Each is a
 py_script_test (tests/lib/py_test.bzl) of the driver tests/NAME.py, with the
 drivers' own modules next to it (DRIVER_MODULES); its inputs are the paths
 the driver takes, in order.
@@ -45,17 +48,18 @@ def driver_test(name, src = None, data = [], **kwargs):
         **kwargs
     )
 
-def vm_tests(name, src = None, data = [], tags = [], every_vm = False, **kwargs):
-    driver_test(
-        name = name,
-        src = src or "tests/%s.py" % name,
-        data = data,
-        tags = tags + [
-            "external",
-            "system_vm",  # as NAME_luajit2's VM here: the ASan run skips it (CI time)
-        ],
-        **kwargs
-    )
+def vm_tests(name, src = None, data = [], tags = [], every_vm = False, system = True, **kwargs):
+    if system:
+        driver_test(
+            name = name,
+            src = src or "tests/%s.py" % name,
+            data = data,
+            tags = tags + [
+                "external",
+                "system_vm",  # as NAME_luajit2's VM here: the ASan run skips it (CI time)
+            ],
+            **kwargs
+        )
     for flavour in VMS:
         if flavour not in _BASE and not every_vm:
             continue

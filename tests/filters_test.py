@@ -366,8 +366,13 @@ if plain:
     with open(plain, "rb") as f:
         r = run([ljm, "report", "--lifetime", "leaked", "-"], stdin=f)
     chk(r.returncode == 2 and b"give a file, not '-'" in r.stderr, "stdin: %r" % r.stderr)
-    r = run([ljm, "top", "--once", "--lifetime", "leaked", plain])
-    chk(r.returncode == 2 and b"--lifetime needs each block's fate" in r.stderr, "top: %r" % r.stderr)
+    with open(plain, "rb") as f:
+        r = run([ljm, "top", "--once", "--lifetime", "leaked", "-"], stdin=f)
+    chk(r.returncode == 2 and b"--lifetime reads the recording anew" in r.stderr and
+        b"not '-'" in r.stderr, "top on stdin: %r" % r.stderr)
+    r = run([ljm, "top", "--once", "--lived", "1s..", plain])
+    chk(r.returncode == 1 and b"--lived: the profile has no time marks" in r.stderr and
+        not r.stdout, "top --lived without time: %d %r" % (r.returncode, r.stderr))
     r = run([ljm, "report", "--lived", "1s..", plain])
     chk(r.returncode == 1 and b"--lived: the profile has no time marks" in r.stderr and
         not r.stdout, "--lived without time: %d %r" % (r.returncode, r.stderr))

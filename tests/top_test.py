@@ -42,6 +42,7 @@ import time
 
 import ljmread
 from checks import Checks
+from viewer_text import human
 
 LJM = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
@@ -60,16 +61,6 @@ atexit.register(lambda: subprocess.run(["tmux", "-S", SOCK, "kill-server"], capt
 def run(args, **kw):
     kw.setdefault("timeout", 300)
     return subprocess.run(args, capture_output=True, cwd=TMP, **kw)
-
-
-def human(n):
-    """ljm_fmt_human: bytes in binary units."""
-    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-    u, a = 0, float(n)
-    while abs(a) >= 1024 and u + 1 < len(units):
-        a /= 1024
-        u += 1
-    return "%.0f B" % a if u == 0 else "%.1f %s" % (a, units[u])
 
 
 def record_bg(out, seconds, opts=("--stacks",), script=None):

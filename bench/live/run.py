@@ -9,6 +9,9 @@ best of three runs each, prints the wall time and peak RSS of:
   report                       the reference report, for scale
   top --once                   ljm top reading it all, one table
   top (following)              ljm top as it follows a file, to its end marker
+  top --once --lifetime leaked one refresh of ljm top with a filter by fate
+                               (the file read twice)
+  top --lifetime leaked        the same, refreshing until the end marker
 
 usage: bench/live/run.py [LJM]   (default: bazel-bin/cli/ljm; build with -c opt)"""
 import os
@@ -46,6 +49,8 @@ cases = [
     ("report", ["report", "-q", rec]),
     ("top --once", ["top", "--once", rec]),
     ("top (following)", ["top", rec]),
+    ("top --once --lifetime leaked", ["top", "--once", "--lifetime", "leaked", rec]),
+    ("top --lifetime leaked", ["top", "--lifetime", "leaked", rec]),
 ]
 for name, args in cases:
     secs, kb = timed(args)

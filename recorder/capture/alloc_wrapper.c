@@ -36,14 +36,11 @@ static size_t type_size;
 ** Before the real allocator runs: the block is still in use. */
 static __attribute__((noinline)) void types_settle(void)
 {
-  LjmRecorder *r;
-  int waiting = 0;
-  for (r = R.list; r; r = r->next)
-    waiting |= r->live && r->st.ext && r->st.ext->type_wait;
-  if (waiting) {
-    uint8_t t = rec_alloc_type(R.g, type_block, type_size);
-    for (r = R.list; r; r = r->next)
-      if (r->live && r->st.ext && r->st.ext->type_wait) rec_ext_type(&r->st, t);
+  int t = -1;  /* judged once, for the first stream that waits */
+  for (LjmRecorder *r = R.list; r; r = r->next) {
+    if (!r->live || !r->st.ext || !r->st.ext->type_wait) continue;
+    if (t < 0) t = rec_alloc_type(R.g, type_block, type_size);
+    rec_ext_type(&r->st, (uint8_t)t);
   }
   type_block = NULL;
 }

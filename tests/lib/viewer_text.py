@@ -1,7 +1,17 @@
 """viewer_text.py -- what viewers' command lines print, read back: go tool
-pprof -tags' values per key, and the roots of folded stacks (ljm's .folded,
-heaptrack_print -F)."""
+pprof -tags' values per key, the roots of folded stacks (ljm's .folded,
+heaptrack_print -F), and sizes as ljm's own tables print them."""
 import re
+
+
+def human(n):
+    """ljm_fmt_human: bytes in binary units, one decimal above 1 KiB."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    u, a = 0, float(n)
+    while abs(a) >= 1024 and u + 1 < len(units):
+        a /= 1024
+        u += 1
+    return "%.0f B" % a if u == 0 else "%.1f %s" % (a, units[u])
 
 
 def tag_values(text, key):
