@@ -96,6 +96,16 @@ for index, col in (("alloc_objects", 1), ("inuse_space", 2)):
           "go tool pprof -tags -sample_index=%s: type=NAME as the reader (%s; %s)"
           % (index, got, exp))
 
+# -tagfocus (doc/types.md): the samples of one type only, their total the reader's
+# (every node shown: pprof leaves small ones out of its sum by default)
+r = run(["go", "tool", "pprof", "-tagfocus=type=string", "-top", "-unit=B", "-nodefraction=0",
+         "-nodecount=1000000", "-sample_index=alloc_space", pb])
+m = re.search(r"Showing nodes accounting for (\d+)B?, [\d.]+% of (\d+)B? total", r.stdout)
+check(r.returncode == 0 and m and int(m.group(1)) == want["string"][0] and
+      int(m.group(2)) == tot.get("alloc_bytes"),
+      "go tool pprof -tagfocus=type=string: %s, the reader's string bytes %d of %s"
+      % (m and m.groups(), want.get("string", [0])[0], tot.get("alloc_bytes")))
+
 
 for value, col in (("alloc_bytes", 0), ("inuse_bytes", 2)):
     p = run([LJM, "convert", "-q", "-f", "folded", "--group-by", "type", "--value", value, "-o", "-",
@@ -166,4 +176,4 @@ p = run([LJM, "record", "-o", plain, SCRIPT, "20"])
 p = run([LJM, "report", "--by", "type", plain])
 check(p.returncode != 0 and p.stderr.count("\n") == 1 and "no allocation types" in p.stderr,
       "--by type of a standard recording: refused in one line (%r)" % p.stderr)
-check.finish()
+sys.exit(check.done(minimum=20))
