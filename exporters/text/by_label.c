@@ -1,11 +1,13 @@
 /* by_label.c -- ljm report --by KEY: the figures of each value of a label. */
 #include "exporters/text/by_label.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoder/ljm_decoder.h"
 #include "exporters/text/bytes_fmt.h"
+#include "model/ljm_hmap.h"
 
 typedef struct ValueRow {
   LjmStr value;       /* s NULL: "(none)" or "(other)" (name) */
@@ -27,6 +29,27 @@ static int same(const ValueRow *r, const LjmStr *v, const char *name)
 {
   if (!v) return !r->value.s && r->name == name;
   return r->value.s && r->value.len == v->len && !memcmp(r->value.s, v->s, v->len);
+}
+
+/* The row of a value (v NULL: the row named name), made on first use:
+** found by the value's hash, another hash on a collision. */
+static size_t row_of(LjmHmap *by, ValueRow *rows, size_t *n, const LjmStr *v, const char *name)
+{
+  uint64_t h = 1469598103934665603ull;
+  const char *s = v ? v->s : name;
+  size_t len = v ? v->len : strlen(name);
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  h ^= v ? 0 : 0x9e3779b97f4a7c15ull;  /* "(none)" is not a value "(none)" */
+  for (;; h = ljm_hash64(h + 1)) {
+    uint32_t i = ljm_hmap_get(by, h);
+    if (i == LJM_HMAP_NONE) {
+      if (ljm_hmap_put(by, h, (uint32_t)*n)) return SIZE_MAX;
+      rows[*n].value = v ? *v : (LjmStr){ NULL, 0 };
+      rows[*n].name = name;
+      return (*n)++;
+    }
+    if (same(&rows[i], v, name)) return i;
+  }
 }
 
 static double r3(double n, int round3)
@@ -62,7 +85,9 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
     return -1;
   }
   ValueRow *rows = calloc(LJM_MODEL_SETS, sizeof(*rows));  /* a row per set at most */
-  if (!rows) {
+  LjmHmap by;
+  if (!rows || ljm_hmap_init(&by)) {
+    free(rows);
     snprintf(err, errlen, "out of memory");
     return -1;
   }
@@ -73,14 +98,16 @@ int ljm_by_label_write(FILE *out, const LjmModel *m, const char *key, int human,
     const char *name = NULL;
     int has = set && ljm_model_label_value(m, set, key, klen, &v);  /* a typed set: its type */
     if (!has) name = ljm_model_label_other(m, set) ? other : none;
-    size_t i = 0;
-    while (i < n && !same(&rows[i], has ? &v : NULL, name)) i++;
-    if (i == n) {
-      rows[n].value = has ? v : (LjmStr){ NULL, 0 };
-      rows[n++].name = name;
+    size_t i = row_of(&by, rows, &n, has ? &v : NULL, name);
+    if (i == SIZE_MAX) {
+      ljm_hmap_free(&by);
+      free(rows);
+      snprintf(err, errlen, "out of memory");
+      return -1;
     }
     ljm_figures_add(&rows[i].fig, f);
   }
+  ljm_hmap_free(&by);
   qsort(rows, n, sizeof(*rows), row_order);
   int temp = ljm_model_totals(m)->temporaries;  /* exact streams: temporary allocations too */
   if (types)
