@@ -298,9 +298,13 @@ int ljm_cmd_top(int argc, char **argv)
     return ljm_cli_usage_error("top", "one stream at a time ('%s' is extra)", argv[optind + 1]);
   t.path = t.show.path = argv[optind];
   const char *fate = ljm_cli_fate_named(&filter);
-  if (fate && !strcmp(t.path, "-"))
+  struct stat fst;
+  int piped = !strcmp(t.path, "-") ||
+              (stat(t.path, &fst) == 0 && !S_ISREG(fst.st_mode) && !S_ISDIR(fst.st_mode));
+  if (fate && piped)
     return ljm_cli_usage_error("top", "%s reads the recording anew at each refresh, twice "
-                               "(each block's fate first): give a file, not '-'", fate);
+                               "(each block's fate first): give a file, not %s", fate,
+                               strcmp(t.path, "-") ? "a pipe or device" : "'-'");
   if (ljh_sniff(t.path))
     return ljm_cli_usage_error("top", "%s is a heap snapshot, one moment: 'ljm heap' prints it",
                                t.path);

@@ -2,6 +2,7 @@
 ** and --site-leaked: each block's fate, before the view counts it. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
@@ -23,13 +24,14 @@ int ljm_cli_fates_read(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *w
   LjmDiag d;
   if (progress) ljm_model_set_progress(first, progress, ud);
   ljm_model_load(first, in, path, &d);
+  int header = ljm_model_stream(first)->ljm_version != 0;  /* its flags were read */
   LjmFates *f = ljm_model_fates_take(first);
   ljm_model_free(first);
   if (!f) {
     fprintf(stderr, "ljm: out of memory\n");
     return LJM_EXIT_BAD_INPUT;
   }
-  if (l->fate.lived && !ljm_fates_timed(f)) {
+  if (l->fate.lived && header && !ljm_fates_timed(f)) {
     fprintf(stderr, "%s: --lived: the profile has no time marks (they are recorded by "
             "'ljm record --time', --stacks or --sample)\n", path);
     ljm_fates_free(f);
@@ -48,9 +50,12 @@ int ljm_cli_fates_apply(LjmModel *m, const LjmCliFilter *l, const LjmCliWindow *
 {
   const char *opt = ljm_cli_fate_named(l);
   if (!opt) return 0;
-  if (!strcmp(path, "-"))
+  struct stat st;
+  if (!strcmp(path, "-") ||
+      (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
     return ljm_cli_usage_error(cmd, "%s reads the recording twice (each block's fate first): "
-                               "give a file, not '-'", opt);
+                               "give a file, not %s", opt,
+                               strcmp(path, "-") ? "a pipe or device" : "'-'");
   LjmDiag d;
   LjmInput *in = ljm_input_open(path, &d);
   if (!in) {

@@ -44,12 +44,20 @@ static void mark_first(void *ud, LjmModel *m)
   if (t->last_at > t->first_at) ljm_model_set_mark(m, t->last_at, mark_last, t);
 }
 
+/* reread's status when the file holds no stream bytes yet (too short to
+** tell plain from gzip or zstd, or a compressed start that decodes to
+** nothing): the watch waits, as it does without a filter by fate. */
+#define REREAD_WAIT (-2)
+
 /* One refresh's two readings into a new model (t->m on success); the
-** status of the second, or -1 when out of memory or the first failed
-** (*rc: its exit status). */
+** status of the second, REREAD_WAIT, or -1 when out of memory, the first
+** failed (*rc: its exit status) or the file shrank (t->ended). */
 static int reread(Top *t, int *rc)
 {
   LjmDiag d;
+  struct stat fst;
+  if (!t->once && !t->read_bytes && stat(t->path, &fst) == 0 && fst.st_size < 4)
+    return REREAD_WAIT;
   LjmInput *in = ljm_input_open(t->path, &d);
   LjmModel *m = ljm_model_new();
   if (!in || !m) {
@@ -66,6 +74,15 @@ static int reread(Top *t, int *rc)
   t->in = NULL;
   ljm_input_close(in);
   in = NULL;
+  if (!*rc && !t->quit && bytes < t->read_bytes) {
+    t->ended = "shrank (truncated or rewritten)";
+    ljm_model_free(m);
+    return -1;
+  }
+  if (!*rc && !t->quit && !t->once && !bytes) {
+    ljm_model_free(m);
+    return REREAD_WAIT;
+  }
   if (!*rc && !t->quit) {
     in = ljm_input_open(t->path, &d);
     if (!in) {
@@ -97,11 +114,20 @@ static int reread(Top *t, int *rc)
   t->in = NULL;
   ljm_input_close(in);
   ljm_model_marks_due(m);
-  if (bytes < t->read_bytes) t->ended = "shrank (truncated or rewritten)";
   ljm_model_free(t->m);
   t->m = m;
   t->read_bytes = bytes;
   return (int)st;
+}
+
+/* The screen's line while nothing is shown yet. */
+static void say(Top *t, const char *what)
+{
+  snprintf(t->status, sizeof(t->status), "%s", what);
+  if (t->screen)
+    ljm_top_screen_draw(t->live, t->m, &(LjmTopShow){ .path = t->path, .view = t->show.view,
+                                                       .sort = t->show.sort,
+                                                       .status = t->status });
 }
 
 /* Refreshes until q, a signal, the stream's end or an error; the last
@@ -109,52 +135,48 @@ static int reread(Top *t, int *rc)
 static int run_reread(Top *t, int *rc)
 {
   int st = -1;
-  for (int n = 0; !t->quit && !ljm_top_signalled(); n++) {
-    uint64_t start = ljm_top_now_us(t);
-    const char *opt = ljm_cli_fate_named(t->filter);
-    snprintf(t->status, sizeof(t->status), "reading %s anew (%s judges each block as of now)",
-             t->path, opt);
-    if (t->screen && !n)
-      ljm_top_screen_draw(t->live, t->m, &(LjmTopShow){ .path = t->path, .view = t->show.view,
-                                                         .sort = t->show.sort,
-                                                         .status = t->status });
-    st = reread(t, rc);
-    if (st < 0 || st == LJM_ERROR || t->quit || t->oom || t->ended) break;
-    uint64_t took = ljm_top_now_us(t) - start;
-    if (!t->read_bytes || (!ljm_model_totals(t->m)->events && !ljm_model_events_seen(t->m) &&
-                           st == LJM_TRUNCATED)) {
-      snprintf(t->status, sizeof(t->status), "waiting for %s's first events", t->path);
-      if (t->screen)
-        ljm_top_screen_draw(t->live, t->m, &(LjmTopShow){ .path = t->path,
-                                                           .view = t->show.view,
-                                                           .sort = t->show.sort,
-                                                           .status = t->status });
-    } else {
-      if (ljm_live_sample(t->live, t->m, start)) {
-        t->oom = 1;
-        break;
+  const char *opt = ljm_cli_fate_named(t->filter);
+  char line[160];
+  snprintf(line, sizeof(line), "reading %s anew (%s judges each block as of now)", t->path, opt);
+  say(t, line);
+  while (!t->quit && !ljm_top_signalled()) {
+    uint64_t start = ljm_top_now_us(t), took = 0;
+    if (!(t->show.paused && t->refreshed)) {  /* paused: the figures stay, nothing is read */
+      st = reread(t, rc);
+      if (st == -1 || st == LJM_ERROR || t->quit || t->oom || t->ended) break;
+      took = ljm_top_now_us(t) - start;
+      if (st == REREAD_WAIT || (!t->once && st == LJM_TRUNCATED && !ljm_model_events_seen(t->m))) {
+        snprintf(line, sizeof(line), "waiting for %s's first events", t->path);
+        say(t, line);
+      } else {
+        /* --once: rates over the reading's time without time marks, as without the filter */
+        uint64_t at = t->once ? ljm_top_now_us(t) : start;
+        if (ljm_live_sample(t->live, t->m, at)) {
+          t->oom = 1;
+          break;
+        }
+        t->last_at = ljm_model_events_seen(t->m);
+        t->last_us = at;
+        if (!t->refreshed++ && !t->once) {
+          t->first_at = t->last_at;
+          t->first_us = at;
+        }
+        if (st == LJM_OK || t->once) break;
+        t->status[0] = 0;
+        if (2 * took > t->interval)
+          snprintf(t->status, sizeof(t->status), "a refresh every %.1f s: %s reads the "
+                   "recording twice each time", 2.0 * (double)took / 1e6, opt);
+        t->show.status = t->status[0] ? t->status : NULL;
+        if (t->screen) ljm_top_draw(t);
+        else if (ljm_top_table(stdout, t->live, t->m, &t->show) != 0) break;
       }
-      t->last_at = ljm_model_events_seen(t->m);
-      t->last_us = start;
-      if (!t->refreshed++ && !t->once) {
-        t->first_at = t->last_at;
-        t->first_us = start;
-      }
-      if (st == LJM_OK || t->once) break;
-      t->status[0] = 0;
-      if (2 * took > t->interval)
-        snprintf(t->status, sizeof(t->status), "a refresh every %.1f s: %s reads the "
-                 "recording twice each time", 2.0 * (double)took / 1e6, opt);
-      t->show.status = t->status[0] ? t->status : NULL;
-      if (t->screen) ljm_top_draw(t);
-      else if (ljm_top_table(stdout, t->live, t->m, &t->show) != 0) break;
     }
     uint64_t wait = 2 * took > t->interval ? 2 * took : t->interval;
     while (!t->quit && !ljm_top_signalled() && ljm_top_now_us(t) < start + wait) {
       if (ljm_top_replaced(t)) return st;
       if (t->screen) {
         int c = ljm_top_screen_key(100);
-        if (c >= 0 && ljm_top_key(t, c) && ljm_live_totals(t->live)->refreshes) ljm_top_draw(t);
+        if (c >= 0 && ljm_top_key(t, c) && t->refreshed) ljm_top_draw(t);
       } else {
         usleep(100000);
       }

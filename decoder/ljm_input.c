@@ -32,6 +32,7 @@ struct LjmInput {
   uint8_t *zin;          /* zstd: compressed bytes; else the first bytes read */
   size_t zlen, zpos;
   int zeof;              /* zstd: no more compressed bytes */
+  int zheld;             /* zstd: the last call filled its output: it may hold more */
   uint8_t fh[ZSTD_FRAMEHEADERSIZE_MAX];  /* zstd: the current frame's first bytes */
   size_t fhlen, fhfrom;  /* bytes in fh; where in zin they continue */
   uint64_t nread;        /* bytes read (after decompression) */
@@ -315,8 +316,13 @@ static ptrdiff_t zstd_read(LjmInput *in, void *buf, size_t len, LjmDiag *diag, u
     /* The frame's header, kept whole across refills for zstd_error(). */
     while (in->fhlen < sizeof(in->fh) && in->fhfrom < in->zlen)
       in->fh[in->fhlen++] = in->zin[in->fhfrom++];
+    /* Nothing to give and nothing held: zstd would count a call without
+    ** progress (an error after a few, when a followed file waits) */
+    if (in->zeof && in->zpos == in->zlen && !in->zheld) break;
     ZSTD_inBuffer zi = { in->zin, in->zlen, in->zpos };
+    size_t before = out.pos;
     size_t r = ZSTD_decompressStream(in->zs, &out, &zi);
+    in->zheld = out.pos == out.size && out.pos > before;
     in->zpos = zi.pos;
     if (ZSTD_isError(r)) {
       zstd_error(in, r, diag, offset);

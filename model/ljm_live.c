@@ -145,6 +145,7 @@ static int view_sample(LjmLive *l, View *v, uint32_t n, const Now *(*get)(void *
           ljm_hmap_put(&v->prev_of, id, v->nprev) != 0)
         return -1;
       at = v->nprev++;
+      v->prev[at] = (Prev){ 0, 0, 0, 0 };  /* a slot of a reading before a restart */
     }
     if (grow((void **)&v->rows, &v->caprows, v->nrows + 1, sizeof(LjmLiveRow))) return -1;
     row_of(l, &v->rows[v->nrows++], id, f, &v->prev[at], first);

@@ -21,8 +21,13 @@ temp's tables are garbage at once) is recorded here with --stacks:
   no block in use for longer than the recording.
 * In a real terminal (tmux) while the recording runs: the screen shows
   the lines, the filter in its header, and q quits with exit 0.
-* Refused: standard input (exit 2), --lived on a recording without time
-  marks (exit 1), a file that shrinks while it is followed (exit 1).
+* A live recording under --lifetime leaked, refresh after refresh: GROWN
+  >= LAST >= 0 and FREED/S 0 in every row. An empty file is waited for
+  (with --lived too), then read; --once on a file with no events yet
+  prints a table and a warning.
+* Refused: standard input and a FIFO (exit 2), --lived on a recording
+  without time marks (exit 1), a file that shrinks while it is followed
+  (exit 1).
 
 usage: top_fates_test.py LJM GROW_LUA"""
 import json
@@ -61,8 +66,8 @@ def tables(out):
             continue
         rows, order = {}, []
         for ln in lines[1:]:
-            m = re.match(r"^\s*([-\d.]+ [KMG]?i?B)\s+(\d+)\s+([\d.]+ [KMG]?i?B)\s+([\d.]+ [KMG]?i?B)"
-                         r"\s+([-+][\d.]+ [KMG]?i?B)\s+([-+][\d.]+ [KMG]?i?B)\s+(.*)$", ln)
+            m = re.match(r"^\s*([-\d.]+ [KMGTPE]?i?B)\s+(\d+)\s+([\d.]+ [KMGTPE]?i?B)\s+([\d.]+ [KMGTPE]?i?B)"
+                         r"\s+([-+][\d.]+ [KMGTPE]?i?B)\s+([-+][\d.]+ [KMGTPE]?i?B)\s+(.*)$", ln)
             if m:
                 rows[m.group(7)] = m.groups()[:6]
                 order.append(m.groups()[:6])
@@ -156,6 +161,63 @@ if len(tabs) >= 3:
     frees = {k: v[3] for t in tabs for k, v in t[1].items() if v[3] != "0 B"}
     check(not frees, "--lifetime leaked: no row frees anything: %r" % frees)
 
+
+
+def size_of(s):
+    n, u = s.lstrip("+").split()
+    sign = -1 if s[0] == "-" else 1
+    return sign * float(n.lstrip("-")) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB", "PiB"].index(u)
+
+
+# A recording followed while it is made, refresh after refresh: judged as of
+# each, in use at the first refresh's place <= at the last one's <= now, so
+# GROWN >= LAST >= 0, and nothing is freed (rows new since the first
+# refresh start from nothing, not from an earlier reading's figures).
+live = os.path.join(TMP, "live_leaked.ljm")
+rec = subprocess.Popen([LJM, "record", "-joff", "--stacks", "--flush-interval", "0.3", "-o", live,
+                        GROW, "4"], cwd=TMP, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+time.sleep(0.8)
+p = run([LJM, "top", "--lifetime", "leaked", "--interval", "0.3", "--top", "100000", live],
+        timeout=120)
+rec.wait(timeout=60)
+tabs = tables(p.stdout.decode())
+bad = []
+for t in tabs:
+    head = (header_inuse(t[0]) or ("", "", "-1 B", "-1 B"))[2:]
+    for name, v in list(t[1].items()) + [("(header)", ("", "", "0 B", "0 B") + tuple(head))]:
+        grown, last = size_of(v[4]), size_of(v[5])
+        if v[3] != "0 B" or not grown >= last >= 0:
+            bad.append((name, v))
+check(p.returncode == 0 and len(tabs) >= 4 and not bad,
+      "a live recording under --lifetime leaked: %d tables, rows freeing or shrinking: %r (exit "
+      "%d %r)" % (len(tabs), bad[:4], p.returncode, p.stderr[-200:]))
+
+# A file that holds nothing yet: ljm top waits for it (then the stream,
+# --lived included: its time marks come with it); --once does not wait.
+empty = os.path.join(TMP, "empty.ljm")
+open(empty, "wb").close()
+proc = subprocess.Popen([LJM, "top", "--interval", "0.2", "--lived", "0s..", empty], cwd=TMP,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+time.sleep(1.0)
+with open(empty, "ab") as fh:
+    fh.write(data[:3])
+    fh.flush()
+    time.sleep(0.6)
+    fh.write(data[3:])
+out, err = proc.communicate(timeout=60)
+last = tables(out.decode())
+check(proc.returncode == 0 and last and "the recording ended" in last[-1][2] and
+      header_inuse(last[-1][0])[:2] == header_inuse(once("--lived", "0s..", full)[0])[:2],
+      "an empty file, then the stream: waited, then the whole stream's table (exit %d %r)"
+      % (proc.returncode, err[-300:]))
+head = os.path.join(TMP, "head.ljm")
+with open(head, "wb") as fh:
+    fh.write(data[:40])
+p = run([LJM, "top", "--once", "--lifetime", "leaked", head], timeout=30)
+check(p.returncode == 0 and b"warning" in p.stderr and "  at " in p.stdout.decode(),
+      "--once on a file with no events yet: a table and a warning, exit 0 (%d %r)"
+      % (p.returncode, p.stderr))
+
 tabs = follow("--lifetime", "freed")
 check(len(tabs) >= 3 and all(header_inuse(t[0]) and header_inuse(t[0])[:2] == ("0 B", "0")
                              for t in tabs) and
@@ -242,6 +304,11 @@ finally:
     shutil.rmtree(sockdir, True)
 
 # -- Refused -----------------------------------------------------------------------
+fifo = os.path.join(TMP, "fifo")
+os.mkfifo(fifo)
+p = run([LJM, "top", "--lifetime", "leaked", fifo], timeout=30)
+check(p.returncode == 2 and b"give a file, not a pipe" in p.stderr,
+      "a FIFO: refused (%d %r)" % (p.returncode, p.stderr))
 with open(full, "rb") as fh:
     p = run([LJM, "top", "--lifetime", "leaked", "-"], stdin=fh)
 check(p.returncode == 2 and b"give a file, not '-'" in p.stderr and

@@ -25,7 +25,8 @@ temp's tables are garbage at once) is recorded here while ljm top watches:
   a file that shrinks or is replaced while followed; a heap snapshot and
   bad options are usage errors (2).
 * Ends: a pipe kept open after the end marker ends at the marker; a .gz
-  file followed while still empty is read once its header comes; a
+  file followed while still empty is read once its header comes; a zstd
+  file written in pieces cut inside its blocks is followed to its end; a
   signal while waiting exits 0 quietly; a complete file's tables show
   nothing grown; --once on a cut stream prints its table and a warning.
 
@@ -334,6 +335,25 @@ rec.wait(timeout=60)
 check(p.returncode == 0 and b"the recording ended" in p.stdout,
       "a .gz file followed while still empty: read once it has its header (%d %r)"
       % (p.returncode, p.stderr[-200:]))
+
+# A zstd file (zstd -c: one frame, blocks of up to 128 KiB) written in
+# pieces cut inside its blocks: followed to its end, as the whole file reads.
+zs = subprocess.run(["zstd", "-q", "-c", plain], capture_output=True).stdout
+zlive = os.path.join(TMP, "pieces.ljm.zst")
+with open(zlive, "wb") as fh:
+    fh.write(zs[:len(zs) // 3])
+top = subprocess.Popen([LJM, "top", "--interval", "0.2", zlive], cwd=TMP, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+time.sleep(1.2)
+with open(zlive, "ab") as fh:
+    fh.write(zs[len(zs) // 3:])
+try:
+    so, se = top.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    top.kill()
+    so, se = top.communicate()
+check(top.returncode == 0 and header_of(so.decode().strip().split("\n\n")[-1]) == header_of(once),
+      "a zstd file written in pieces: followed to its end (%r %r)" % (top.returncode, se[-200:]))
 
 # A signal before the first byte: exit 0, nothing to say.
 empty = os.path.join(TMP, "empty.ljm")
