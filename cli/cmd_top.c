@@ -59,72 +59,11 @@ static const char usage[] =
     "stream cut short (a pipe that closed), a file truncated or replaced;\n"
     "2 usage error.\n";
 
-static volatile sig_atomic_t signalled;
-
-static void on_signal(int sig)
-{
-  (void)sig;
-  signalled = 1;
-}
-
-int ljm_top_signalled(void) { return signalled != 0; }
-
-uint64_t ljm_top_clock_us(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-uint64_t ljm_top_now_us(const Top *t) { return ljm_top_clock_us() - t->t0; }
-
-/* Keys on the screen; returns 1 when something changed. */
-int ljm_top_key(Top *t, int c)
-{
-  LjmTopShow *o = &t->show;
-  switch (c) {
-  case 'q': case 'Q': t->quit = 1; return 0;
-  case 'i': o->sort = LJM_LIVE_BY_INUSE; return 1;
-  case 'a': o->sort = LJM_LIVE_BY_RATE; return 1;
-  case 'g': o->sort = LJM_LIVE_BY_GROWTH; return 1;
-  case 'p': o->paused = !o->paused; return 1;
-  case 'v': case 's':
-    o->view = o->view == LJM_LIVE_LINES ? LJM_LIVE_STACKS
-              : o->view == LJM_LIVE_STACKS && ljm_live_key(t->live) ? LJM_LIVE_LABELS
-                                                                    : LJM_LIVE_LINES;
-    return 1;
-  default: return c == LJM_TOP_KEY_REDRAW;
-  }
-}
-
-/* Draws the last refresh, or where catching up stands. */
-void ljm_top_draw(Top *t)
-{
-  if (!t->screen) return;
-  t->show.status = t->status[0] ? t->status : NULL;
-  ljm_top_screen_draw(t->live, t->m, &t->show);
-}
-
-/* A refresh: the model's figures now, drawn or printed. */
-static void refresh_now(Top *t)
-{
-  if (ljm_live_sample(t->live, t->m, ljm_top_now_us(t)) != 0) {
-    t->oom = t->quit = 1;
-    return;
-  }
-  if (t->screen) {
-    ljm_top_draw(t);
-  } else {
-    t->show.status = t->status[0] ? t->status : NULL;
-    if (ljm_top_table(stdout, t->live, t->m, &t->show) != 0) t->quit = 1;  /* stdout went away */
-  }
-}
-
 /* Between reads: keys, a refresh when due, and (waiting) a pause of at
 ** most 100 ms. */
 static void tick(Top *t, int waiting)
 {
-  if (signalled) t->quit = 1;
+  if (ljm_top_signalled()) t->quit = 1;
   uint64_t now = ljm_top_now_us(t);
   /* Caught up where the file's data first ends after the reads passed its
   ** first size: every event read is in the model then (a pipe: at once). */
@@ -144,7 +83,7 @@ static void tick(Top *t, int waiting)
   if (none && !t->status[0]) snprintf(t->status, sizeof(t->status), "%s", nolabels);
   else if (!none && !strcmp(t->status, nolabels)) t->status[0] = 0;
   if (t->caught_up && ready && !t->show.paused && now >= t->next) {
-    refresh_now(t);
+    ljm_top_refresh(t);
     t->next = now + t->interval;
   } else if (!t->caught_up && now >= t->next) {
     snprintf(t->status, sizeof(t->status), "reading %s up to its end: %.0f%%", t->path,
@@ -172,18 +111,6 @@ static void tick(Top *t, int waiting)
   }
 }
 
-/* The file is still the one being followed: not replaced by another. */
-int ljm_top_replaced(Top *t)
-{
-  struct stat now;
-  if (!t->has_st) return 0;
-  if (stat(t->path, &now) != 0 || now.st_ino != t->st.st_ino || now.st_dev != t->st.st_dev) {
-    t->ended = "was replaced or removed";
-    return 1;
-  }
-  return 0;
-}
-
 static int on_wait(void *ud)
 {
   Top *t = ud;
@@ -195,34 +122,6 @@ static void on_progress(void *ud, uint64_t offset, uint64_t events)
 {
   (void)offset, (void)events;
   tick(ud, 0);
-}
-
-/* After the input ended on the screen: the last figures until q. */
-void ljm_top_hold(Top *t, const char *why)
-{
-  snprintf(t->status, sizeof(t->status), "%s: press q", why);
-  /* the events since the last refresh, if any: a new sample would make
-  ** the rates of a stream that stopped 0 */
-  if (ljm_live_totals(t->live)->events != ljm_model_totals(t->m)->events ||
-      !ljm_live_totals(t->live)->refreshes)
-    refresh_now(t);
-  else
-    ljm_top_draw(t);
-  while (!t->quit && !signalled) {
-    int c = ljm_top_screen_key(200);
-    if (c >= 0 && ljm_top_key(t, c)) ljm_top_draw(t);
-  }
-}
-
-void ljm_top_signals(void)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
 }
 
 int ljm_cmd_top(int argc, char **argv)
@@ -346,7 +245,7 @@ int ljm_cmd_top(int argc, char **argv)
   if (t.oom) {
     snprintf(line, sizeof(line), "ljm top: out of memory");
     rc = 1;
-  } else if (t.quit || signalled) {
+  } else if (t.quit || ljm_top_signalled()) {
     rc = 0;  /* q, or a signal: whatever the input was doing then */
   } else if (st == LJM_ERROR) {
     ljm_diag_format(&d, t.path, line, sizeof(line));
@@ -365,10 +264,10 @@ int ljm_cmd_top(int argc, char **argv)
   ** line on stderr says why, as does any other end. */
   if (rc && !t.screen && !t.oom && ljm_model_stream(t.m)->ljm_version != 0 &&
       ljm_model_totals(t.m)->events)
-    refresh_now(&t);
-  if (!rc && !t.quit && !signalled) {
+    ljm_top_refresh(&t);
+  if (!rc && !t.quit && !ljm_top_signalled()) {
     if (t.once) {
-      refresh_now(&t);
+      ljm_top_refresh(&t);
       if (st == LJM_TRUNCATED)  /* as report warns: a stream still being written */
         snprintf(line, sizeof(line), "%s: byte %llu: warning: %s (the table is what came before)",
                  t.path, (unsigned long long)d.offset, d.msg);
@@ -376,7 +275,7 @@ int ljm_cmd_top(int argc, char **argv)
       ljm_top_hold(&t, "the recording ended (a complete stream)");
     } else {
       snprintf(t.status, sizeof(t.status), "the recording ended (a complete stream)");
-      refresh_now(&t);
+      ljm_top_refresh(&t);
     }
   }
   if (t.screen) ljm_top_screen_close();

@@ -1,6 +1,6 @@
-/* top_state.h -- ljm top's state and the parts its two ways of reading share:
-** following a stream (cmd_top.c) and reading it anew at each refresh for a
-** filter by fate (top_reread.c). Internal to the CLI. */
+/* top_state.h -- ljm top's state and the parts its two ways of reading share
+** (top_state.c): following a stream (cmd_top.c) and reading it anew at each
+** refresh for a filter by fate (top_reread.c). Internal to the CLI. */
 #ifndef LJM_CLI_TOP_STATE_H
 #define LJM_CLI_TOP_STATE_H
 
@@ -45,6 +45,9 @@ typedef struct Top {
 int ljm_top_key(Top *t, int c);
 /* Draws the last refresh (on the screen only). */
 void ljm_top_draw(Top *t);
+/* A refresh: the model's figures now, drawn or printed (stdout gone, or
+** out of memory: t->quit, t->oom). */
+void ljm_top_refresh(Top *t);
 /* After the input ended on the screen: the last figures until q. */
 void ljm_top_hold(Top *t, const char *why);
 /* The clock (usec), and since t started. */
